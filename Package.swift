@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+  name: "Lunar",
+  products: [
+    .executable(name: "lunar", targets: ["lunar"]),
+    .library(name: "LuaKit", targets: ["LuaKit"]),
+    .library(name: "Lunar", targets: ["Lunar"]),
+  ],
+  targets: [
+    // Debian's liblua5.4-dev, found through pkg-config.
+    .systemLibrary(
+      name: "CLua",
+      pkgConfig: "lua5.4",
+      providers: [.apt(["liblua5.4-dev"])]
+    ),
+    // The C layer: Lua's macros as functions, the host-function trampoline,
+    // the allocator with its limit, and the coroutine wrappers.
+    .target(name: "CLuaShim", dependencies: ["CLua"]),
+    // The safe Swift binding of Lua; knows nothing of workflows.
+    .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
+    // The workflow runtime built on LuaKit.
+    .target(name: "Lunar", dependencies: ["LuaKit"]),
+    // The command-line front end.
+    .executableTarget(name: "lunar", dependencies: ["Lunar", "LuaKit"]),
+    // Benchmarks; run by scripts/bench, never by swift test.
+    .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"]),
+    .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
+    .testTarget(name: "LunarCLITests", dependencies: []),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,133 @@
+// CLuaShim: the small C layer between Lua and Swift.
+//
+// Swift must never be unwound by Lua's longjmp (DESIGN.md), so everything
+// that may raise or yield happens here, in C: Swift host functions return a
+// status and the trampoline raises, yields or returns as its own tail
+// action. Lua's function-like macros are re-declared as static inline
+// functions so Swift can call them.
+#ifndef CLUASHIM_H
+#define CLUASHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <lua5.4/lua.h>
+#include <lua5.4/lauxlib.h>
+#include <lua5.4/lualib.h>
+
+// MARK: - Statuses a Swift host function returns to the trampoline
+
+/// The error value is on top of the stack; the trampoline raises it.
+#define LUNAR_STATUS_ERROR (-1)
+/// Yield the value on top to the scheduler. On resume the first value says
+/// whether the wait succeeded: `true, results...` returns the results,
+/// `false, err` raises `err` in the caller.
+#define LUNAR_STATUS_YIELD (-2)
+/// Yield the value on top; on resume return every resumed value unchanged.
+#define LUNAR_STATUS_YIELD_RAW (-3)
+
+// MARK: - Per-state control block
+
+/// Shared by every thread of one Lua state; reached through the extra space
+/// that Lua reserves in front of each lua_State.
+typedef struct lunar_Control {
+  size_t used;          ///< bytes allocated by Lua now
+  size_t peak;          ///< most bytes allocated at once
+  size_t limit;         ///< 0 for none; enforced only while armed
+  int armed;            ///< > 0 while Lua code runs under a protected call
+  volatile int interrupted;         ///< set by lunar_interrupt (signal-safe)
+  lua_State *volatile running;      ///< the thread running Lua code now
+  const char *volatile interrupt_message;
+} lunar_Control;
+
+/// A new state with Lunar's counting allocator; `limit` 0 means no limit.
+lua_State *lunar_newstate(size_t limit);
+/// Closes a state made by lunar_newstate and frees its control block.
+void lunar_close(lua_State *L);
+
+static inline lunar_Control *lunar_control(lua_State *L) {
+  return *(lunar_Control **)lua_getextraspace(L);
+}
+
+// MARK: - Host functions
+
+/// Calls the Swift function `function` for the Lua call in progress on `L`;
+/// returns a result count or one of the LUNAR_STATUS_* values.
+typedef int (*lunar_Dispatch)(lua_State *L, void *function);
+/// Releases the Swift function `function` when Lua collects it.
+typedef void (*lunar_Release)(void *function);
+
+/// Installs the two Swift entry points; call once before any host function.
+void lunar_configure(lunar_Dispatch dispatch, lunar_Release release);
+/// Pushes a Lua function that calls `function` (retained, released by __gc)
+/// through the trampoline, with `nup` extra upvalues taken from the stack
+/// (reachable as lua_upvalueindex(2...)).
+void lunar_pushhostfunction(lua_State *L, void *function, int nup);
+/// The status a trampoline applies after Swift returned `status`; for C
+/// callers that build their own trampolines.
+int lunar_finish(lua_State *L, int status);
+
+// MARK: - Protected calls with a traceback
+
+/// lua_pcall with a message handler that records a traceback (read with
+/// lunar_pushtraceback) and with the memory limit armed during the call.
+int lunar_pcall(lua_State *L, int nargs, int nresults);
+/// Pushes the traceback recorded by the last failed lunar_pcall (or nil) and
+/// forgets it.
+void lunar_pushtraceback(lua_State *L);
+/// lua_resume with the memory limit armed and `co` marked as running.
+int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults);
+/// Calls luaL_tolstring on the value at `idx` in protected mode; pushes the
+/// string (or a type-based description if a __tostring metamethod fails).
+const char *lunar_tostring(lua_State *L, int idx, size_t *len);
+
+// MARK: - Error messages in Lua's own words, pushed, never raised
+
+/// Pushes "where: bad argument #arg to 'name' (extramsg)" as luaL_argerror
+/// would raise it.
+void lunar_pushargerror(lua_State *L, int arg, const char *extramsg);
+/// Pushes "where: bad argument #arg to 'name' (tname expected, got X)".
+void lunar_pushtypeerror(lua_State *L, int arg, const char *tname);
+/// Pushes "where: message" with luaL_where(L, 1), as luaL_error would.
+void lunar_pusherror(lua_State *L, const char *message);
+/// The type name Lua's messages use for the value at `idx` (__name aware).
+const char *lunar_typename(lua_State *L, int idx);
+
+// MARK: - Loading
+
+/// luaL_loadbufferx, callable from Swift.
+int lunar_loadbuffer(lua_State *L, const char *buf, size_t size, const char *name, const char *mode);
+/// luaL_loadfilex, callable from Swift; NULL reads standard input.
+int lunar_loadfile(lua_State *L, const char *filename, const char *mode);
+/// luaL_openlibs in protected mode; returns a Lua status.
+int lunar_openlibs(lua_State *L);
+
+// MARK: - Macros as functions
+
+static inline void lunar_pop(lua_State *L, int n) { lua_pop(L, n); }
+static inline void lunar_newtable(lua_State *L) { lua_newtable(L); }
+static inline void lunar_pushcfunction(lua_State *L, lua_CFunction f) { lua_pushcfunction(L, f); }
+static inline void lunar_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+static inline void lunar_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+static inline void lunar_replace(lua_State *L, int idx) { lua_replace(L, idx); }
+static inline int lunar_upvalueindex(int i) { return lua_upvalueindex(i); }
+static inline int lunar_registryindex(void) { return LUA_REGISTRYINDEX; }
+static inline lua_Number lunar_tonumber(lua_State *L, int idx) { return lua_tonumber(L, idx); }
+static inline lua_Integer lunar_tointeger(lua_State *L, int idx) { return lua_tointeger(L, idx); }
+static inline const char *lunar_tostringraw(lua_State *L, int idx) { return lua_tostring(L, idx); }
+static inline int lunar_isnoneornil(lua_State *L, int idx) { return lua_isnoneornil(L, idx); }
+static inline void *lunar_newuserdata(lua_State *L, size_t size) { return lua_newuserdata(L, size); }
+static inline int lunar_getmetatable(lua_State *L, const char *name) { return luaL_getmetatable(L, name); }
+static inline void lunar_pushglobaltable(lua_State *L) { lua_pushglobaltable(L); }
+static inline int lunar_yieldable(lua_State *L) { return lua_isyieldable(L); }
+static inline int lunar_errfile(void) { return LUA_ERRFILE; }
+static inline int lunar_gccollect(lua_State *L) { return lua_gc(L, LUA_GCCOLLECT); }
+static inline int lunar_gcgenerational(lua_State *L) { return lua_gc(L, LUA_GCGEN, 0, 0); }
+static inline int lunar_gccount(lua_State *L) { return lua_gc(L, LUA_GCCOUNT); }
+/// Writes `n` as Lua's %.14g would; returns the length.
+static inline int lunar_formatnumber(char *buffer, size_t size, double n) {
+  return snprintf(buffer, size, LUA_NUMBER_FMT, n);
+}
+static inline const char *lunar_pushliteral(lua_State *L, const char *s) { return lua_pushstring(L, s); }
+
+#endif
