@@ -1,1 +1,7 @@
-print("x")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Runtime code stays out of main.swift: closures here are main-actor
+// isolated and would trap when called from the runtime's own thread.
+exit(LunarCommandLine.main(arguments: CommandLine.arguments))

@@ -1,0 +1,122 @@
+import CLua
+import CLuaShim
+
+/// How a Swift class appears in Lua as userdata: one metatable per type,
+/// with `__name`, methods reached through `__index`, `__tostring`, and a
+/// `__gc` that releases the Swift object.
+public struct LuaClass<Object: AnyObject> {
+  /// A method: receives the object (argument 1, checked) and the call.
+  public typealias Method = (Object, LuaCall) throws -> LuaReturn
+
+  /// The metatable's `__name`, shown in messages (`Queue expected, got nil`).
+  public let name: String
+  /// Methods by name, reached as `object:name(...)`.
+  public var methods: [String: Method] = [:]
+  /// Field getters, reached as `object.name` (checked after methods).
+  public var properties: [String: Method] = [:]
+  /// What `tostring(object)` shows; by default `name: 0x...`.
+  public var describe: ((Object) -> String)?
+
+  /// A class named `name` with no methods yet.
+  public init(name: String) { self.name = name }
+
+  /// Adds a method.
+  public mutating func method(_ name: String, _ body: @escaping Method) {
+    methods[name] = body
+  }
+
+  /// Adds a read-only property.
+  public mutating func property(_ name: String, _ body: @escaping Method) {
+    properties[name] = body
+  }
+}
+
+extension LuaState {
+  /// Creates the metatable for `luaClass` (once per name per state).
+  public func register<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
+    guard luaL_newmetatable(L, luaClass.name) != 0 else {
+      pop()
+      return
+    }
+    let name = luaClass.name
+    let table = lua_gettop(L)
+
+    push(function: { call in
+      let slot = lua_touserdata(call.L, 1)!.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+      if let object = slot.pointee {
+        slot.pointee = nil
+        Unmanaged<Object>.fromOpaque(object).release()
+      }
+      return .none
+    })
+    lua_setfield(L, table, "__gc")
+
+    let describe = luaClass.describe
+    push(function: { call in
+      let object = try call.object(1, of: Object.self, named: name)
+      call.push(describe?(object) ?? "\(name): \(String(describing: Unmanaged.passUnretained(object).toOpaque()))")
+      return .one
+    })
+    lua_setfield(L, table, "__tostring")
+
+    // __index: methods first, then properties, then nil.
+    lua_createtable(L, 0, Int32(luaClass.methods.count))
+    for (methodName, body) in luaClass.methods {
+      push(function: { call in
+        try body(try call.object(1, of: Object.self, named: name), call)
+      })
+      lua_setfield(L, -2, methodName)
+    }
+    let properties = luaClass.properties
+    if properties.isEmpty {
+      lua_setfield(L, table, "__index")
+    } else {
+      // upvalue 1: the methods table
+      push(function: { call in
+        call.pushUpvalue(1)
+        lua_pushvalue(call.L, 2)
+        if lua_rawget(call.L, -2) != LUA_TNIL { return .one }
+        lua_settop(call.L, 2)
+        if lua_type(call.L, 2) == LUA_TSTRING, let key = try? call.string(2), let getter = properties[key] {
+          return try getter(try call.object(1, of: Object.self, named: name), call)
+        }
+        call.pushNil()
+        return .one
+      }, upvalues: 1)
+      lua_setfield(L, table, "__index")
+    }
+    pop()
+  }
+
+  /// Pushes `object` as userdata of `luaClass` (registered first if needed);
+  /// the userdata keeps the object alive until Lua collects it.
+  public func push<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
+    let slot = lunar_newuserdata(L, MemoryLayout<UnsafeMutableRawPointer?>.size)!
+    slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee = Unmanaged.passRetained(object).toOpaque()
+    if lunar_getmetatable(L, luaClass.name) == LUA_TNIL {
+      pop()
+      register(luaClass)
+      _ = lunar_getmetatable(L, luaClass.name)
+    }
+    lua_setmetatable(L, -2)
+  }
+}
+
+extension LuaCall {
+  /// Argument `n` as the Swift object inside userdata of the class `name`;
+  /// a type error (`name expected, got X`) otherwise.
+  public func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, named name: String)
+    throws(LuaArgumentError) -> Object
+  {
+    guard let raw = luaL_testudata(L, n, name) else { throw .type(n, expected: name) }
+    guard let object = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee else {
+      throw .invalid(n, "\(name) already released")
+    }
+    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
+  }
+
+  /// Argument `n` as an object of `luaClass`.
+  public func object<Object: AnyObject>(_ n: Int32, of luaClass: LuaClass<Object>) throws(LuaArgumentError) -> Object {
+    try object(n, of: Object.self, named: luaClass.name)
+  }
+}

@@ -1,0 +1,31 @@
+import CLua
+import CLuaShim
+
+/// A Lua value anchored in the registry so Lua's collector keeps it alive
+/// while Swift holds it. Non-copyable, so exactly one owner releases it;
+/// the owner must drop it on the state's thread.
+public struct LuaReference: ~Copyable {
+  /// The state the value lives in; kept alive by the reference.
+  public let state: LuaState
+  let ref: Int32
+
+  /// Pops the top value of `state` and anchors it.
+  public init(popping state: LuaState) {
+    self.state = state
+    self.ref = luaL_ref(state.L, lunar_registryindex())
+  }
+
+  /// Pushes the referenced value.
+  public func push() {
+    lua_rawgeti(state.L, lunar_registryindex(), lua_Integer(ref))
+  }
+
+  /// Pushes the referenced value on another thread of the same state.
+  public func push(on L: OpaquePointer) {
+    lua_rawgeti(L, lunar_registryindex(), lua_Integer(ref))
+  }
+
+  deinit {
+    luaL_unref(state.L, lunar_registryindex(), ref)
+  }
+}
