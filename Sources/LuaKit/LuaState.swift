@@ -9,6 +9,7 @@ import CLuaShim
 public final class LuaState {
   /// The underlying `lua_State *` (the main thread).
   public let L: OpaquePointer
+  private let owned: Bool
 
   /// Creates a state with Lunar's counting allocator.
   /// - Parameters:
@@ -20,14 +21,22 @@ public final class LuaState {
       throw LuaError(kind: .memory, message: "cannot create Lua state: not enough memory")
     }
     self.L = L
+    self.owned = true
     if openLibraries {
       let status = lunar_openlibs(L)
       if status != LUA_OK { throw popError(status: status) }
     }
   }
 
+  /// A view of a state (or one of its threads) that Swift does not own:
+  /// for example the thread a host function was called on.
+  public init(borrowing L: OpaquePointer) {
+    self.L = L
+    self.owned = false
+  }
+
   deinit {
-    lunar_close(L)
+    if owned { lunar_close(L) }
   }
 
   // MARK: Stack
