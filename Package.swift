@@ -27,7 +27,7 @@ let package = Package(
     // Benchmarks; run by scripts/bench, never by swift test.
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
-    .testTarget(name: "LunarCLITests", dependencies: []),
+    .testTarget(name: "LunarCLITests", dependencies: ["lunar"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -23,7 +23,7 @@ enum RunCommand {
     let script = Script(
       source: file == "-" ? .standardInput : .file(file),
       arguments: Array(parsed.operands.dropFirst()),
-      interpreterArguments: Array(parsed.prefix.dropLast())
+      interpreterArguments: parsed.prefix
     )
     do {
       var options = ScriptRunner.Options()

@@ -1,0 +1,95 @@
+import Synchronization
+import Testing
+
+@testable import LuaKit
+
+/// A Swift object exposed to Lua in these tests.
+final class Counter {
+  static let deinits = Atomic<Int>(0)
+  static var released: Int { deinits.load(ordering: .sequentiallyConsistent) }
+  var value: Int64 = 0
+  deinit { Counter.deinits.add(1, ordering: .sequentiallyConsistent) }
+}
+
+private func counterClass() -> LuaClass<Counter> {
+  var luaClass = LuaClass<Counter>(name: "Counter")
+  luaClass.method("add") { counter, call in
+    counter.value += try call.integer(2)
+    call.push(counter.value)
+    return .one
+  }
+  luaClass.property("value") { counter, call in
+    call.push(counter.value)
+    return .one
+  }
+  luaClass.describe = { "Counter(\($0.value))" }
+  return luaClass
+}
+
+@Suite(.serialized) struct LuaClassTests {
+  @Test func methodsPropertiesAndToString() throws {
+    let state = try LuaState()
+    let luaClass = counterClass()
+    state.push(function: { call in
+      LuaState(borrowing: call.L).push(Counter(), as: luaClass)
+      return .one
+    })
+    state.setGlobal("newCounter")
+    let result = try run("local c = newCounter(); c:add(2); c:add(3); return tostring(c) .. ' ' .. c.value", in: state)
+    #expect(result == "Counter(5) 5")
+    #expect(try run("return newCounter().missing", in: state) == .nil)
+  }
+
+  @Test func theMetatableNamesTheType() throws {
+    let state = try LuaState()
+    let luaClass = counterClass()
+    state.push(Counter(), as: luaClass)
+    state.setGlobal("c")
+    let error = try failure("c.add({}, 1)", in: state)
+    #expect(error.message == "test.lua:1: bad argument #1 to 'add' (Counter expected, got table)")
+    let selfError = try failure("local t = {add = c.add}; t:add(1)", in: state)
+    #expect(selfError.message == "test.lua:1: calling 'add' on bad self (Counter expected, got table)")
+    let wrongArgument = try failure("c:add('many')", in: state)
+    #expect(wrongArgument.message == "test.lua:1: bad argument #1 to 'add' (number expected, got string)")
+    #expect(try run("return getmetatable(c).__name", in: state) == "Counter")
+  }
+
+  @Test func garbageCollectionReleasesTheSwiftObject() throws {
+    let state = try LuaState()
+    let before = Counter.released
+    do {
+      state.push(Counter(), as: counterClass())
+      state.setGlobal("c")
+    }
+    state.collectGarbage()
+    #expect(Counter.released == before, "still referenced from Lua")
+    try run("c = nil", in: state)
+    state.collectGarbage()
+    #expect(Counter.released == before + 1)
+  }
+
+  @Test func closingTheStateReleasesEverything() throws {
+    let before = Counter.released
+    do {
+      let state = try LuaState()
+      state.push(Counter(), as: counterClass())
+      state.setGlobal("c")
+    }
+    #expect(Counter.released == before + 1)
+  }
+
+  @Test func referencesKeepValuesAliveUntilDropped() throws {
+    let state = try LuaState()
+    let before = Counter.released
+    state.push(Counter(), as: counterClass())
+    var reference: LuaReference? = LuaReference(popping: state)
+    state.collectGarbage()
+    #expect(Counter.released == before)
+    reference?.push()
+    #expect(state.type(at: -1) == .userdata)
+    state.pop()
+    reference = nil
+    state.collectGarbage()
+    #expect(Counter.released == before + 1)
+  }
+}
