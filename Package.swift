@@ -25,7 +25,8 @@ let package = Package(
     // The command-line front end.
     .executableTarget(name: "lunar", dependencies: ["Lunar", "LuaKit"]),
     // Benchmarks; run by scripts/bench, never by swift test.
-    .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"]),
+    .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
+    .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar"]),
   ],

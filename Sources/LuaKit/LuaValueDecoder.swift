@@ -1,8 +1,5 @@
 /// Builds any `Decodable` value from a `LuaValue`, so Lua data reaches Swift
 /// types directly instead of through JSON text.
-///
-/// Every failure is a `LuaConversionError` whose path reads like the Lua
-/// code that reaches the culprit: `value.items[2].age`.
 public struct LuaValueDecoder: Sendable {
   /// What error paths start from, for example `payload` or `argument #1`.
   public var rootName: String = "value"
@@ -10,10 +7,8 @@ public struct LuaValueDecoder: Sendable {
   /// A decoder whose errors name paths from `value`.
   public init() {}
 
-  /// The `T` that `value` describes.
-  /// - Throws: `LuaConversionError` for a missing field, a value of the wrong
-  ///   kind or out of range; errors the type's own `init(from:)` throws are
-  ///   wrapped in one naming where they happened.
+  /// The `T` that `value` describes. Every failure, the type's own included,
+  /// is a `LuaConversionError` whose path reads like Lua: `value.items[2].age`.
   public func decode<T: Decodable>(_ type: T.Type, from value: LuaValue) throws(LuaConversionError) -> T {
     try LuaNodeDecoder(value: value, path: LuaPath(rootName), codingPath: []).decodeValue(type)
   }
@@ -161,7 +156,7 @@ private struct LuaKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
 
   /// The entry for `key`: its string form first, then its integer form.
-  private func entry(_ key: Key) -> (key: LuaKey, value: LuaValue)? {
+  private func entry(_ key: any CodingKey) -> (key: LuaKey, value: LuaValue)? {
     let name = LuaKey.string(LuaString(key.stringValue))
     let byName = table[name]
     if case .nil = byName {} else { return (name, byName) }
@@ -183,7 +178,7 @@ private struct LuaKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
   /// The decoder for a field that may be absent, which reads as nil.
   private func optionalDecoder(_ key: any CodingKey) -> LuaNodeDecoder {
-    if let key = key as? Key, let (luaKey, value) = entry(key) {
+    if let (luaKey, value) = entry(key) {
       return LuaNodeDecoder(value: value, path: path.appending(luaKey), codingPath: codingPath + [key])
     }
     return LuaNodeDecoder(value: .nil, path: path.appending(LuaNodeDecoder.luaKey(key)), codingPath: codingPath + [key])

@@ -1,8 +1,5 @@
 /// Turns any `Encodable` value into a `LuaValue`, so Swift data reaches Lua
 /// directly instead of through JSON text.
-///
-/// Keyed containers become tables with string keys, unkeyed containers the
-/// array part; a nil field is left out, since a Lua table cannot hold nil.
 public struct LuaValueEncoder: Sendable {
   /// What error paths start from, as in `value.items[2]`.
   public var rootName: String = "value"
@@ -10,10 +7,8 @@ public struct LuaValueEncoder: Sendable {
   /// An encoder whose errors name paths from `value`.
   public init() {}
 
-  /// The Lua form of `value`.
-  /// - Throws: `LuaConversionError` naming the path of a nil array element or
-  ///   an unsigned integer beyond `Int64.max`; errors the value's own
-  ///   `encode(to:)` throws pass through unchanged.
+  /// The Lua form of `value`; a nil field is left out, as a Lua table cannot
+  /// hold nil. Throws `LuaConversionError` for what Lua cannot represent.
   public func encode<T: Encodable>(_ value: T) throws -> LuaValue {
     let root = LuaEncodingNode(path: LuaPath(rootName))
     try value.encode(to: LuaNodeEncoder(node: root, codingPath: []))

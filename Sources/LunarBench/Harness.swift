@@ -1,0 +1,45 @@
+import Foundation
+
+/// Times a piece of work the same way for the subject and its baseline.
+enum Harness {
+  /// The best per-iteration time in nanoseconds over `rounds` rounds of
+  /// `iterations` each (the minimum is the least noisy on a shared machine).
+  static func nanoseconds(iterations: Int, rounds: Int = 5, _ body: (Int) throws -> Void) rethrows -> Double {
+    var best = Double.infinity
+    for _ in 0..<rounds {
+      let start = ContinuousClock.now
+      try body(iterations)
+      let elapsed = ContinuousClock.now - start
+      let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+      best = min(best, ns / Double(iterations))
+    }
+    return best
+  }
+
+  /// Prints one result line: subject, baseline, and their ratio.
+  static func report(_ name: String, subject: Double, baseline: Double, baselineName: String, unit: String = "ns/op", goal: String) {
+    let ratio = subject / baseline
+    print(
+      String(format: "%-44@ %10.1f %@   %@ %10.1f %@   ratio %.2f×   (goal: %@)",
+        name as NSString, subject, unit as NSString, baselineName as NSString, baseline, unit as NSString, ratio, goal as NSString))
+  }
+}
+
+/// Every benchmark, run in order.
+enum BenchmarkSuite {
+  static func main(arguments: [String]) {
+    let only = arguments.dropFirst().first
+    let all: [(String, () throws -> Void)] = [
+      ("host-call", HostCallBenchmark.run),
+      ("values", ValueRoundTripBenchmark.run),
+      ("startup", StartupBenchmark.run),
+    ]
+    for (name, run) in all where only == nil || only == name {
+      do {
+        try run()
+      } catch {
+        print("\(name): failed: \(error)")
+      }
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// `lunar run hello.lua` against `lua5.4 hello.lua`, each started many times.
+enum StartupBenchmark {
+  static func run() throws {
+    let lunar = ProcessInfo.processInfo.environment["LUNAR_BIN"] ?? siblingBinary("lunar")
+    guard FileManager.default.isExecutableFile(atPath: lunar) else {
+      print("startup: skipped, no lunar binary at \(lunar)")
+      return
+    }
+    let script = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-bench-hello.lua")
+    try Data("print('hello')\n".utf8).write(to: script)
+    defer { try? FileManager.default.removeItem(at: script) }
+
+    let lunarTime = Harness.nanoseconds(iterations: 40) { n in
+      for _ in 0..<n { spawn(lunar, ["run", script.path]) }
+    }
+    let luaTime = Harness.nanoseconds(iterations: 40) { n in
+      for _ in 0..<n { spawn("/usr/bin/lua5.4", [script.path]) }
+    }
+    Harness.report("start-up: lunar run hello.lua", subject: lunarTime / 1e6, baseline: luaTime / 1e6, baselineName: "lua5.4:", unit: "ms", goal: "≤ 2×")
+  }
+
+  static func siblingBinary(_ name: String) -> String {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name).path
+  }
+
+  /// Starts a process with output discarded and waits for it.
+  static func spawn(_ path: String, _ arguments: [String]) {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+  }
+}
