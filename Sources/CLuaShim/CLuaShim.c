@@ -1,9 +1,34 @@
 // The C side of Lunar's Lua binding. See include/CLuaShim.h.
 #include "CLuaShim.h"
 
+#include <errno.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+struct lunar_Control {
+  size_t used;                      // bytes allocated by Lua now
+  size_t peak;                      // most bytes allocated at once
+  size_t limit;                     // 0 for none; enforced only while armed
+  int armed;                        // > 0 while Lua code runs under lunar_pcall/lunar_resume
+  _Atomic int interrupted;          // LUNAR_INTERRUPT_*; set from signal handlers
+  _Atomic(lua_State *) running;     // the thread running Lua code now
+  const char *_Atomic message;      // what the interrupt raises
+  sem_t wakeup;                     // the runtime loop sleeps on it
+};
+
+static inline lunar_Control *control(lua_State *L) {
+  return *(lunar_Control **)lua_getextraspace(L);
+}
+
+lunar_Control *lunar_control(lua_State *L) { return control(L); }
+size_t lunar_memoryused(lua_State *L) { return control(L)->used; }
+size_t lunar_memorypeak(lua_State *L) { return control(L)->peak; }
+size_t lunar_memorylimit(lua_State *L) { return control(L)->limit; }
 
 // MARK: - Allocator and control block
 
@@ -40,25 +65,29 @@ lua_State *lunar_newstate(size_t limit) {
   lunar_Control *c = calloc(1, sizeof(lunar_Control));
   if (c == NULL) return NULL;
   c->limit = limit;
+  sem_init(&c->wakeup, 0, 0);
   lua_State *L = lua_newstate(lunar_alloc, c);
   if (L == NULL) {
+    sem_destroy(&c->wakeup);
     free(c);
     return NULL;
   }
   *(lunar_Control **)lua_getextraspace(L) = c;  // threads inherit it
-  c->running = L;
+  atomic_store(&c->running, L);
   lua_atpanic(L, lunar_panic);
   return L;
 }
 
 void lunar_close(lua_State *L) {
-  lunar_Control *c = lunar_control(L);
+  lunar_Control *c = control(L);
+  lunar_releasesigint(L);
   lua_close(L);
+  sem_destroy(&c->wakeup);
   free(c);
 }
 
 static inline int arm(lua_State *L, int value) {
-  lunar_Control *c = lunar_control(L);
+  lunar_Control *c = control(L);
   int saved = c->armed;
   c->armed = value;
   return saved;
@@ -168,15 +197,257 @@ void lunar_pushtraceback(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, TRACEBACK);
 }
 
+static void interrupt_hook(lua_State *L, lua_Debug *ar);
+
+static void hook_if_interrupted(lunar_Control *c, lua_State *L) {
+  if (atomic_load(&c->interrupted))
+    lua_sethook(L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
 int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
-  lunar_Control *c = lunar_control(co);
-  lua_State *previous = c->running;
-  c->running = co;
+  lunar_Control *c = control(co);
+  lua_State *previous = atomic_load(&c->running);
+  // Publish the running thread before checking the flag: a signal handler
+  // sets the flag before reading `running`, so one of the two sees the other.
+  atomic_store(&c->running, co);
+  hook_if_interrupted(c, co);
   int saved = arm(co, 1);
   int status = lua_resume(co, from, nargs, nresults);
   arm(co, saved);
-  c->running = previous;
+  atomic_store(&c->running, previous);
+  hook_if_interrupted(c, previous);
   return status;
+}
+
+// MARK: - Interrupts
+
+// The hook stays set, so a pcall that catches the error is interrupted
+// again at its next instruction; it removes itself once the interrupt is
+// cleared.
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lunar_Control *c = control(L);
+  if (!atomic_load(&c->interrupted)) {
+    lua_sethook(L, NULL, 0, 0);
+    return;
+  }
+  const char *message = atomic_load(&c->message);
+  luaL_error(L, "%s", message ? message : "interrupted");
+}
+
+void lunar_interrupt(lunar_Control *c, int reason, const char *message) {
+  atomic_store(&c->message, message);
+  int expected = LUNAR_INTERRUPT_NONE;
+  atomic_compare_exchange_strong(&c->interrupted, &expected, reason);
+  lua_State *running = atomic_load(&c->running);
+  if (running != NULL)
+    lua_sethook(running, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  sem_post(&c->wakeup);
+}
+
+int lunar_interrupted(lua_State *L) { return atomic_load(&control(L)->interrupted); }
+
+void lunar_clearinterrupt(lua_State *L) {
+  lunar_Control *c = control(L);
+  atomic_store(&c->interrupted, LUNAR_INTERRUPT_NONE);
+  lua_sethook(L, NULL, 0, 0);
+}
+
+#define MAX_SIGINT_TARGETS 256
+static _Atomic(lunar_Control *) sigint_targets[MAX_SIGINT_TARGETS];
+static atomic_flag sigint_installed = ATOMIC_FLAG_INIT;
+
+static void on_sigint(int signal) {
+  (void)signal;
+  for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
+    lunar_Control *c = atomic_load(&sigint_targets[i]);
+    if (c != NULL) lunar_interrupt(c, LUNAR_INTERRUPT_SIGNAL, "interrupted");
+  }
+}
+
+void lunar_catchsigint(lua_State *L) {
+  lunar_Control *c = control(L);
+  for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
+    lunar_Control *empty = NULL;
+    if (atomic_compare_exchange_strong(&sigint_targets[i], &empty, c)) break;
+  }
+  if (!atomic_flag_test_and_set(&sigint_installed)) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_sigint;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+  }
+}
+
+void lunar_releasesigint(lua_State *L) {
+  lunar_Control *c = control(L);
+  for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
+    lunar_Control *expected = c;
+    atomic_compare_exchange_strong(&sigint_targets[i], &expected, NULL);
+  }
+}
+
+// MARK: - Wake-up
+
+void lunar_wake(lua_State *L) { sem_post(&control(L)->wakeup); }
+
+int lunar_sleep(lua_State *L, double seconds) {
+  lunar_Control *c = control(L);
+  if (seconds < 0) {
+    while (sem_wait(&c->wakeup) != 0 && errno == EINTR) {}
+    return 1;
+  }
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  double whole = (double)(long long)seconds;
+  deadline.tv_sec += (time_t)whole;
+  deadline.tv_nsec += (long)((seconds - whole) * 1e9);
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  for (;;) {
+    if (sem_timedwait(&c->wakeup, &deadline) == 0) return 1;
+    if (errno == ETIMEDOUT) return 0;
+    if (errno != EINTR) return 0;
+  }
+}
+
+// MARK: - Host yields through user coroutines
+
+static const char marker_key = 0;
+#define HOST_MARKER ((void *)&marker_key)
+
+void lunar_pushmarker(lua_State *L) { lua_pushlightuserdata(L, HOST_MARKER); }
+
+int lunar_ismarker(lua_State *L, int idx) {
+  return lua_type(L, idx) == LUA_TLIGHTUSERDATA && lua_touserdata(L, idx) == HOST_MARKER;
+}
+
+// Two callers share the driving loop: coroutine.resume (the coroutine is
+// argument 1, results are `true, ...` or `false, err`) and the functions
+// coroutine.wrap makes (the coroutine is upvalue 1, errors propagate).
+// Upvalue 1 of resume, and upvalue 2 of a wrapped function, is the waiting
+// function that the runtime installed.
+enum { MODE_RESUME = 0, MODE_WRAP = 1 };
+
+static lua_State *mode_coroutine(lua_State *L, int mode) {
+  return lua_tothread(L, mode == MODE_RESUME ? 1 : lua_upvalueindex(1));
+}
+
+static int mode_base(int mode) { return mode == MODE_RESUME ? 1 : 0; }
+
+static int deliver(lua_State *L, lua_State *co, int status, int nres, int mode) {
+  if (status == LUA_OK || status == LUA_YIELD) {
+    if (!lua_checkstack(L, nres + 1)) {
+      lua_pop(co, nres);
+      lua_pushliteral(L, "too many results to resume");
+      goto failed;
+    }
+    if (mode == MODE_RESUME) lua_pushboolean(L, 1);
+    lua_xmove(co, L, nres);
+    return nres + (mode == MODE_RESUME ? 1 : 0);
+  }
+  lua_xmove(co, L, 1);
+failed:
+  if (mode == MODE_RESUME) {
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+  }
+  // As lcorolib's auxwrap: close the dead coroutine (an error while closing
+  // replaces the original) and prefix the caller's position to strings.
+  {
+    int stat = lua_status(co);
+    if (stat != LUA_OK && stat != LUA_YIELD) {
+      stat = lua_resetthread(co);
+      lua_xmove(co, L, 1);
+    }
+    if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+      luaL_where(L, 1);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+    }
+    return lua_error(L);
+  }
+}
+
+static int resume_after_wait(lua_State *L, int status, lua_KContext ctx);
+
+static int drive(lua_State *L, lua_State *co, int narg, int mode) {
+  for (;;) {
+    int nres = 0;
+    int status = lunar_resume(co, L, narg, &nres);
+    if (status == LUA_YIELD && nres == 1 && lunar_ismarker(co, -1)) {
+      lua_pop(co, 1);
+      lua_pushvalue(L, lua_upvalueindex(mode == MODE_RESUME ? 1 : 2));
+      lua_callk(L, 0, LUA_MULTRET, (lua_KContext)mode, resume_after_wait);
+      // The waiting function returned without yielding (it ran the loop).
+      narg = lua_gettop(L) - mode_base(mode);
+      lua_xmove(L, co, narg);
+      continue;
+    }
+    return deliver(L, co, status, nres, mode);
+  }
+}
+
+static int resume_after_wait(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  int mode = (int)ctx;
+  lua_State *co = mode_coroutine(L, mode);
+  int narg = lua_gettop(L) - mode_base(mode);
+  lua_xmove(L, co, narg);
+  return drive(L, co, narg, mode);
+}
+
+static int start(lua_State *L, lua_State *co, int narg, int mode) {
+  if (!lua_checkstack(co, narg)) {
+    lua_pushliteral(L, "too many arguments to resume");
+    if (mode == MODE_RESUME) {
+      lua_pushboolean(L, 0);
+      lua_insert(L, -2);
+      return 2;
+    }
+    return lua_error(L);
+  }
+  lua_xmove(L, co, narg);
+  return drive(L, co, narg, mode);
+}
+
+static int co_resume(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "coroutine");
+  return start(L, co, lua_gettop(L) - 1, MODE_RESUME);
+}
+
+static int co_wrapped(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  return start(L, co, lua_gettop(L), MODE_WRAP);
+}
+
+static int co_wrap(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State *co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));  // the waiting function
+  lua_pushcclosure(L, co_wrapped, 2);
+  return 1;
+}
+
+void lunar_installcoroutines(lua_State *L) {
+  int wait = lua_gettop(L);
+  lua_getglobal(L, "coroutine");
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushvalue(L, wait);
+    lua_pushcclosure(L, co_resume, 1);
+    lua_setfield(L, -2, "resume");
+    lua_pushvalue(L, wait);
+    lua_pushcclosure(L, co_wrap, 1);
+    lua_setfield(L, -2, "wrap");
+  }
+  lua_settop(L, wait - 1);
 }
 
 static int tostring_protected(lua_State *L) {

@@ -184,10 +184,10 @@ public final class LuaState {
   // MARK: Memory
 
   /// Bytes Lua holds now.
-  public var memoryInUse: Int { Int(lunar_control(L).pointee.used) }
+  public var memoryInUse: Int { Int(lunar_memoryused(L)) }
 
   /// The most bytes Lua has held at once.
-  public var peakMemory: Int { Int(lunar_control(L).pointee.peak) }
+  public var peakMemory: Int { Int(lunar_memorypeak(L)) }
 
   /// Runs a full garbage collection cycle.
   public func collectGarbage() {

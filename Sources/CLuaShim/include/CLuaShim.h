@@ -28,26 +28,65 @@
 
 // MARK: - Per-state control block
 
-/// Shared by every thread of one Lua state; reached through the extra space
-/// that Lua reserves in front of each lua_State.
-typedef struct lunar_Control {
-  size_t used;          ///< bytes allocated by Lua now
-  size_t peak;          ///< most bytes allocated at once
-  size_t limit;         ///< 0 for none; enforced only while armed
-  int armed;            ///< > 0 while Lua code runs under a protected call
-  volatile int interrupted;         ///< set by lunar_interrupt (signal-safe)
-  lua_State *volatile running;      ///< the thread running Lua code now
-  const char *volatile interrupt_message;
-} lunar_Control;
+/// Shared by every thread of one Lua state (reached through the extra space
+/// Lua reserves in front of each lua_State): memory accounting, the limit,
+/// the interrupt flag and the runtime's wake-up semaphore. Opaque to Swift
+/// because it holds C11 atomics.
+typedef struct lunar_Control lunar_Control;
 
 /// A new state with Lunar's counting allocator; `limit` 0 means no limit.
 lua_State *lunar_newstate(size_t limit);
 /// Closes a state made by lunar_newstate and frees its control block.
 void lunar_close(lua_State *L);
+/// The control block of the state `L` belongs to.
+lunar_Control *lunar_control(lua_State *L);
+/// Bytes Lua holds now.
+size_t lunar_memoryused(lua_State *L);
+/// The most bytes Lua has held at once.
+size_t lunar_memorypeak(lua_State *L);
+/// The limit in bytes (0: none).
+size_t lunar_memorylimit(lua_State *L);
 
-static inline lunar_Control *lunar_control(lua_State *L) {
-  return *(lunar_Control **)lua_getextraspace(L);
-}
+// MARK: - Interrupts (Ctrl-C, timeouts)
+
+#define LUNAR_INTERRUPT_NONE 0
+#define LUNAR_INTERRUPT_SIGNAL 1
+#define LUNAR_INTERRUPT_TIMEOUT 2
+#define LUNAR_INTERRUPT_REQUEST 3
+
+/// Stops the state's Lua code at its next instruction with `message`
+/// (a static string), and wakes the runtime's loop. Async-signal-safe and
+/// callable from any thread, as lua.c's signal handler is.
+void lunar_interrupt(lunar_Control *c, int reason, const char *message);
+/// Why the state was interrupted (LUNAR_INTERRUPT_*), or 0.
+int lunar_interrupted(lua_State *L);
+/// Forgets an interrupt so Lua code may run again (the REPL's next line).
+void lunar_clearinterrupt(lua_State *L);
+/// Routes SIGINT to this state (several states may be registered).
+void lunar_catchsigint(lua_State *L);
+/// Stops routing SIGINT to this state.
+void lunar_releasesigint(lua_State *L);
+
+// MARK: - The runtime's wake-up
+
+/// Wakes a loop sleeping in lunar_sleep (thread-safe, signal-safe).
+void lunar_wake(lua_State *L);
+/// Sleeps until lunar_wake or `seconds` pass (< 0: no limit); returns 1 if
+/// woken, 0 on timeout.
+int lunar_sleep(lua_State *L, double seconds);
+
+// MARK: - Host yields through user coroutines
+
+/// Pushes the private value a host function yields to reach the scheduler.
+void lunar_pushmarker(lua_State *L);
+/// True if the value at `idx` is that marker.
+int lunar_ismarker(lua_State *L, int idx);
+/// Replaces coroutine.resume and coroutine.wrap with versions that keep the
+/// stock semantics but pass marker yields on: when the coroutine they
+/// resume yields the marker, they call the function on top of the stack
+/// (popped; it waits for the host work, yielding itself or running the
+/// loop nested) and resume the coroutine with what it returns.
+void lunar_installcoroutines(lua_State *L);
 
 // MARK: - Host functions
 
