@@ -232,7 +232,9 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   const char *message = atomic_load(&c->message);
-  luaL_error(L, "%s", message ? message : "interrupted");
+  if (message == NULL)
+    message = atomic_load(&c->interrupted) == LUNAR_INTERRUPT_SIGNAL ? "interrupted" : "stopped";
+  luaL_error(L, "%s", message);
 }
 
 void lunar_interrupt(lunar_Control *c, int reason, const char *message) {
@@ -417,7 +419,7 @@ static int start(lua_State *L, lua_State *co, int narg, int mode) {
 
 static int co_resume(lua_State *L) {
   lua_State *co = lua_tothread(L, 1);
-  luaL_argexpected(L, co, 1, "coroutine");
+  luaL_argexpected(L, co, 1, "thread");  // the wording Debian's lua5.4 uses
   return start(L, co, lua_gettop(L) - 1, MODE_RESUME);
 }
 

@@ -17,6 +17,8 @@ public struct LuaReturn: Sendable, Equatable {
   public static let none = LuaReturn(status: 0)
   /// Return the one value on top.
   public static let one = LuaReturn(status: 1)
+  /// Raise the value on top as a Lua error.
+  public static let error = LuaReturn(status: LUNAR_STATUS_ERROR)
   /// Yield the value on top; on resume `true, ...` returns `...` and
   /// `false, err` raises `err` (see CLuaShim.h).
   public static let yield = LuaReturn(status: LUNAR_STATUS_YIELD)

@@ -2,9 +2,9 @@ import CLua
 import CLuaShim
 
 /// A Lua value anchored in the registry so Lua's collector keeps it alive
-/// while Swift holds it. Non-copyable, so exactly one owner releases it;
-/// the owner must drop it on the state's thread.
-public struct LuaReference: ~Copyable {
+/// while Swift holds it; released when the last Swift owner lets go. Not
+/// Sendable: it is created and released on the state's thread.
+public final class LuaReference {
   /// The state the value lives in; kept alive by the reference.
   public let state: LuaState
   let ref: Int32
@@ -13,6 +13,13 @@ public struct LuaReference: ~Copyable {
   public init(popping state: LuaState) {
     self.state = state
     self.ref = luaL_ref(state.L, lunar_registryindex())
+  }
+
+  /// Pops the top value of `L`, a thread of `state`, and anchors it; the
+  /// reference outlives that thread.
+  public init(popping L: OpaquePointer, in state: LuaState) {
+    self.state = state
+    self.ref = luaL_ref(L, lunar_registryindex())
   }
 
   /// Pushes the referenced value.
@@ -26,6 +33,6 @@ public struct LuaReference: ~Copyable {
   }
 
   deinit {
-    luaL_unref(state.L, lunar_registryindex(), ref)
+    if !state.isClosed { luaL_unref(state.L, lunar_registryindex(), ref) }
   }
 }

@@ -36,7 +36,19 @@ public final class LuaState {
   }
 
   deinit {
-    if owned { lunar_close(L) }
+    close()
+  }
+
+  /// True once `close` has run; references then stop touching the state.
+  public private(set) var isClosed = false
+
+  /// Closes the state now (its `__gc` metamethods run). Later calls, and
+  /// `deinit`, do nothing. Objects that keep the state alive (references
+  /// held by Lua-owned Swift objects) need this to break the cycle.
+  public func close() {
+    guard owned, !isClosed else { return }
+    isClosed = true
+    lunar_close(L)
   }
 
   // MARK: Stack

@@ -5,13 +5,22 @@ import Lunar
 import Glibc
 #endif
 
-/// `lunar run FILE [ARGS...]`: runs a script as `lua5.4 FILE ARGS...` would.
+/// `lunar run FILE [ARGS...]`: runs a script as `lua5.4 FILE ARGS...` would,
+/// on a runtime with the default plugins.
 enum RunCommand {
   static let spec = CommandSpec(
     name: "run",
     summary: "Run a Lua script (FILE, or - for standard input) with its arguments.",
     operands: "FILE [ARGS...]",
-    options: [],
+    options: [
+      OptionSpec(name: "timeout", value: "SECONDS", help: "stop the script after SECONDS of wall-clock time"),
+      OptionSpec(name: "max-memory", value: "BYTES", help: "limit Lua's memory (suffixes K, M, G)"),
+      OptionSpec(name: "sandbox", help: "no io, os.execute/remove/rename, native code, binary chunks or debug"),
+      OptionSpec(name: "trace", help: "print the runtime's events to standard error"),
+      OptionSpec(name: "trace-file", value: "FILE", help: "write the runtime's events to FILE as JSON lines"),
+      OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
+      OptionSpec(name: "clock", value: "real|virtual", help: "virtual time jumps to the next timer when idle"),
+    ],
     optionsEndAtFirstOperand: true,
     run: run
   )
@@ -20,27 +29,94 @@ enum RunCommand {
     guard let file = parsed.operands.first else {
       return LunarCommandLine.usageFailure(UsageError(message: "missing script file", command: "run"))
     }
+    let configuration: RuntimeConfiguration
+    do {
+      configuration = try makeConfiguration(parsed)
+    } catch let error as UsageError {
+      return LunarCommandLine.usageFailure(error)
+    } catch {
+      Console.error("lunar: \(error)")
+      return 1
+    }
     let script = Script(
       source: file == "-" ? .standardInput : .file(file),
       arguments: Array(parsed.operands.dropFirst()),
       interpreterArguments: parsed.prefix
     )
+    let runtime: Runtime
     do {
-      var options = ScriptRunner.Options()
-      options.environment = Environment.current
-      let runner = try ScriptRunner(options: options)
-      try runner.run(script)
-      fflush(nil)
-      return 0
+      runtime = try Runtime(configuration)
     } catch {
-      report(error)
+      Console.error("lunar: \(error)")
       return 1
     }
+    let outcome = runtime.runBlocking(script)
+    fflush(nil)
+    return report(outcome)
   }
 
-  /// Prints a Lua failure as `lua.c` does: `lunar: message` and the traceback.
-  static func report(_ error: LuaError) {
-    Console.error("lunar: " + error.description)
+  /// The runtime configuration the flags ask for.
+  static func makeConfiguration(_ parsed: ParsedArguments) throws -> RuntimeConfiguration {
+    var configuration = RuntimeConfiguration()
+    configuration.environment = Environment.current
+    configuration.catchesInterrupts = true
+    configuration.sandbox = parsed.has("sandbox")
+    configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
+    if let text = parsed.value("timeout") {
+      guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+        throw UsageError(message: "--timeout needs a positive number of seconds, got '\(text)'", command: "run")
+      }
+      configuration.timeout = seconds
+    }
+    if let text = parsed.value("max-memory") {
+      guard let bytes = parseBytes(text), bytes > 0 else {
+        throw UsageError(message: "--max-memory needs a number of bytes (e.g. 64M), got '\(text)'", command: "run")
+      }
+      configuration.memoryLimit = bytes
+    }
+    switch parsed.value("clock") {
+    case nil, "real": break
+    case "virtual": configuration.clock = .virtual(start: 0)
+    case let other?:
+      throw UsageError(message: "--clock is 'real' or 'virtual', got '\(other)'", command: "run")
+    }
+    if parsed.has("trace") { configuration.traceSinks.append(TextTraceSink(descriptor: 2)) }
+    if let path = parsed.value("trace-file") { configuration.traceSinks.append(try JSONLinesTraceSink(path: path)) }
+    return configuration
+  }
+
+  /// `512`, `64K`, `10M`, `1G` as bytes.
+  static func parseBytes(_ text: String) -> Int? {
+    let units: [Character: Int] = ["K": 1 << 10, "k": 1 << 10, "M": 1 << 20, "m": 1 << 20, "G": 1 << 30, "g": 1 << 30]
+    if let last = text.last, let unit = units[last] {
+      guard let number = Int(text.dropLast()) else { return nil }
+      let (product, overflow) = number.multipliedReportingOverflow(by: unit)
+      return overflow ? nil : product
+    }
+    return Int(text)
+  }
+
+  /// Prints a failure as `lua.c` does and returns the exit status.
+  static func report(_ outcome: Result<[LuaValue], RunFailure>) -> Int32 {
+    switch outcome {
+    case .success:
+      return 0
+    case .failure(.lua(let error)):
+      Console.error("lunar: " + error.description)
+      return 1
+    case .failure(.interrupted(let message)):
+      Console.error("lunar: \(message)")
+      return 130
+    case .failure(.timedOut(let message)):
+      Console.error("lunar: \(message)")
+      return 1
+    case .failure(.deadlock(let report)):
+      Console.error("lunar: \(report)")
+      return 1
+    case .failure(.unobservedErrors(let errors)):
+      for error in errors { Console.error("lunar: \(error)") }
+      return 1
+    }
   }
 }
 

@@ -55,7 +55,8 @@ size_t lunar_memorylimit(lua_State *L);
 #define LUNAR_INTERRUPT_REQUEST 3
 
 /// Stops the state's Lua code at its next instruction with `message`
-/// (a static string), and wakes the runtime's loop. Async-signal-safe and
+/// (a string that outlives the state, or NULL for "interrupted" after a
+/// signal and "stopped" otherwise), and wakes the runtime's loop. Async-signal-safe and
 /// callable from any thread, as lua.c's signal handler is.
 void lunar_interrupt(lunar_Control *c, int reason, const char *message);
 /// Why the state was interrupted (LUNAR_INTERRUPT_*), or 0.

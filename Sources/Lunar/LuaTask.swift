@@ -1,0 +1,108 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// A unit of waiting work with a handle: a Lua coroutine run by the
+/// scheduler (`lunar.spawn`), or work driven from Swift (a queue job).
+/// Results and errors stay Lua values, kept in the registry, so a task may
+/// return anything Lua can hold. Lives on the loop thread.
+public final class LuaTask {
+  /// Where a task is in its life.
+  public enum Status: String, Sendable {
+    case pending, running, done, failed, cancelled
+  }
+
+  /// The task's number in this run, from 1.
+  public let id: Int
+  /// What the task is, for traces and reports (`task 3`, `job calc#2`).
+  public let label: String
+  /// Where it was created (`x.lua:3:`).
+  public let origin: String
+  /// Its status.
+  public internal(set) var status: Status = .pending
+  /// The coroutine, while it has one to run.
+  var thread: LuaReference?
+  var threadPointer: OpaquePointer?
+  /// How many values (function and arguments) wait on the coroutine's
+  /// stack for its first resume.
+  var startArguments: Int32 = 0
+  /// What the task waits for now, if anything.
+  var waitingOn: Wait?
+  var cancelRequested = false
+  /// Someone saw the outcome (await, result, cancel): a failure is then
+  /// not reported as unobserved.
+  public internal(set) var observed = false
+  /// Waits completed when the task finishes.
+  var waiters: [Wait] = []
+  /// Callbacks run when the task finishes (queues chain jobs this way).
+  var onFinish: [(LuaTask) -> Void] = []
+  /// Results (a Lua table) or the error value, in the registry.
+  var outcome: LuaReference?
+  /// The traceback of a failure, `stack traceback:` first.
+  public internal(set) var traceback: String?
+  /// A failure's message, as `lua.c` would print it.
+  public internal(set) var errorMessage: String?
+
+  init(id: Int, label: String, origin: String) {
+    self.id = id
+    self.label = label
+    self.origin = origin
+  }
+
+  /// True once done, failed or cancelled.
+  public var isFinished: Bool {
+    status == .done || status == .failed || status == .cancelled
+  }
+
+  /// Pushes the results (success) or the error value (failure) on `L`;
+  /// returns the count. Only for finished tasks.
+  func pushOutcome(on L: OpaquePointer) -> Int32 {
+    guard let outcome else {
+      lua_pushnil(L)
+      return 1
+    }
+    outcome.push(on: L)
+    if status != .done { return 1 }
+    let table = lua_gettop(L)
+    let count = Int32(lua_rawlen(L, table))
+    guard lua_checkstack(L, count + 1) != 0 else {
+      lua_settop(L, table - 1)
+      return 0
+    }
+    var i: Int32 = 1
+    while i <= count {
+      lua_rawgeti(L, table, lua_Integer(i))
+      i += 1
+    }
+    lunar_remove(L, table)
+    return count
+  }
+
+  /// The result a waiter gets: the results, or the error raised again.
+  /// With `appendingTraceback`, a string error carries the task's traceback.
+  func waitResult(appendingTraceback: Bool) -> WaitResult {
+    if status == .done { return .values { L in self.pushOutcome(on: L) } }
+    let traceback = appendingTraceback ? self.traceback : nil
+    return .failure { L in
+      _ = self.pushOutcome(on: L)
+      if let traceback, lua_type(L, -1) == LUA_TSTRING {
+        LuaState(borrowing: L).push("\n" + traceback.replacingPrefix("stack traceback:", with: "\(self.label) traceback:"))
+        lua_concat(L, 2)
+      }
+    }
+  }
+
+  /// `true, results...` or `false, err`: the result of `handle:result()`.
+  func protectedResult() -> WaitResult {
+    .values { L in
+      lua_pushboolean(L, self.status == .done ? 1 : 0)
+      return self.pushOutcome(on: L) + 1
+    }
+  }
+}
+
+extension String {
+  func replacingPrefix(_ prefix: String, with replacement: String) -> String {
+    hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
+  }
+}

@@ -1,0 +1,203 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// The built-in `lunar` module: tasks, sleeping, the clock, and waiting for
+/// several tasks at once.
+struct LunarModulePlugin: LunarPlugin {
+  let name = "lunar"
+
+  func install(in runtime: RuntimeCore) throws {
+    let scheduler = runtime.scheduler
+    let clock = runtime.clock
+    let taskClass = runtime.taskClass
+    var module = LuaModule("lunar")
+    module.value("version", .string(LuaString(Lunar.version)))
+
+    // lunar.spawn(fn, ...) -> task
+    module.function("spawn") { [unowned scheduler] call in
+      try call.check(1, is: .function)
+      let task = scheduler.spawn(on: call.L, function: 1, arguments: call.argumentCount - 1)
+      LuaState(borrowing: call.L).push(task, as: taskClass)
+      return .one
+    }
+
+    // lunar.sleep(seconds)
+    module.function("sleep") { [unowned scheduler, unowned clock] call in
+      let seconds = try call.number(1)
+      guard seconds >= 0, seconds.isFinite else {
+        throw LuaArgumentError.invalid(1, "non-negative number expected")
+      }
+      let wait = Wait(subject: "sleep \(LuaValue.number(seconds).formattedSeconds)s")
+      let timer = scheduler.timers.schedule(at: clock.now + seconds) { [unowned scheduler, weak wait] in
+        guard let wait else { return }
+        if scheduler.trace.isEnabled { scheduler.trace.emit("timer.fired", [.init("after", .number(seconds))]) }
+        scheduler.complete(wait, .nothing)
+      }
+      wait.onCancel = { [unowned scheduler] in scheduler.timers.cancel(timer) }
+      if scheduler.trace.isEnabled { scheduler.trace.emit("timer.set", [.init("after", .number(seconds))]) }
+      return scheduler.suspend(call, on: wait)
+    }
+
+    // lunar.now() -> seconds since the epoch on the runtime clock
+    module.function("now") { [unowned clock] call in
+      call.push(clock.now)
+      return .one
+    }
+
+    // lunar.await_all{t1, t2, ...} -> first result of each, in order
+    module.function("await_all") { [unowned scheduler] call in
+      let tasks = try Self.tasks(call, taskClass)
+      if let failed = tasks.first(where: { $0.status == .failed || $0.status == .cancelled }) {
+        return scheduler.deliver(failed.waitResult(appendingTraceback: true), on: call.L)
+      }
+      let wait = Wait(subject: "all of \(tasks.map(\.label).joined(separator: ", "))")
+      let group = GroupWait(tasks: tasks, wait: wait, scheduler: scheduler, mode: .all)
+      group.start()
+      return scheduler.suspend(call, on: wait)
+    }
+
+    // lunar.await_any{t1, t2, ...} -> index of the first to finish, its results
+    module.function("await_any") { [unowned scheduler] call in
+      let tasks = try Self.tasks(call, taskClass)
+      guard !tasks.isEmpty else { throw LuaArgumentError.invalid(1, "at least one task expected") }
+      let wait = Wait(subject: "any of \(tasks.map(\.label).joined(separator: ", "))")
+      let group = GroupWait(tasks: tasks, wait: wait, scheduler: scheduler, mode: .any)
+      group.start()
+      return scheduler.suspend(call, on: wait)
+    }
+
+    try runtime.install(module)
+    // lunar.cancelled: the error value of a cancelled task.
+    let L = runtime.state.L
+    runtime.state.getGlobal("lunar")
+    scheduler.pushCancelled(on: L)
+    lua_setfield(L, -2, "cancelled")
+    lua_settop(L, -2)
+  }
+
+  /// Argument 1 as an array of task handles.
+  static func tasks(_ call: LuaCall, _ taskClass: LuaClass<LuaTask>) throws -> [LuaTask] {
+    try call.check(1, is: .table)
+    let L = call.L
+    let count = lua_rawlen(L, 1)
+    var tasks: [LuaTask] = []
+    for i in 0..<count {
+      lua_rawgeti(L, 1, lua_Integer(i + 1))
+      defer { lua_settop(L, -2) }
+      guard let raw = luaL_testudata(L, -1, taskClass.name),
+        let pointer = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
+      else {
+        throw LuaArgumentError.invalid(
+          1, "task expected at index \(i + 1), got \(String(cString: lunar_typename(L, -1)))")
+      }
+      let task = Unmanaged<LuaTask>.fromOpaque(pointer).takeUnretainedValue()
+      task.observed = true
+      tasks.append(task)
+    }
+    return tasks
+  }
+}
+
+/// Waits for all or any of several tasks.
+final class GroupWait {
+  enum Mode { case all, any }
+
+  let tasks: [LuaTask]
+  let wait: Wait
+  unowned let scheduler: Scheduler
+  let mode: Mode
+  private var remaining: Int
+  private var memberWaits: [(task: LuaTask, wait: Wait)] = []
+
+  init(tasks: [LuaTask], wait: Wait, scheduler: Scheduler, mode: Mode) {
+    self.tasks = tasks
+    self.wait = wait
+    self.scheduler = scheduler
+    self.mode = mode
+    remaining = tasks.count
+  }
+
+  func start() {
+    if let index = tasks.firstIndex(where: \.isFinished), mode == .any {
+      finishAny(index)
+      return
+    }
+    if mode == .all && tasks.allSatisfy(\.isFinished) {
+      finishAll()
+      return
+    }
+    for (index, task) in tasks.enumerated() where !task.isFinished {
+      let member = Wait(subject: task.label)
+      member.onComplete = { [self] _ in self.memberFinished(index) }
+      task.waiters.append(member)
+      memberWaits.append((task, member))
+    }
+    wait.onCancel = { [self] in self.detach() }
+    remaining = tasks.filter { !$0.isFinished }.count
+  }
+
+  private func memberFinished(_ index: Int) {
+    guard !wait.isComplete else { return }
+    let task = tasks[index]
+    switch mode {
+    case .any:
+      finishAny(index)
+    case .all:
+      if task.status != .done {
+        detach()
+        scheduler.complete(wait, task.waitResult(appendingTraceback: true))
+        return
+      }
+      remaining -= 1
+      if remaining == 0 { finishAll() }
+    }
+  }
+
+  private func finishAny(_ index: Int) {
+    detach()
+    let task = tasks[index]
+    if task.status != .done {
+      scheduler.complete(wait, task.waitResult(appendingTraceback: true))
+      return
+    }
+    scheduler.complete(
+      wait,
+      .values { L in
+        lua_pushinteger(L, lua_Integer(index + 1))
+        return task.pushOutcome(on: L) + 1
+      })
+  }
+
+  private func finishAll() {
+    detach()
+    let tasks = self.tasks
+    scheduler.complete(
+      wait,
+      .values { L in
+        guard lua_checkstack(L, Int32(tasks.count) + 2) != 0 else { return 0 }
+        for task in tasks {
+          let count = task.pushOutcome(on: L)
+          if count == 0 {
+            lua_pushnil(L)
+          } else if count > 1 {
+            lua_settop(L, -count)  // keep the first result only
+          }
+        }
+        return Int32(tasks.count)
+      })
+  }
+
+  private func detach() {
+    for (task, member) in memberWaits {
+      task.waiters.removeAll { $0 === member }
+    }
+    memberWaits.removeAll()
+  }
+}
+
+/// Lunar's version.
+public enum Lunar {
+  /// The version `lunar version` prints.
+  public static let version = "0.1.0"
+}

@@ -1,0 +1,38 @@
+import LuaKit
+
+/// Why a run did not succeed; the CLI maps each to an exit status.
+public enum RunFailure: Error, Sendable {
+  /// A Lua error (syntax, runtime, memory) in the main chunk.
+  case lua(LuaError)
+  /// Ctrl-C or a request stopped the run (exit status 130).
+  case interrupted(String)
+  /// `--timeout` stopped the run.
+  case timedOut(String)
+  /// Everything waited and nothing could wake it.
+  case deadlock(String)
+  /// Tasks failed and nobody awaited them.
+  case unobservedErrors([UnobservedError])
+}
+
+/// A failed task whose error nobody observed, as reported at the end of a run.
+public struct UnobservedError: Sendable, Equatable, CustomStringConvertible {
+  /// The task's label (`task 3`).
+  public let label: String
+  /// Where it was spawned.
+  public let origin: String
+  /// Its error message.
+  public let message: String
+  /// Its traceback.
+  public let traceback: String?
+
+  init(_ task: LuaTask) {
+    label = task.label
+    origin = task.origin
+    message = task.errorMessage ?? "(unknown error)"
+    traceback = task.traceback
+  }
+
+  public var description: String {
+    "unobserved error in \(label) (spawned at \(origin)): \(message)" + (traceback.map { "\n" + $0 } ?? "")
+  }
+}

@@ -1,0 +1,154 @@
+import CLua
+import CLuaShim
+import Dispatch
+import LuaKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Lua runtime: one Lua state on its own event-loop thread (DESIGN.md,
+/// "the one thread rule"). This handle is Sendable; everything it asks of
+/// the state is posted to the loop and runs there.
+///
+/// ```swift
+/// let runtime = try Runtime()
+/// let results = try await runtime.run(Script(source: .text("return 6 * 7", chunkName: "=demo")))
+/// ```
+public final class Runtime: Sendable {
+  private let inbox: Inbox
+  private let control: ControlHandle
+  private let loop: LoopThread
+
+  /// Starts the loop thread and prepares the state there: standard
+  /// libraries, the built-in plugins, then `configuration.plugins`.
+  public init(_ configuration: RuntimeConfiguration = RuntimeConfiguration()) throws {
+    let ready = DispatchSemaphore(value: 0)
+    let setUp = SetUpResult()
+    loop = LoopThread {
+      do {
+        let core = try RuntimeCore(configuration: configuration)
+        setUp.set(.success(Parts(inbox: core.inbox, control: core.control)))
+        ready.signal()
+        core.serve()
+      } catch {
+        setUp.set(.failure(error))
+        ready.signal()
+      }
+    }
+    ready.wait()
+    let parts = try setUp.get()
+    inbox = parts.inbox
+    control = parts.control
+    if let timeout = configuration.timeout { startWatchdog(after: timeout) }
+  }
+
+  deinit {
+    inbox.post { core in core.stop() }
+    loop.join()
+  }
+
+  /// Runs a script's main chunk and then every task it started; returns the
+  /// chunk's results.
+  public func run(_ script: Script) async throws(RunFailure) -> [LuaValue] {
+    let result: Result<[LuaValue], RunFailure> = await withCheckedContinuation { continuation in
+      let posted = inbox.post { core in continuation.resume(returning: core.run(script)) }
+      if !posted { continuation.resume(returning: .failure(.interrupted("the runtime has stopped"))) }
+    }
+    return try result.get()
+  }
+
+  /// Runs a script and blocks the calling thread until it is done (for the
+  /// command line, whose main thread has nothing else to do).
+  public func runBlocking(_ script: Script) -> Result<[LuaValue], RunFailure> {
+    let done = DispatchSemaphore(value: 0)
+    let box = SetUpResult.Box<Result<[LuaValue], RunFailure>>()
+    let posted = inbox.post { core in
+      box.set(core.run(script))
+      done.signal()
+    }
+    guard posted else { return .failure(.interrupted("the runtime has stopped")) }
+    done.wait()
+    return box.get()!
+  }
+
+  /// Runs `body` on the loop thread with the core, and returns its result.
+  public func perform<T: Sendable>(_ body: @escaping @Sendable (RuntimeCore) throws -> T) async throws -> T {
+    let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+      let posted = inbox.post { core in
+        continuation.resume(returning: Result { try body(core) })
+      }
+      if !posted { continuation.resume(returning: .failure(RunFailure.interrupted("the runtime has stopped"))) }
+    }
+    return try result.get()
+  }
+
+  /// Stops the running script at its next Lua instruction, as Ctrl-C does.
+  public func interrupt() {
+    control.interrupt(reason: LUNAR_INTERRUPT_REQUEST)
+  }
+
+  private func startWatchdog(after seconds: Double) {
+    let control = self.control
+    let thread = LoopThread(stackSize: 64 << 10) {
+      var remaining = seconds
+      while remaining > 0 {
+        let step = min(remaining, 0.05)
+        usleep(UInt32(step * 1_000_000))
+        remaining -= step
+        if !control.isAlive { return }
+      }
+      control.interrupt(reason: LUNAR_INTERRUPT_TIMEOUT)
+    }
+    thread.detach()
+  }
+
+  private struct Parts: Sendable {
+    let inbox: Inbox
+    let control: ControlHandle
+  }
+
+  private final class SetUpResult: Sendable {
+    final class Box<T: Sendable>: Sendable {
+      private let value = Mutex<T?>(nil)
+      func set(_ newValue: T) { value.withLock { $0 = newValue } }
+      func get() -> T? { value.withLock { $0 } }
+    }
+    private let box = Box<Result<Parts, any Error>>()
+    func set(_ result: Result<Parts, any Error>) { box.set(result) }
+    func get() throws -> Parts { try box.get()!.get() }
+  }
+}
+
+/// Interrupts a state from any thread (Ctrl-C, timeouts, `Runtime.interrupt`)
+/// until the loop thread closes it.
+final class ControlHandle: Sendable {
+  private struct Target: @unchecked Sendable {
+    // Safe: used only under the Mutex below, which `invalidate` takes before
+    // the state is closed; lunar_interrupt itself is thread- and signal-safe.
+    let L: OpaquePointer
+    let timeoutMessage: UnsafePointer<CChar>?
+  }
+
+  private let target: Mutex<Target?>
+
+  init(L: OpaquePointer, timeoutMessage: UnsafePointer<CChar>?) {
+    target = Mutex(Target(L: L, timeoutMessage: timeoutMessage))
+  }
+
+  /// False once the state is closed.
+  var isAlive: Bool { target.withLock { $0 != nil } }
+
+  /// Interrupts the state's Lua code unless the state has been closed.
+  func interrupt(reason: Int32) {
+    target.withLock { target in
+      guard let target else { return }
+      let message = reason == LUNAR_INTERRUPT_TIMEOUT ? target.timeoutMessage : nil
+      lunar_interrupt(lunar_control(target.L), reason, message)
+    }
+  }
+
+  /// Called on the loop thread before the state closes.
+  func invalidate() { target.withLock { $0 = nil } }
+}

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The runtime's clock: real time, or virtual time that jumps to the next
+/// timer whenever every task is waiting on one (tests sleep an hour in
+/// milliseconds). Times are seconds since the Unix epoch.
+public final class RuntimeClock {
+  /// Which kind of clock a runtime uses.
+  public enum Kind: Sendable, Equatable {
+    /// Wall-clock time; the loop really sleeps.
+    case real
+    /// Time that only moves when the loop is idle, starting at `start`
+    /// (seconds since the epoch).
+    case virtual(start: Double)
+  }
+
+  /// The clock's kind.
+  public let kind: Kind
+  private let startEpoch: Double
+  private let startMonotonic: Double
+  private var virtualNow: Double
+
+  init(_ kind: Kind) {
+    self.kind = kind
+    startEpoch = RuntimeClock.realTime(CLOCK_REALTIME)
+    startMonotonic = RuntimeClock.realTime(CLOCK_MONOTONIC)
+    if case .virtual(let start) = kind { virtualNow = start } else { virtualNow = 0 }
+  }
+
+  /// True for virtual time.
+  public var isVirtual: Bool { kind != .real }
+
+  /// Seconds since the epoch, now.
+  public var now: Double {
+    switch kind {
+    case .real: startEpoch + (RuntimeClock.realTime(CLOCK_MONOTONIC) - startMonotonic)
+    case .virtual: virtualNow
+    }
+  }
+
+  /// Seconds since the run started.
+  public var elapsed: Double {
+    switch kind {
+    case .real: RuntimeClock.realTime(CLOCK_MONOTONIC) - startMonotonic
+    case .virtual(let start): virtualNow - start
+    }
+  }
+
+  /// Moves virtual time forward to `time` (never backward; no-op when real).
+  public func advance(to time: Double) {
+    if isVirtual && time > virtualNow { virtualNow = time }
+  }
+
+  private static func realTime(_ id: clockid_t) -> Double {
+    var spec = timespec()
+    clock_gettime(id, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+  }
+}

@@ -1,0 +1,28 @@
+/// How a runtime is set up: limits, clock, sandbox, traces and plugins.
+public struct RuntimeConfiguration: Sendable {
+  /// Bytes Lua may hold at once (`--max-memory`); 0 for no limit.
+  public var memoryLimit = 0
+  /// Real or virtual time.
+  public var clock: RuntimeClock.Kind = .real
+  /// Run without `io`, `os.execute`, `os.remove`, `os.rename`,
+  /// `package.loadlib`, binary chunks, native modules or `debug`.
+  public var sandbox = false
+  /// Where trace events go (`--trace`, `--trace-file`).
+  public var traceSinks: [any TraceSink] = []
+  /// Folders of Lua plugins searched by `require`, before `LUNAR_PATH`
+  /// and `./plugins` (`--plugin-dir`).
+  public var pluginDirectories: [String] = []
+  /// Plugins installed after the built-in ones.
+  public var plugins: [any LunarPlugin] = []
+  /// The environment (`LUA_INIT`, `LUNAR_PATH`); empty means none.
+  public var environment: [String: String] = [:]
+  /// Run `LUA_INIT_5_4` / `LUA_INIT` before the first script, as lua.c does.
+  public var runsLuaInit = true
+  /// Route Ctrl-C (SIGINT) to this runtime.
+  public var catchesInterrupts = false
+  /// Stop a script that runs longer than this many wall-clock seconds.
+  public var timeout: Double?
+
+  /// The defaults: real time, no limits, no traces.
+  public init() {}
+}

@@ -1,0 +1,374 @@
+import CLua
+import CLuaShim
+import LuaKit
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The part of a runtime that lives on its loop thread: the Lua state, the
+/// scheduler, the clock and the trace. Plugins receive it in `install`.
+/// Never leaves its thread (it is not Sendable).
+public final class RuntimeCore {
+  /// The Lua state; touched from the loop thread only.
+  public let state: LuaState
+  /// The runtime clock (real or virtual).
+  public let clock: RuntimeClock
+  /// The run's trace.
+  public let trace: Trace
+  /// Tasks, waits and the loop.
+  public let scheduler: Scheduler
+  /// The configuration the runtime was made with.
+  public let configuration: RuntimeConfiguration
+  /// Shared with the Sendable `Runtime` handle.
+  let inbox: Inbox
+  /// Lets other threads interrupt the state while it is open.
+  let control: ControlHandle
+  private var stopped = false
+  /// The userdata class of task handles.
+  public private(set) var taskClass = LuaClass<LuaTask>(name: "lunar.task")
+  private var installedPlugins: Set<String> = []
+  /// What the interrupt hook raises on timeout (kept alive for the hook).
+  let timeoutMessage: String
+  private let timeoutMessageC: UnsafeMutablePointer<CChar>?
+
+  init(configuration: RuntimeConfiguration) throws {
+    self.configuration = configuration
+    state = try LuaState(memoryLimit: configuration.memoryLimit)
+    _ = lunar_gcgenerational(state.L)
+    clock = RuntimeClock(configuration.clock)
+    trace = Trace(sinks: configuration.traceSinks, clock: clock)
+    inbox = Inbox(wakeup: Wakeup(L: state.L))
+    scheduler = Scheduler(state: state, clock: clock, trace: trace, inbox: inbox)
+    if let timeout = configuration.timeout {
+      timeoutMessage = "timeout: the script ran longer than \(LuaValue.number(timeout).formattedSeconds) seconds"
+    } else {
+      timeoutMessage = "timeout"
+    }
+    timeoutMessageC = strdup(timeoutMessage)
+    control = ControlHandle(L: state.L, timeoutMessage: UnsafePointer(timeoutMessageC))
+    scheduler.core = self
+    taskClass = TaskHandle.makeClass(scheduler: scheduler)
+    state.push(function: scheduler.waitPendingFunction())
+    lunar_installcoroutines(state.L)
+    setUpPackagePath()
+    if configuration.sandbox { try Sandbox.apply(to: state) }
+    try install(LunarModulePlugin())
+    for plugin in configuration.plugins { try install(plugin) }
+    if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
+  }
+
+  deinit {
+    shutDown()
+    free(timeoutMessageC)
+  }
+
+  /// Serves posted work (scripts, requests) and runs background tasks until
+  /// `stop` is called.
+  func serve() {
+    while !stopped {
+      do {
+        try scheduler.runUntil(on: state.L, idle: .sleep) { stopped }
+      } catch {
+        lunar_clearinterrupt(state.L)
+      }
+    }
+    shutDown()
+  }
+
+  /// Ends `serve` after the current event.
+  func stop() { stopped = true }
+
+  private func shutDown() {
+    guard !state.isClosed else { return }
+    control.invalidate()
+    for event in inbox.close() { event(self) }
+    lunar_releasesigint(state.L)
+    state.close()
+  }
+
+  // MARK: Plugins and modules
+
+  /// Installs a plugin once (a second install of the same name is ignored).
+  public func install(_ plugin: any LunarPlugin) throws {
+    guard installedPlugins.insert(plugin.name).inserted else { return }
+    try plugin.install(in: self)
+  }
+
+  /// Builds `module` as a table and makes it `require`-able; `lunar` is also
+  /// a global, and `lunar.x` modules are also fields of it.
+  public func install(_ module: LuaModule) throws {
+    let L = state.L
+    lua_createtable(L, 0, Int32(module.functions.count + module.asyncFunctions.count + module.values.count))
+    let table = lua_gettop(L)
+    for (name, function) in module.functions {
+      state.push(function: function)
+      lua_setfield(L, table, name)
+    }
+    for (name, function) in module.asyncFunctions {
+      state.push(function: asyncFunction(function))
+      lua_setfield(L, table, name)
+    }
+    for (name, value) in module.values {
+      try state.push(value)
+      lua_setfield(L, table, name)
+    }
+    for (source, chunkName) in module.sources {
+      try state.load(source, name: chunkName, mode: .text)
+      lua_pushvalue(L, table)
+      try state.call(arguments: 1, results: 0)
+    }
+    // package.loaded[name] = table
+    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    lua_pushvalue(L, table)
+    lua_setfield(L, -2, module.name)
+    lua_settop(L, table)
+    if module.name == "lunar" {
+      state.setGlobal("lunar")
+    } else if module.name.hasPrefix("lunar.") {
+      state.getGlobal("lunar")
+      if lua_type(L, -1) == LUA_TTABLE {
+        lua_pushvalue(L, table)
+        lua_setfield(L, -2, String(module.name.dropFirst("lunar.".count)))
+      }
+      lua_settop(L, table - 1)
+    } else {
+      lua_settop(L, table - 1)
+    }
+  }
+
+  /// Wraps a Swift async function as a Lua function that waits for it. The
+  /// work starts at once on the calling thread (`Task.immediate`), so a
+  /// result that is ready without suspending is returned directly; work
+  /// that suspends finishes on Swift's pool and posts its result back.
+  public func asyncFunction(_ body: @escaping AsyncLuaFunction) -> LuaFunction {
+    { [unowned self] call in
+      var arguments: [LuaValue] = []
+      arguments.reserveCapacity(Int(call.argumentCount))
+      var i: Int32 = 1
+      while i <= call.argumentCount {
+        arguments.append(try call.value(i))
+        i += 1
+      }
+      let values = arguments
+      return self.await(call, subject: "async call") { try await body(values) }
+    }
+  }
+
+  /// Runs `work` for the host function `call` and waits for it (see
+  /// `asyncFunction`); the value it returns becomes the call's result.
+  public func await(_ call: LuaCall, subject: String, _ work: @escaping @Sendable () async throws -> LuaValue)
+    -> LuaReturn
+  {
+    let handoff = AsyncHandoff()
+    let inbox = self.inbox
+    let swiftTask = Task.immediate {
+      let result: Result<LuaValue, any Error>
+      do {
+        result = .success(try await work())
+      } catch {
+        result = .failure(error)
+      }
+      if let waitID = handoff.finish(result) {
+        inbox.post { core in core.completeAsync(waitID, result) }
+      }
+    }
+    let waitID = nextAsyncID
+    if let result = handoff.detach(waitID: waitID) {
+      return scheduler.deliver(waitResult(for: result, location: scheduler.location(of: call.L)), on: call.L)
+    }
+    nextAsyncID += 1
+    let wait = Wait(subject: subject)
+    wait.onCancel = { [unowned self] in
+      swiftTask.cancel()
+      self.asyncWaits[waitID] = nil
+      self.scheduler.inFlight -= 1
+    }
+    asyncWaits[waitID] = wait
+    scheduler.inFlight += 1
+    return scheduler.suspend(call, on: wait)
+  }
+
+  private var nextAsyncID = 1
+  private var asyncWaits: [Int: Wait] = [:]
+
+  private func completeAsync(_ waitID: Int, _ result: Result<LuaValue, any Error>) {
+    guard let wait = asyncWaits.removeValue(forKey: waitID) else { return }
+    scheduler.inFlight -= 1
+    wait.onCancel = nil
+    scheduler.complete(wait, waitResult(for: result, location: wait.location))
+  }
+
+  private func waitResult(for result: Result<LuaValue, any Error>, location: String) -> WaitResult {
+    switch result {
+    case .success(let value):
+      return .values([value])
+    case .failure(let error as LuaError):
+      return .failure { L in
+        if (try? LuaState(borrowing: L).push(error.value)) == nil { LuaState(borrowing: L).push(error.message) }
+      }
+    case .failure(is CancellationError):
+      return scheduler.cancelledFailure()
+    case .failure(let error):
+      let prefix = location.isEmpty ? "" : location + " "
+      return .failure(message: prefix + String(describing: error))
+    }
+  }
+
+  // MARK: Scripts
+
+  /// Runs `script`'s main chunk on the main Lua thread, then the loop until
+  /// every task has finished. Returns the chunk's results.
+  func run(_ script: Script) -> Result<[LuaValue], RunFailure> {
+    let L = state.L
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    script.installArgTable(in: state)
+    do {
+      if configuration.runsLuaInit && !ranLuaInit {
+        ranLuaInit = true
+        try runLuaInit()
+      }
+      let count = try script.load(into: state)
+      try state.call(arguments: count)
+    } catch {
+      let failure = failure(after: error)
+      lunar_clearinterrupt(L)
+      return .failure(failure)
+    }
+    var results: [LuaValue] = []
+    for index in (base + 1)..<(lua_gettop(L) + 1) {
+      results.append((try? state.value(at: index, root: "result")) ?? .nil)
+    }
+    if let stop = drain() {
+      lunar_clearinterrupt(L)
+      return .failure(stop)
+    }
+    let unobserved = scheduler.unobservedFailures
+    scheduler.clearFailures()
+    if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved.map(UnobservedError.init))) }
+    return .success(results)
+  }
+
+  private var ranLuaInit = false
+
+  /// Runs the loop until no task is left; nil when all went well.
+  func drain() -> RunFailure? {
+    do {
+      try scheduler.runUntil(on: state.L) { scheduler.liveTasks.isEmpty && scheduler.inFlight == 0 }
+      return nil
+    } catch {
+      switch error {
+      case .deadlock(let report):
+        scheduler.cancelAll(on: state.L)
+        return .deadlock(report)
+      case .interrupted(let reason, let message):
+        scheduler.abandonAll()
+        return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(message) : .interrupted(message)
+      }
+    }
+  }
+
+  /// Maps a failed main chunk to a run failure, ending live tasks first.
+  private func failure(after error: LuaError) -> RunFailure {
+    let reason = lunar_interrupted(state.L)
+    if reason != LUNAR_INTERRUPT_NONE {
+      scheduler.abandonAll()
+      return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(timeoutMessage) : .interrupted("interrupted")
+    }
+    scheduler.cancelAll(on: state.L)
+    if error.kind == .memory && configuration.memoryLimit > 0 {
+      var error = error
+      error.message += " (the limit is \(configuration.memoryLimit) bytes)"
+      return .lua(error)
+    }
+    return .lua(error)
+  }
+
+  /// `LUA_INIT_5_4` or `LUA_INIT`: `@file` runs a file, anything else is
+  /// source named `=LUA_INIT`, exactly as lua.c's handle_luainit.
+  private func runLuaInit() throws(LuaError) {
+    let environment = configuration.environment
+    let (name, code): (String, String)
+    if let value = environment["LUA_INIT_5_4"] {
+      (name, code) = ("=LUA_INIT_5_4", value)
+    } else if let value = environment["LUA_INIT"] {
+      (name, code) = ("=LUA_INIT", value)
+    } else {
+      return
+    }
+    if code.hasPrefix("@") {
+      try state.load(file: String(code.dropFirst()))
+    } else {
+      try state.load(code, name: name)
+    }
+    try state.call(arguments: 0, results: 0)
+  }
+
+  /// Puts plugin folders in front of `package.path`: `--plugin-dir`
+  /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`.
+  private func setUpPackagePath() {
+    var folders = configuration.pluginDirectories
+    if let extra = configuration.environment["LUNAR_PATH"] {
+      folders += extra.split(separator: ";").map(String.init).filter { !$0.isEmpty }
+    }
+    folders.append("./plugins")
+    let prefix = folders.map { "\($0)/?.lua;\($0)/?/init.lua;" }.joined()
+    let L = state.L
+    lua_getglobal(L, "package")
+    guard lua_type(L, -1) == LUA_TTABLE else {
+      lua_settop(L, -2)
+      return
+    }
+    lua_getfield(L, -1, "path")
+    let current = state.string(at: -1) ?? ""
+    lua_settop(L, -2)
+    state.push(prefix + current)
+    lua_setfield(L, -2, "path")
+    lua_settop(L, -2)
+  }
+}
+
+/// Hands the result of a `Task.immediate` to whichever side is there: the
+/// host function still waiting synchronously, or the loop (via its wait id).
+final class AsyncHandoff: Sendable {
+  private enum State {
+    case running
+    case finished(Result<LuaValue, any Error>)
+    case detached(waitID: Int)
+  }
+
+  private let state = Mutex(State.running)
+
+  /// Called by the task when done: returns the wait id to post to if the
+  /// host function has already moved on.
+  func finish(_ result: sending Result<LuaValue, any Error>) -> Int? {
+    state.withLock { state in
+      if case .detached(let id) = state { return id }
+      state = .finished(result)
+      return nil
+    }
+  }
+
+  /// Called by the host function after starting the task: the result if it
+  /// is already there, otherwise nil (the task will post to `waitID`).
+  func detach(waitID: Int) -> Result<LuaValue, any Error>? {
+    state.withLock { state in
+      if case .finished(let result) = state { return result }
+      state = .detached(waitID: waitID)
+      return nil
+    }
+  }
+}
+
+extension LuaValue {
+  /// A number of seconds as a short text (`2`, `0.5`).
+  var formattedSeconds: String {
+    switch self {
+    case .number(let d) where d == d.rounded() && abs(d) < 1e15: String(Int64(d))
+    case .number(let d): String(d)
+    default: description
+    }
+  }
+}

@@ -1,0 +1,517 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// Runs tasks (coroutines) and the event loop on the runtime's thread:
+/// resumes ready tasks, fires timers, takes completions from the inbox,
+/// and sleeps only when there is nothing to do (DESIGN.md, "async without
+/// blocking").
+///
+/// A host function that must wait calls `suspend`: where the Lua thread can
+/// yield, it yields a private marker up to the scheduler; where it cannot
+/// (the main chunk, a `require`d module, a metamethod called from C), the
+/// loop runs nested on the same thread until the wait completes.
+public final class Scheduler {
+  /// Why the loop stopped before its condition held.
+  public enum Stop: Error {
+    /// Everything waits and nothing can wake it; the report says who waits where.
+    case deadlock(String)
+    /// Ctrl-C, a timeout or a request stopped the run.
+    case interrupted(reason: Int32, message: String)
+  }
+
+  /// What the loop does when nothing is ready, due or in flight.
+  public enum IdlePolicy {
+    /// It is a deadlock if the condition still does not hold.
+    case deadlock
+    /// Sleep until something is posted (a REPL between prompts).
+    case sleep
+  }
+
+  enum Resumption {
+    case start
+    case result(WaitResult)
+    case plain
+  }
+
+  let state: LuaState
+  let clock: RuntimeClock
+  let timers = TimerQueue()
+  let trace: Trace
+  let inbox: Inbox
+
+  private var ready: [(task: LuaTask, resumption: Resumption)] = []
+  private var readyHead = 0
+  /// Tasks not finished yet, by id.
+  public private(set) var liveTasks: [Int: LuaTask] = [:]
+  private var nextTaskID = 1
+  /// Tasks that failed, checked for unobserved errors at the end of a run.
+  private(set) var failedTasks: [LuaTask] = []
+  /// The wait a host function registered just before yielding the marker.
+  var pendingWait: Wait?
+  /// Swift work started for Lua whose completion has not been posted yet.
+  public internal(set) var inFlight = 0
+  /// Tasks whose coroutine is running, innermost last.
+  private(set) var running: [LuaTask] = []
+  /// Nested loops in progress: who waits, on what, on which thread.
+  private var nested: [(label: String, wait: Wait, thread: OpaquePointer)] = []
+  /// The error value cancelled tasks fail with (`lunar.cancelled`).
+  private(set) var cancelledValue: LuaReference!
+
+  init(state: LuaState, clock: RuntimeClock, trace: Trace, inbox: Inbox) {
+    self.state = state
+    self.clock = clock
+    self.trace = trace
+    self.inbox = inbox
+    makeCancelledValue()
+  }
+
+  private func makeCancelledValue() {
+    let L = state.L
+    lua_createtable(L, 0, 0)
+    lua_createtable(L, 0, 2)
+    state.push("lunar.cancelled")
+    lua_setfield(L, -2, "__name")
+    state.push(function: { call in
+      call.push("cancelled")
+      return .one
+    })
+    lua_setfield(L, -2, "__tostring")
+    lua_setmetatable(L, -2)
+    cancelledValue = LuaReference(popping: state)
+  }
+
+  /// The task whose coroutine is running now, if any.
+  public var currentTask: LuaTask? { running.last }
+
+  // MARK: Tasks
+
+  /// Creates a task for the function at `functionIndex` on `L` and the
+  /// `arguments` values after it, and makes it ready to start.
+  public func spawn(on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil)
+    -> LuaTask
+  {
+    let task = makeTask(label: label, origin: location(of: L))
+    let co = lua_newthread(L)!
+    lua_pushvalue(L, functionIndex)
+    for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
+    lua_xmove(L, co, arguments + 1)
+    task.threadPointer = co
+    task.thread = LuaReference(popping: L, in: state)
+    task.startArguments = arguments
+    start(task)
+    return task
+  }
+
+  /// A task with no coroutine yet: Swift code drives it and finishes it
+  /// with `finish(_:values:)` or `fail(_:message:)`.
+  public func makeTask(label: String?, origin: String) -> LuaTask {
+    let id = nextTaskID
+    nextTaskID += 1
+    let task = LuaTask(id: id, label: label ?? "task \(id)", origin: origin)
+    liveTasks[id] = task
+    if trace.isEnabled {
+      trace.emit("task.spawned", [.init("id", .integer(Int64(id))), .init("label", .string(LuaString(task.label))), .init("at", .string(LuaString(origin)))])
+    }
+    return task
+  }
+
+  /// Makes a task with a coroutine ready to run.
+  public func start(_ task: LuaTask) {
+    enqueue(task, .start)
+  }
+
+  private func enqueue(_ task: LuaTask, _ resumption: Resumption) {
+    ready.append((task, resumption))
+  }
+
+  private func popReady() -> (task: LuaTask, resumption: Resumption)? {
+    guard readyHead < ready.count else { return nil }
+    let entry = ready[readyHead]
+    readyHead += 1
+    if readyHead > 1024 && readyHead * 2 > ready.count {
+      ready.removeFirst(readyHead)
+      readyHead = 0
+    }
+    return entry
+  }
+
+  private var hasReady: Bool { readyHead < ready.count }
+
+  /// Resumes `task` from the loop running on thread `L`.
+  private func resume(_ task: LuaTask, _ resumption: Resumption, from L: OpaquePointer) {
+    guard let co = task.threadPointer, !task.isFinished else { return }
+    var arguments: Int32 = 0
+    switch resumption {
+    case .start:
+      if task.cancelRequested {
+        finishCancelledBeforeStart(task)
+        return
+      }
+      arguments = task.startArguments
+      task.status = .running
+      if trace.isEnabled { trace.emit("task.started", [.init("id", .integer(Int64(task.id)))]) }
+    case .result(let result):
+      lua_pushboolean(co, result.failed ? 0 : 1)
+      arguments = 1 + result.push(co)
+      if trace.isEnabled { trace.emit("task.resumed", [.init("id", .integer(Int64(task.id)))]) }
+    case .plain:
+      arguments = 0
+    }
+    task.waitingOn = nil
+    running.append(task)
+    var results: Int32 = 0
+    let status = lunar_resume(co, L, arguments, &results)
+    running.removeLast()
+    switch status {
+    case LUA_YIELD:
+      if results == 1, lunar_ismarker(co, -1) != 0, let wait = pendingWait {
+        lua_settop(co, -2)
+        pendingWait = nil
+        wait.waiter = .task(task)
+        task.waitingOn = wait
+        if trace.isEnabled {
+          trace.emit("task.waiting", [.init("id", .integer(Int64(task.id))), .init("on", .string(LuaString(wait.subject)))])
+        }
+        if let result = wait.result {
+          wait.waiter = .none
+          enqueue(task, .result(result))
+        }
+      } else {
+        // A plain coroutine.yield() in a task gives other tasks a turn.
+        lua_settop(co, -(results + 1))
+        enqueue(task, .plain)
+      }
+    case LUA_OK:
+      finish(task, coroutineResults: results)
+    default:
+      fail(task, coroutineStatus: status)
+    }
+  }
+
+  private func finish(_ task: LuaTask, coroutineResults count: Int32) {
+    let co = task.threadPointer!
+    lua_createtable(co, count, 0)
+    lunar_insert(co, -(count + 1))
+    var i = count
+    while i >= 1 {
+      lua_rawseti(co, -(count - i + 2), lua_Integer(i))
+      i -= 1
+    }
+    task.outcome = LuaReference(popping: co, in: state)
+    settle(task, as: .done)
+  }
+
+  private func fail(_ task: LuaTask, coroutineStatus: Int32) {
+    let co = task.threadPointer!
+    luaL_traceback(co, co, nil, 0)
+    task.traceback = state.string(atThread: co, index: -1)
+    lua_settop(co, -2)
+    // Close the coroutine's to-be-closed variables, as coroutine.close does;
+    // an error while closing replaces the original.
+    _ = lua_resetthread(co)
+    let cancelled = isCancelledValue(on: co, at: -1)
+    task.errorMessage = LuaState(borrowing: co).errorMessage(at: -1)
+    task.outcome = LuaReference(popping: co, in: state)
+    settle(task, as: cancelled ? .cancelled : .failed)
+  }
+
+  private func finishCancelledBeforeStart(_ task: LuaTask) {
+    cancelledValue.push(on: state.L)
+    task.outcome = LuaReference(popping: state)
+    task.errorMessage = "cancelled"
+    settle(task, as: .cancelled)
+  }
+
+  /// Finishes a task driven from Swift with these results.
+  public func finish(_ task: LuaTask, values: [LuaValue]) {
+    guard !task.isFinished else { return }
+    let L = state.L
+    lua_createtable(L, Int32(values.count), 0)
+    for (i, value) in values.enumerated() {
+      if (try? state.push(value)) == nil { lua_pushnil(L) }
+      lua_rawseti(L, -2, lua_Integer(i + 1))
+    }
+    task.outcome = LuaReference(popping: state)
+    settle(task, as: .done)
+  }
+
+  /// Fails a task driven from Swift with an error message.
+  public func fail(_ task: LuaTask, message: String) {
+    guard !task.isFinished else { return }
+    state.push(message)
+    task.errorMessage = message
+    task.outcome = LuaReference(popping: state)
+    settle(task, as: .failed)
+  }
+
+  private func settle(_ task: LuaTask, as status: LuaTask.Status) {
+    task.status = status
+    task.thread = nil
+    task.threadPointer = nil
+    task.waitingOn = nil
+    liveTasks[task.id] = nil
+    if status == .failed { failedTasks.append(task) }
+    if trace.isEnabled {
+      var fields: [TraceEvent.Field] = [.init("id", .integer(Int64(task.id)))]
+      if let message = task.errorMessage, status != .done { fields.append(.init("error", .string(LuaString(message)))) }
+      trace.emit("task.\(status == .done ? "done" : status.rawValue)", fields)
+    }
+    let waiters = task.waiters
+    task.waiters = []
+    for wait in waiters {
+      complete(wait, wait.protected ? task.protectedResult() : task.waitResult(appendingTraceback: true))
+    }
+    let callbacks = task.onFinish
+    task.onFinish = []
+    for callback in callbacks { callback(task) }
+  }
+
+  /// True if the value at `index` on `L` is `lunar.cancelled`.
+  public func isCancelledValue(on L: OpaquePointer, at index: Int32) -> Bool {
+    let absolute = lua_absindex(L, index)
+    cancelledValue.push(on: L)
+    defer { lua_settop(L, -2) }
+    return lua_rawequal(L, absolute, -1) != 0
+  }
+
+  /// Pushes `lunar.cancelled` on `L`.
+  public func pushCancelled(on L: OpaquePointer) {
+    cancelledValue.push(on: L)
+  }
+
+  /// Asks a task to stop: one not started never runs; one waiting is woken
+  /// with `lunar.cancelled` raised at its waiting point; one running sees it
+  /// at its next wait. Returns false if it had already finished.
+  @discardableResult
+  public func cancel(_ task: LuaTask) -> Bool {
+    task.observed = true
+    guard !task.isFinished else { return false }
+    task.cancelRequested = true
+    if task.status == .pending {
+      // Never started: it never will; its ready entry is skipped.
+      if let co = task.threadPointer { lua_settop(co, 0) }
+      finishCancelledBeforeStart(task)
+      return true
+    }
+    if let wait = task.waitingOn {
+      task.waitingOn = nil
+      wait.waiter = .none
+      let undo = wait.onCancel
+      wait.onCancel = nil
+      undo?()
+      enqueue(task, .result(cancelledFailure()))
+    }
+    return true
+  }
+
+  /// A failure that raises `lunar.cancelled`.
+  public func cancelledFailure() -> WaitResult {
+    .failure { L in self.cancelledValue.push(on: L) }
+  }
+
+  // MARK: Waiting
+
+  /// Completes `wait` and wakes whoever waits on it.
+  public func complete(_ wait: Wait, _ result: WaitResult) {
+    guard !wait.isComplete else { return }
+    wait.complete(result)
+    if case .task(let task) = wait.waiter, task.waitingOn === wait {
+      task.waitingOn = nil
+      enqueue(task, .result(result))
+    }
+  }
+
+  /// Suspends the Lua code calling the host function `call` until `wait`
+  /// completes, then returns its values or raises its error there. Return
+  /// what this returns from the host function.
+  public func suspend(_ call: LuaCall, on wait: Wait) -> LuaReturn {
+    let L = call.L
+    if let task = running.last, task.cancelRequested {
+      wait.onCancel?()
+      pushCancelled(on: L)
+      return .error
+    }
+    wait.location = location(of: L)
+    if let result = wait.result { return deliver(result, on: L) }
+    if lunar_yieldable(L) != 0 {
+      pendingWait = wait
+      lunar_pushmarker(L)
+      return .yield
+    }
+    if let failure = waitNested(wait, on: L) {
+      LuaState(borrowing: L).push(failure)
+      return .error
+    }
+    return deliver(wait.result!, on: L)
+  }
+
+  /// The function coroutine wrappers call when the coroutine they resumed
+  /// yielded the marker: waits for the pending wait (yielding further, or
+  /// nested) and returns `true, values...` or `false, err` unchanged.
+  func waitPendingFunction() -> LuaFunction {
+    { [unowned self] call in
+      let L = call.L
+      guard let wait = self.pendingWait else {
+        call.push("internal error: a coroutine yielded Lunar's marker with nothing to wait for")
+        return .error
+      }
+      self.pendingWait = nil
+      if lunar_yieldable(L) != 0 {
+        self.pendingWait = wait
+        lunar_pushmarker(L)
+        return .yieldRaw
+      }
+      if let failure = self.waitNested(wait, on: L) {
+        call.push(false)
+        call.push(failure)
+        return .values(2)
+      }
+      let result = wait.result!
+      lua_pushboolean(L, result.failed ? 0 : 1)
+      return .values(result.push(L) + 1)
+    }
+  }
+
+  /// Runs the loop on `L` until `wait` completes; returns an error message
+  /// if it stopped first (deadlock, interrupt, cancellation).
+  private func waitNested(_ wait: Wait, on L: OpaquePointer) -> String? {
+    let task = running.last
+    wait.waiter = .nested
+    nested.append((task?.label ?? "main chunk", wait, L))
+    defer { nested.removeLast() }
+    do {
+      try runUntil(on: L) { wait.isComplete || (task?.cancelRequested ?? false) }
+    } catch {
+      switch error {
+      case .deadlock(let report): return report
+      case .interrupted(_, let message): return message
+      }
+    }
+    if !wait.isComplete {
+      wait.onCancel?()
+      wait.onCancel = nil
+      complete(wait, cancelledFailure())
+    }
+    return nil
+  }
+
+  /// Pushes a wait's values (or its error) on `L` for a host function.
+  public func deliver(_ result: WaitResult, on L: OpaquePointer) -> LuaReturn {
+    let count = result.push(L)
+    return result.failed ? .error : .values(count)
+  }
+
+  /// `chunk:line:` of the Lua code calling the running host function.
+  public func location(of L: OpaquePointer) -> String {
+    luaL_where(L, 1)
+    defer { lua_settop(L, -2) }
+    var text = state.string(atThread: L, index: -1) ?? ""
+    if text.hasSuffix(" ") { text.removeLast() }
+    return text
+  }
+
+  // MARK: The loop
+
+  /// Runs ready tasks, due timers and posted events on thread `L` until
+  /// `done` holds.
+  public func runUntil(on L: OpaquePointer, idle: IdlePolicy = .deadlock, _ done: () -> Bool) throws(Stop) {
+    while true {
+      let reason = lunar_interrupted(state.L)
+      if reason != LUNAR_INTERRUPT_NONE {
+        throw .interrupted(reason: reason, message: interruptMessage(reason))
+      }
+      for event in inbox.drain() { event(core) }
+      if done() { return }
+      if let (task, resumption) = popReady() {
+        resume(task, resumption, from: L)
+        continue
+      }
+      if let fire = timers.popDue(at: clock.now) {
+        fire()
+        continue
+      }
+      if let deadline = timers.nextDeadline {
+        if clock.isVirtual && inFlight == 0 {
+          clock.advance(to: deadline)
+        } else {
+          _ = lunar_sleep(state.L, max(0, deadline - clock.now))
+        }
+        continue
+      }
+      if inFlight > 0 || idle == .sleep {
+        _ = lunar_sleep(state.L, -1)
+        continue
+      }
+      throw .deadlock(deadlockReport(on: L))
+    }
+  }
+
+  /// The core that owns this scheduler; posted events run against it.
+  unowned var core: RuntimeCore!
+
+  func interruptMessage(_ reason: Int32) -> String {
+    switch reason {
+    case LUNAR_INTERRUPT_SIGNAL: "interrupted"
+    case LUNAR_INTERRUPT_TIMEOUT: core.timeoutMessage
+    default: "stopped"
+    }
+  }
+
+  /// Who waits for what, and where: the text of a deadlock error.
+  func deadlockReport(on L: OpaquePointer) -> String {
+    var lines = ["deadlock: every task is waiting and nothing can wake them"]
+    for entry in nested.reversed() {
+      lines.append("  \(entry.label) waits for \(entry.wait.subject) at \(entry.wait.location)")
+    }
+    for task in liveTasks.values.sorted(by: { $0.id < $1.id }) {
+      guard let wait = task.waitingOn, let co = task.threadPointer else { continue }
+      lines.append("  \(task.label) waits for \(wait.subject) at \(wait.location)")
+      luaL_traceback(L, co, nil, 0)
+      let traceback = state.string(atThread: L, index: -1) ?? ""
+      lua_settop(L, -2)
+      lines.append(traceback.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  // MARK: End of run
+
+  /// Cancels every live task and lets them unwind (their `pcall`s and
+  /// to-be-closed variables run) until none is left or nothing can move.
+  func cancelAll(on L: OpaquePointer) {
+    for task in liveTasks.values.sorted(by: { $0.id < $1.id }) { cancel(task) }
+    try? runUntil(on: L) { liveTasks.isEmpty }
+  }
+
+  /// Ends every live task as cancelled without running more of its Lua code
+  /// (after an interrupt, when Lua must not run); to-be-closed variables
+  /// are still closed.
+  func abandonAll() {
+    for task in liveTasks.values.sorted(by: { $0.id < $1.id }) {
+      task.cancelRequested = true
+      task.observed = true
+      if let co = task.threadPointer { _ = lua_resetthread(co) }
+      finishCancelledBeforeStart(task)
+    }
+  }
+
+  /// Failed tasks whose errors nobody looked at.
+  public var unobservedFailures: [LuaTask] {
+    failedTasks.filter { !$0.observed }
+  }
+
+  /// Forgets failures already reported.
+  func clearFailures() { failedTasks.removeAll() }
+}
+
+extension LuaState {
+  /// The string at `index` on thread `L` of this state.
+  func string(atThread L: OpaquePointer, index: Int32) -> String? {
+    guard lua_type(L, index) == LUA_TSTRING else { return nil }
+    var length = 0
+    let chars = lua_tolstring(L, index, &length)
+    return String(decoding: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
+  }
+}
+

@@ -1,0 +1,71 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// The Lua face of a `LuaTask`: the handle `lunar.spawn` and queue
+/// submissions return, with `await`, `result`, `cancel` and `status`.
+enum TaskHandle {
+  static func makeClass(scheduler: Scheduler) -> LuaClass<LuaTask> {
+    var handle = LuaClass<LuaTask>(name: "lunar.task")
+    handle.describe = { "\($0.label) (\($0.status.rawValue))" }
+
+    handle.method("await") { [unowned scheduler] task, call in
+      task.observed = true
+      if task.isFinished {
+        return scheduler.deliver(task.waitResult(appendingTraceback: true), on: call.L)
+      }
+      if task === scheduler.currentTask {
+        call.push("\(task.label) cannot await itself")
+        return .error
+      }
+      return scheduler.suspend(call, on: scheduler.completionWait(of: task, appendingTraceback: true))
+    }
+
+    handle.method("result") { [unowned scheduler] task, call in
+      task.observed = true
+      if task.isFinished {
+        return scheduler.deliver(task.protectedResult(), on: call.L)
+      }
+      if task === scheduler.currentTask {
+        call.push("\(task.label) cannot await itself")
+        return .error
+      }
+      let wait = scheduler.completionWait(of: task, appendingTraceback: false)
+      wait.protected = true
+      return scheduler.suspend(call, on: wait)
+    }
+
+    handle.method("cancel") { [unowned scheduler] task, call in
+      call.push(scheduler.cancel(task))
+      return .one
+    }
+
+    handle.method("status") { task, call in
+      call.push(task.status.rawValue)
+      return .one
+    }
+
+    handle.property("id") { task, call in
+      call.push(task.id)
+      return .one
+    }
+
+    handle.property("label") { task, call in
+      call.push(task.label)
+      return .one
+    }
+    return handle
+  }
+}
+
+extension Scheduler {
+  /// A wait completed when `task` finishes, with its results or error.
+  func completionWait(of task: LuaTask, appendingTraceback: Bool) -> Wait {
+    let wait = Wait(subject: task.label)
+    wait.onCancel = { [weak task, weak wait] in
+      task?.waiters.removeAll { $0 === wait }
+    }
+    task.waiters.append(wait)
+    return wait
+  }
+}

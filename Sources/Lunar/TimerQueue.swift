@@ -1,0 +1,89 @@
+/// Timers ordered by deadline (then by creation, so equal deadlines fire in
+/// the order they were set). Cancelled timers are skipped lazily.
+final class TimerQueue {
+  private struct Entry {
+    let deadline: Double
+    let id: Int
+    let fire: () -> Void
+  }
+
+  private var heap: [Entry] = []
+  private var cancelled: Set<Int> = []
+  private var nextID = 1
+
+  /// True when no live timer is left.
+  var isEmpty: Bool {
+    dropCancelled()
+    return heap.isEmpty
+  }
+
+  /// The earliest live deadline.
+  var nextDeadline: Double? {
+    dropCancelled()
+    return heap.first?.deadline
+  }
+
+  /// Adds a timer; returns its id for `cancel`.
+  @discardableResult
+  func schedule(at deadline: Double, _ fire: @escaping () -> Void) -> Int {
+    let id = nextID
+    nextID += 1
+    heap.append(Entry(deadline: deadline, id: id, fire: fire))
+    siftUp(heap.count - 1)
+    return id
+  }
+
+  /// Stops a timer from firing.
+  func cancel(_ id: Int) {
+    cancelled.insert(id)
+  }
+
+  /// Removes and returns the earliest timer if it is due at `now`.
+  func popDue(at now: Double) -> (() -> Void)? {
+    dropCancelled()
+    guard let first = heap.first, first.deadline <= now else { return nil }
+    removeFirst()
+    return first.fire
+  }
+
+  private func dropCancelled() {
+    while let first = heap.first, cancelled.contains(first.id) {
+      cancelled.remove(first.id)
+      removeFirst()
+    }
+  }
+
+  private func precedes(_ a: Entry, _ b: Entry) -> Bool {
+    a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id)
+  }
+
+  private func removeFirst() {
+    heap.swapAt(0, heap.count - 1)
+    heap.removeLast()
+    if !heap.isEmpty { siftDown(0) }
+  }
+
+  private func siftUp(_ index: Int) {
+    var child = index
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard precedes(heap[child], heap[parent]) else { return }
+      heap.swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  private func siftDown(_ index: Int) {
+    var parent = index
+    while true {
+      let left = 2 * parent + 1
+      let right = left + 1
+      var smallest = parent
+      if left < heap.count && precedes(heap[left], heap[smallest]) { smallest = left }
+      if right < heap.count && precedes(heap[right], heap[smallest]) { smallest = right }
+      if smallest == parent { return }
+      heap.swapAt(parent, smallest)
+      parent = smallest
+    }
+  }
+}

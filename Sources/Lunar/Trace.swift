@@ -1,0 +1,148 @@
+import LuaKit
+import Synchronization
+
+/// One thing that happened in a run: a task spawned, a job finished, a state
+/// changed. Every component reports through the same trace, in order.
+public struct TraceEvent: Sendable, Equatable {
+  /// Position in the run's sequence of events, from 1.
+  public let sequence: Int
+  /// Seconds on the runtime clock since the run started.
+  public let time: Double
+  /// What happened, as `component.event` (`task.spawned`).
+  public let kind: String
+  /// Details, in a stable order.
+  public let fields: [Field]
+
+  /// One named detail of an event.
+  public struct Field: Sendable, Equatable {
+    public let name: String
+    public let value: LuaValue
+    public init(_ name: String, _ value: LuaValue) {
+      self.name = name
+      self.value = value
+    }
+  }
+
+  /// The value of the field `name`, or nil.
+  public subscript(name: String) -> LuaValue? {
+    fields.first { $0.name == name }?.value
+  }
+
+  /// `task.done id=1 at="x.lua:3"`: the kind and fields, one line.
+  public var summary: String {
+    ([kind] + fields.map { "\($0.name)=\($0.value.traceText)" }).joined(separator: " ")
+  }
+}
+
+extension LuaValue {
+  /// Strings bare when they are one word, quoted otherwise.
+  fileprivate var traceText: String {
+    if case .string(let s) = self, let text = s.string, !text.isEmpty,
+      text.allSatisfy({ !$0.isWhitespace && $0 != "\"" && $0 != "=" })
+    {
+      return text
+    }
+    return description
+  }
+}
+
+/// Receives trace events; called on the runtime's loop thread, in order.
+public protocol TraceSink: Sendable {
+  /// Takes one event.
+  func receive(_ event: TraceEvent)
+}
+
+/// Keeps every event in memory, for tests and for Lua's trace assertions.
+public final class TraceRecorder: TraceSink {
+  private let storage = Mutex<[TraceEvent]>([])
+
+  /// An empty recorder.
+  public init() {}
+
+  public func receive(_ event: TraceEvent) {
+    storage.withLock { $0.append(event) }
+  }
+
+  /// Every event received so far.
+  public var events: [TraceEvent] { storage.withLock { $0 } }
+
+  /// Forgets every event.
+  public func clear() { storage.withLock { $0.removeAll() } }
+}
+
+/// Writes one line per event to a file descriptor:
+/// `[   0.050] task.done id=1`.
+public final class TextTraceSink: TraceSink {
+  private let output: FileOutput
+
+  /// A sink writing to `descriptor` (2 for standard error).
+  public init(descriptor: Int32) { output = FileOutput(descriptor: descriptor) }
+
+  public func receive(_ event: TraceEvent) {
+    output.write(formatTime(event.time) + " " + event.summary + "\n")
+  }
+
+  private func formatTime(_ t: Double) -> String {
+    let milliseconds = Int((t * 1000).rounded())
+    let text = "\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3, with: "0"))"
+    return "[" + text.leftPadded(to: 8, with: " ") + "]"
+  }
+}
+
+/// Writes one JSON object per line per event.
+public final class JSONLinesTraceSink: TraceSink {
+  private let output: FileOutput
+
+  /// A sink appending to the file at `path` (created or truncated).
+  public init(path: String) throws(FileOutput.OpenError) {
+    output = try FileOutput(path: path)
+  }
+
+  public func receive(_ event: TraceEvent) {
+    var object = LuaTable()
+    object["seq"] = .integer(Int64(event.sequence))
+    object["time"] = .number(event.time)
+    object["kind"] = .string(LuaString(event.kind))
+    for field in event.fields { object[field.name] = field.value }
+    output.write(JSON.encode(.table(object), keyOrder: ["seq", "time", "kind"] + event.fields.map(\.name)) + "\n")
+  }
+}
+
+/// The run's trace: numbers events and hands them to every sink. Lives on
+/// the loop thread.
+public final class Trace {
+  private var sinks: [any TraceSink]
+  private var sequence = 0
+  private let clock: RuntimeClock
+
+  init(sinks: [any TraceSink], clock: RuntimeClock) {
+    self.sinks = sinks
+    self.clock = clock
+  }
+
+  /// False when no sink listens; callers skip building events then.
+  public var isEnabled: Bool { !sinks.isEmpty }
+
+  /// Adds a sink for the rest of the run.
+  public func add(_ sink: any TraceSink) { sinks.append(sink) }
+
+  /// Removes every sink that is the same object as `sink`.
+  public func remove(_ sink: any TraceSink & AnyObject) {
+    sinks.removeAll { ($0 as AnyObject) === sink }
+  }
+
+  /// Records an event of `kind` with `fields`.
+  public func emit(_ kind: String, _ fields: [TraceEvent.Field] = []) {
+    guard isEnabled else { return }
+    sequence += 1
+    let event = TraceEvent(sequence: sequence, time: clock.elapsed, kind: kind, fields: fields)
+    for sink in sinks { sink.receive(event) }
+  }
+}
+
+extension String {
+  /// The string with `character` in front up to `width` characters.
+  func leftPadded(to width: Int, with character: Character) -> String {
+    count >= width ? self : String(repeating: character, count: width - count) + self
+  }
+}

@@ -1,0 +1,83 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// Something a Lua coroutine (or a nested loop) waits for: a timer, a task,
+/// Swift async work. Completed once with a `WaitResult`; lives on the loop
+/// thread.
+public final class Wait {
+  /// Who is waiting.
+  enum Waiter {
+    /// Nobody yet (between the host yield and the scheduler taking it).
+    case none
+    /// A task, resumed by the scheduler with the result.
+    case task(LuaTask)
+    /// A nested loop on a thread that cannot yield; it polls `result`.
+    case nested
+  }
+
+  /// What is awaited, for traces and the deadlock report (`task 3`).
+  public let subject: String
+  /// Where in the script the wait happened (`x.lua:5:`).
+  public internal(set) var location = ""
+  var waiter: Waiter = .none
+  /// The result, once completed.
+  public private(set) var result: WaitResult?
+  /// Undoes the work when the wait is abandoned (a cancelled task).
+  var onCancel: (() -> Void)?
+  /// Called with the result when it arrives.
+  var onComplete: ((WaitResult) -> Void)?
+  /// For task waits: deliver `true, ...` / `false, err` instead of raising.
+  var protected = false
+
+  /// A wait for `subject`.
+  public init(subject: String) { self.subject = subject }
+
+  /// True once a result is in.
+  public var isComplete: Bool { result != nil }
+
+  /// Delivers the result (only the first one counts).
+  func complete(_ result: WaitResult) {
+    guard self.result == nil else { return }
+    self.result = result
+    onCancel = nil
+    onComplete?(result)
+  }
+}
+
+/// The outcome of a wait: values or an error, pushed onto whichever Lua
+/// thread resumes.
+public struct WaitResult {
+  /// Pushes the values (or the one error value) and returns how many.
+  public let push: (OpaquePointer) -> Int32
+  /// True when `push` pushes an error.
+  public let failed: Bool
+
+  /// Values pushed by `push`.
+  public static func values(_ push: @escaping (OpaquePointer) -> Int32) -> WaitResult {
+    WaitResult(push: push, failed: false)
+  }
+
+  /// No values.
+  public static var nothing: WaitResult { WaitResult(push: { _ in 0 }, failed: false) }
+
+  /// Copies of `values`.
+  public static func values(_ values: [LuaValue]) -> WaitResult {
+    .values { L in
+      let state = LuaState(borrowing: L)
+      guard state.ensureStack(Int32(values.count) + 1) else { return 0 }
+      for value in values where (try? state.push(value)) == nil { lua_pushnil(L) }
+      return Int32(values.count)
+    }
+  }
+
+  /// An error whose value `push` pushes.
+  public static func failure(_ push: @escaping (OpaquePointer) -> Void) -> WaitResult {
+    WaitResult(push: { L in push(L); return 1 }, failed: true)
+  }
+
+  /// An error message (a string, as `error("...")` raises one).
+  public static func failure(message: String) -> WaitResult {
+    .failure { L in LuaState(borrowing: L).push(message) }
+  }
+}
