@@ -28,6 +28,7 @@ let package = Package(
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
+    .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar"]),
   ],
   swiftLanguageModes: [.v6]

@@ -195,7 +195,7 @@ public final class Scheduler {
     lunar_insert(co, -(count + 1))
     var i = count
     while i >= 1 {
-      lua_rawseti(co, -(count - i + 2), lua_Integer(i))
+      lua_rawseti(co, -(i + 1), lua_Integer(i))
       i -= 1
     }
     task.outcome = LuaReference(popping: co, in: state)

@@ -43,7 +43,7 @@ struct LunarProcess {
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { usleep(2000) }
     if process.isRunning {
-      process.terminate()
+      kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
       throw TimedOut(arguments: arguments)
     }

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+@Suite struct RuntimeCommandTests {
+  @Test func deadlockEndsTheRunWithAReport() throws {
+    let script = """
+      local a, b
+      a = lunar.spawn(function() lunar.sleep(0); return b:await() end)
+      b = lunar.spawn(function() lunar.sleep(0); return a:await() end)
+      print(a:await())
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: deadlock: every task is waiting and nothing can wake them\n"))
+    #expect(outcome.stderr.contains("  main chunk waits for task 1 at stdin:4:"))
+    #expect(outcome.stderr.contains("  task 1 waits for task 2 at stdin:2:"))
+    #expect(outcome.stderr.contains("  task 2 waits for task 1 at stdin:3:"))
+  }
+
+  @Test func unobservedTaskErrorsFailTheRun() throws {
+    let outcome = try LunarProcess.run(["run", "-"], input: "lunar.spawn(function() error('lost') end)\nprint('main done')")
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout == "main done\n")
+    #expect(outcome.stderr.hasPrefix("lunar: unobserved error in task 1 (spawned at stdin:1:): stdin:1: lost\n"))
+  }
+
+  @Test func sigintStopsABusyLoop() throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: LunarProcess.binary)
+    process.arguments = ["run", "-"]
+    let input = Pipe()
+    let errors = Pipe()
+    process.standardInput = input
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    input.fileHandleForWriting.write(Data("lunar.spawn(function() lunar.sleep(3600) end)\nio.stdout:write('ready\\n') while true do end".utf8))
+    try input.fileHandleForWriting.close()
+    usleep(300_000)
+    kill(process.processIdentifier, SIGINT)
+    let deadline = Date().addingTimeInterval(10)
+    while process.isRunning && Date() < deadline { usleep(5000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 130)
+    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(stderr == "lunar: interrupted\n")
+  }
+
+  @Test func timeoutStopsARunawayScript() throws {
+    let outcome = try LunarProcess.run(["run", "--timeout", "0.2", "-"], input: "while true do end", timeout: 10)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr == "lunar: timeout: the script ran longer than 0.2 seconds\n")
+  }
+
+  @Test func timeoutCannotBeCaughtByPcall() throws {
+    let outcome = try LunarProcess.run(
+      ["run", "--timeout", "0.2", "-"], input: "while true do pcall(function() while true do end end) end", timeout: 10)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: timeout"))
+  }
+
+  @Test func memoryLimitStopsARunawayScript() throws {
+    let outcome = try LunarProcess.run(
+      ["run", "--max-memory", "8M", "-"], input: "local t = {} for i = 1, 1e8 do t[i] = ('x'):rep(64) .. i end")
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: not enough memory (the limit is 8388608 bytes)"))
+  }
+
+  @Test func sandboxRefusesTheOutsideWorld() throws {
+    let checks = """
+      print(io, debug, os.execute, os.remove, os.rename, package.loadlib)
+      print(load(string.dump(function() end)))
+      print(pcall(require, 'lpeg'))
+      print(load('return 1 + 1')())
+      """
+    let outcome = try LunarProcess.run(["run", "--sandbox", "-"], input: checks)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines[0] == "nil\tnil\tnil\tnil\tnil\tnil")
+    #expect(lines[1] == "nil\tattempt to load a binary chunk (mode is 't')")
+    #expect(lines[2].hasPrefix("false\tmodule 'lpeg' not found"))
+    #expect(!outcome.stdout.contains("lpeg.so"), "no native searcher")
+    #expect(lines.last == "2")
+  }
+
+  @Test func traceFlagPrintsEvents() throws {
+    let outcome = try LunarProcess.run(
+      ["run", "--trace", "--clock", "virtual", "-"], input: "lunar.spawn(function() lunar.sleep(1.5) end):await()")
+    #expect(outcome.status == 0)
+    #expect(outcome.stderr == """
+      [   0.000] task.spawned id=1 label="task 1" at=stdin:1:
+      [   0.000] task.started id=1
+      [   0.000] timer.set after=1.5
+      [   0.000] task.waiting id=1 on="sleep 1.5s"
+      [   1.500] timer.fired after=1.5
+      [   1.500] task.resumed id=1
+      [   1.500] task.done id=1
+
+      """)
+  }
+
+  @Test func traceFileWritesJSONLines() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("trace.jsonl").path
+    let outcome = try LunarProcess.run(
+      ["run", "--trace-file", path, "--clock", "virtual", "-"], input: "lunar.spawn(function() error('x', 0) end):result()")
+    #expect(outcome.status == 0)
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 3)
+    let last = try JSONSerialization.jsonObject(with: Data(lines[2].utf8)) as? [String: Any]
+    #expect(last?["kind"] as? String == "task.failed")
+    #expect(last?["error"] as? String == "x")
+    #expect(last?["seq"] as? Int == 3)
+  }
+
+  @Test func pluginFoldersAreOnTheRequirePath() throws {
+    let folder = try TemporaryFolder()
+    try folder.write("mine/greeter.lua", "return { greet = function() return 'from --plugin-dir' end }")
+    try folder.write("env/envmod/init.lua", "return 'from LUNAR_PATH'")
+    try folder.write("plugins/local.lua", "return 'from ./plugins'")
+    let outcome = try LunarProcess.run(
+      ["run", "--plugin-dir", "mine", "-"],
+      input: "print(require('greeter').greet()) print((require('envmod'))) print((require('local')))",
+      in: folder.url, environment: ["LUNAR_PATH": folder.url.appendingPathComponent("env").path])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "from --plugin-dir\nfrom LUNAR_PATH\nfrom ./plugins\n")
+  }
+
+  @Test func lunarIsAGlobalAndAModule() throws {
+    let outcome = try LunarProcess.run(["run", "-"], input: "print(require('lunar') == lunar, type(lunar.spawn))")
+    #expect(outcome.stdout == "true\tfunction\n")
+  }
+
+  @Test(arguments: [
+    (["--timeout", "soon"], "lunar: --timeout needs a positive number of seconds, got 'soon'"),
+    (["--timeout", "-1"], "lunar: --timeout needs a positive number of seconds, got '-1'"),
+    (["--max-memory", "lots"], "lunar: --max-memory needs a number of bytes (e.g. 64M), got 'lots'"),
+    (["--clock", "sundial"], "lunar: --clock is 'real' or 'virtual', got 'sundial'"),
+  ])
+  func badFlagValuesAreUsageErrors(flags: [String], message: String) throws {
+    let outcome = try LunarProcess.run(["run"] + flags + ["-"], input: "print('never')")
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr == message + "\nTry 'lunar help run'.\n")
+    #expect(outcome.stdout == "")
+  }
+
+  @Test func aFlagMissingItsValueIsAUsageError() throws {
+    let outcome = try LunarProcess.run(["run", "--timeout"])
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr == "lunar: option '--timeout' needs a value (SECONDS)\nTry 'lunar help run'.\n")
+  }
+}

@@ -1,0 +1,302 @@
+import LuaKit
+import Testing
+
+@testable import Lunar
+
+@Suite struct SchedulerTests {
+  @Test func spawnedTaskResultIsAwaited() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t = lunar.spawn(function(n) lunar.sleep(0.05); return n * 2, 'extra' end, 21)
+      return t:await()
+      """)
+    #expect(results == [42, "extra"])
+  }
+
+  @Test func sleepsWakeInDeadlineOrderUnderTheVirtualClock() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local order = {}
+      local start = lunar.now()
+      for _, d in ipairs {3, 1, 2, 1} do
+        lunar.spawn(function() lunar.sleep(d * 3600); order[#order + 1] = d .. '@' .. (lunar.now() - start) end)
+      end
+      lunar.sleep(4 * 3600)
+      return table.concat(order, ' ')
+      """)
+    #expect(results == ["1@3600.0 1@3600.0 2@7200.0 3@10800.0"])
+  }
+
+  @Test func mainChunkRunsOnTheMainThreadAndTasksOnCoroutines() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local _, main = coroutine.running()
+      local inTask = lunar.spawn(function() local _, m = coroutine.running(); return m, coroutine.isyieldable() end)
+      return main, coroutine.isyieldable(), inTask:await()
+      """)
+    #expect(results == [true, false, false, true])
+  }
+
+  @Test func waitingInsideCoroutineWrapInsideATask() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t = lunar.spawn(function()
+        local gen = coroutine.wrap(function()
+          for i = 1, 3 do lunar.sleep(1); coroutine.yield(i * 10) end
+        end)
+        return gen() + gen() + gen()
+      end)
+      return t:await(), lunar.now() - 1000000
+      """)
+    #expect(results == [60, .number(3)])
+  }
+
+  @Test func waitingInsideCoroutineResumeFromTheMainChunk() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local co = coroutine.create(function(x) lunar.sleep(1); local y = coroutine.yield(x + 1); lunar.sleep(1); return y * 2 end)
+      local ok1, a = coroutine.resume(co, 1)
+      local ok2, b = coroutine.resume(co, 5)
+      return ok1, a, ok2, b, coroutine.status(co)
+      """)
+    #expect(results == [true, 2, true, 10, "dead"])
+  }
+
+  @Test func waitingInsideARequiredModule() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      package.preload.slow = function()
+        lunar.sleep(5)
+        return { value = lunar.spawn(function() return 'loaded' end):await() }
+      end
+      return require('slow').value, lunar.now() - 1000000
+      """)
+    #expect(results == ["loaded", .number(5)])
+  }
+
+  @Test func waitingInsideAMetamethodAndASortComparator() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t = setmetatable({}, { __index = function(_, k) lunar.sleep(1); return k .. '!' end })
+      local list = {3, 1, 2}
+      table.sort(list, function(a, b) lunar.sleep(0); return a < b end)
+      return t.x, table.concat(list, ',')
+      """)
+    #expect(results == ["x!", "1,2,3"])
+  }
+
+  @Test func pcallAroundAnAwaitThatFails() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t = lunar.spawn(function() lunar.sleep(1); error('bad input') end)
+      local ok, err = pcall(function() return t:await() end)
+      local ok2, err2 = t:result()
+      return ok, err:match('^test.lua:1: bad input'), ok2, err2, t:status()
+      """)
+    #expect(results == [false, "test.lua:1: bad input", false, "test.lua:1: bad input", "failed"])
+  }
+
+  @Test func awaitRaisesWithTheTaskTraceback() async throws {
+    let lua = try TestRuntime()
+    let failure = await lua.failure("""
+      local function inner() error('deep failure') end
+      local t = lunar.spawn(function() lunar.sleep(1); inner() end)
+      t:await()
+      """)
+    let message = try #require(failure?.luaMessage)
+    #expect(message.hasPrefix("test.lua:1: deep failure\ntask 1 traceback:"))
+    #expect(message.contains("test.lua:1: in upvalue 'inner'"))
+  }
+
+  @Test func cancelBeforeStartNeverRuns() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      ran = false
+      local t = lunar.spawn(function() ran = true end)
+      local cancelled = t:cancel()
+      lunar.sleep(1)
+      local ok, err = t:result()
+      return cancelled, ran, t:status(), ok, tostring(err), err == lunar.cancelled
+      """)
+    #expect(results == [true, false, "cancelled", false, "cancelled", true])
+  }
+
+  @Test func cancelWhileWaitingRaisesAtTheWaitingPoint() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local log = {}
+      local t = lunar.spawn(function()
+        local ok, err = pcall(lunar.sleep, 3600)
+        log[#log + 1] = tostring(err)
+        error(err)
+      end)
+      lunar.sleep(1)
+      t:cancel()
+      local ok, err = t:result()
+      return log[1], t:status(), ok, lunar.now() - 1000000
+      """)
+    #expect(results == ["cancelled", "cancelled", false, .number(1)])
+  }
+
+  @Test func cancellingAFinishedTaskReturnsFalse() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t = lunar.spawn(function() return 1 end)
+      t:await()
+      return t:cancel(), t:status()
+      """)
+    #expect(results == [false, "done"])
+  }
+
+  @Test func awaitAllAndAwaitAny() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local a = lunar.spawn(function() lunar.sleep(2); return 'a' end)
+      local b = lunar.spawn(function() lunar.sleep(1); return 'b' end)
+      local x, y = lunar.await_all({a, b})
+      local c = lunar.spawn(function() lunar.sleep(5); return 'slow' end)
+      local d = lunar.spawn(function() lunar.sleep(1); return 'fast' end)
+      local index, value = lunar.await_any({c, d})
+      c:cancel()
+      return x, y, index, value
+      """)
+    #expect(results == ["a", "b", 2, "fast"])
+  }
+
+  @Test func awaitAllFailsFast() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local a = lunar.spawn(function() lunar.sleep(100); return 'a' end)
+      local b = lunar.spawn(function() lunar.sleep(1); error('b broke', 0) end)
+      local ok, err = pcall(lunar.await_all, {a, b})
+      local elapsed = lunar.now() - 1000000
+      a:cancel()
+      return ok, err:match('^[^\\n]*'), elapsed
+      """)
+    #expect(results == [false, "b broke", .number(1)])
+  }
+
+  @Test func badArgumentsAreLuaErrors() async throws {
+    let lua = try TestRuntime()
+    let cases: [(String, String)] = [
+      ("lunar.spawn(nil)", "test.lua:1: bad argument #1 to 'spawn' (function expected, got nil)"),
+      ("lunar.spawn(42)", "test.lua:1: bad argument #1 to 'spawn' (function expected, got number)"),
+      ("lunar.sleep('soon')", "test.lua:1: bad argument #1 to 'sleep' (number expected, got string)"),
+      ("lunar.sleep(-1)", "test.lua:1: bad argument #1 to 'sleep' (non-negative number expected)"),
+      ("lunar.await_all(1)", "test.lua:1: bad argument #1 to 'await_all' (table expected, got number)"),
+      ("lunar.await_all({1})", "test.lua:1: bad argument #1 to 'await_all' (task expected at index 1, got number)"),
+      ("lunar.await_any({})", "test.lua:1: bad argument #1 to 'await_any' (at least one task expected)"),
+      ("local t = lunar.spawn(print); t.await({})", "test.lua:1: bad argument #1 to 'await' (lunar.task expected, got table)"),
+    ]
+    for (source, expected) in cases {
+      let failure = await lua.failure(source)
+      #expect(failure?.luaMessage == expected, "\(source)")
+    }
+  }
+
+  @Test func aTaskCannotAwaitItself() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t
+      t = lunar.spawn(function() lunar.sleep(0); return pcall(t.await, t) end)
+      return t:await()
+      """)
+    #expect(results == [false, "task 1 cannot await itself"])
+  }
+
+  @Test func deadlockIsReportedNotHung() async throws {
+    let lua = try TestRuntime()
+    let failure = await lua.failure("""
+      local a, b
+      a = lunar.spawn(function() lunar.sleep(0); return b:await() end)
+      b = lunar.spawn(function() lunar.sleep(0); return a:await() end)
+      a:await()
+      """)
+    let message = try #require(failure?.luaMessage)
+    #expect(message.hasPrefix("deadlock: every task is waiting and nothing can wake them"))
+    #expect(message.contains("main chunk waits for task 1 at test.lua:4:"))
+    #expect(message.contains("task 1 waits for task 2 at test.lua:2:"))
+    #expect(message.contains("task 2 waits for task 1 at test.lua:3:"))
+  }
+
+  @Test func deadlockAfterTheMainChunkEnds() async throws {
+    let lua = try TestRuntime()
+    let failure = await lua.failure("""
+      local a, b
+      a = lunar.spawn(function() lunar.sleep(0); return b:await() end)
+      b = lunar.spawn(function() lunar.sleep(0); return a:await() end)
+      """)
+    guard case .deadlock(let report) = failure else {
+      Issue.record("expected a deadlock, got \(String(describing: failure))")
+      return
+    }
+    #expect(report.contains("task 1 waits for task 2"))
+  }
+
+  @Test func unobservedErrorsAreReportedAtTheEnd() async throws {
+    let lua = try TestRuntime()
+    let failure = await lua.failure("""
+      lunar.spawn(function() error('nobody looked') end)
+      local seen = lunar.spawn(function() error('observed') end)
+      seen:result()
+      """)
+    guard case .unobservedErrors(let errors) = failure else {
+      Issue.record("expected unobserved errors, got \(String(describing: failure))")
+      return
+    }
+    #expect(errors.count == 1)
+    #expect(errors.first?.message == "test.lua:1: nobody looked")
+    #expect(errors.first?.origin == "test.lua:1:")
+  }
+
+  @Test func theRunWaitsForBackgroundTasks() async throws {
+    let lua = try TestRuntime()
+    _ = try await lua.run("lunar.spawn(function() lunar.sleep(10); finished = true end)")
+    let results = try await lua.run("return finished")
+    #expect(results == [true])
+  }
+
+  @Test func userYieldsInsideATaskGiveOthersATurn() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local log = {}
+      local a = lunar.spawn(function() for i = 1, 3 do log[#log + 1] = 'a' .. i; coroutine.yield() end end)
+      local b = lunar.spawn(function() for i = 1, 3 do log[#log + 1] = 'b' .. i; coroutine.yield() end end)
+      lunar.await_all({a, b})
+      return table.concat(log, ' ')
+      """)
+    #expect(results == ["a1 b1 a2 b2 a3 b3"])
+  }
+
+  @Test func tracesRecordTheTaskLifecycle() async throws {
+    let lua = try TestRuntime()
+    _ = try await lua.run("""
+      local t = lunar.spawn(function() lunar.sleep(2) end)
+      t:await()
+      local f = lunar.spawn(function() error('x', 0) end)
+      f:result()
+      """)
+    #expect(lua.events("task.") == [
+      "task.spawned id=1 label=\"task 1\" at=test.lua:1:",
+      "task.started id=1",
+      "task.waiting id=1 on=\"sleep 2s\"",
+      "task.resumed id=1",
+      "task.done id=1",
+      "task.spawned id=2 label=\"task 2\" at=test.lua:3:",
+      "task.started id=2",
+      "task.failed id=2 error=x",
+    ])
+    #expect(lua.events("timer.") == ["timer.set after=2.0", "timer.fired after=2.0"])
+    let fired = try #require(lua.recorder.events.first { $0.kind == "timer.fired" })
+    #expect(fired.time == 2)
+  }
+
+  @Test func tasksCanReturnValuesThatCannotCrossIntoSwift() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local t = lunar.spawn(function() return function() return 'a function' end end)
+      return t:await()()
+      """)
+    #expect(results == ["a function"])
+  }
+}
