@@ -32,6 +32,7 @@ enum BenchmarkSuite {
     let all: [(String, () throws -> Void)] = [
       ("host-call", HostCallBenchmark.run),
       ("values", ValueRoundTripBenchmark.run),
+      ("runtime", RuntimeBenchmark.run),
       ("startup", StartupBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {

@@ -13,3 +13,18 @@ import Testing
     #expect(outcome.stdout == "hello, Ada, from Lua 5.4\narg[0] = hello.lua, 1 argument(s)\n")
   }
 }
+
+extension ExampleTests {
+  @Test func tasksRunConcurrently() throws {
+    let outcome = try LunarProcess.run(["run", "tasks.lua"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.prefix(4) == [
+      "tea ready after 3 min\tcoffee ready after 5 min",
+      "1\trice ready after 12 min",
+      "false\ttasks.lua:23: toast burnt",
+      "cancelled\ttrue",
+    ])
+    #expect(lines.last?.hasPrefix("all done in ") == true)
+  }
+}
