@@ -7,6 +7,7 @@ let package = Package(
     .executable(name: "lunar", targets: ["lunar"]),
     .library(name: "LuaKit", targets: ["LuaKit"]),
     .library(name: "Lunar", targets: ["Lunar"]),
+    .library(name: "LunarTest", targets: ["LunarTest"]),
   ],
   targets: [
     // Debian's liblua5.4-dev, found through pkg-config.
@@ -22,14 +23,19 @@ let package = Package(
     .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
     // The workflow runtime built on LuaKit.
     .target(name: "Lunar", dependencies: ["LuaKit"]),
+    // The busted-compatible spec runner and its reporters.
+    .target(
+      name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
+      resources: [.embedInCode("lua/busted.lua"), .embedInCode("lua/luassert.lua")]),
     // The command-line front end.
-    .executableTarget(name: "lunar", dependencies: ["Lunar", "LuaKit"]),
+    .executableTarget(name: "lunar", dependencies: ["Lunar", "LunarTest", "LuaKit"]),
     // Benchmarks; run by scripts/bench, never by swift test.
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"]),
-    .testTarget(name: "LunarCLITests", dependencies: ["lunar"]),
+    .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
+    .testTarget(name: "LunarCLITests", dependencies: ["lunar"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -29,6 +29,8 @@ public final class LuaTask {
   /// What the task waits for now, if anything.
   var waitingOn: Wait?
   var cancelRequested = false
+  /// False for tasks that leave no trace events.
+  var traced = true
   /// Someone saw the outcome (await, result, cancel): a failure is then
   /// not reported as unobserved.
   public internal(set) var observed = false

@@ -55,6 +55,7 @@ public final class RuntimeCore {
     setUpPackagePath()
     if configuration.sandbox { try Sandbox.apply(to: state) }
     try install(LunarModulePlugin())
+    try install(TraceModulePlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
   }

@@ -88,10 +88,12 @@ public final class Scheduler {
 
   /// Creates a task for the function at `functionIndex` on `L` and the
   /// `arguments` values after it, and makes it ready to start.
-  public func spawn(on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil)
-    -> LuaTask
-  {
-    let task = makeTask(label: label, origin: location(of: L))
+  /// A task with `traced` false leaves no trace events (the test runner's
+  /// own tasks, so a spec's trace shows only the spec's work).
+  public func spawn(
+    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil, traced: Bool = true
+  ) -> LuaTask {
+    let task = makeTask(label: label, origin: location(of: L), traced: traced)
     let co = lua_newthread(L)!
     lua_pushvalue(L, functionIndex)
     for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
@@ -105,12 +107,13 @@ public final class Scheduler {
 
   /// A task with no coroutine yet: Swift code drives it and finishes it
   /// with `finish(_:values:)` or `fail(_:message:)`.
-  public func makeTask(label: String?, origin: String) -> LuaTask {
+  public func makeTask(label: String?, origin: String, traced: Bool = true) -> LuaTask {
     let id = nextTaskID
     nextTaskID += 1
     let task = LuaTask(id: id, label: label ?? "task \(id)", origin: origin)
+    task.traced = traced
     liveTasks[id] = task
-    if trace.isEnabled {
+    if traced && trace.isEnabled {
       trace.emit("task.spawned", [.init("id", .integer(Int64(id))), .init("label", .string(LuaString(task.label))), .init("at", .string(LuaString(origin)))])
     }
     return task
@@ -150,11 +153,11 @@ public final class Scheduler {
       }
       arguments = task.startArguments
       task.status = .running
-      if trace.isEnabled { trace.emit("task.started", [.init("id", .integer(Int64(task.id)))]) }
+      if task.traced && trace.isEnabled { trace.emit("task.started", [.init("id", .integer(Int64(task.id)))]) }
     case .result(let result):
       lua_pushboolean(co, result.failed ? 0 : 1)
       arguments = 1 + result.push(co)
-      if trace.isEnabled { trace.emit("task.resumed", [.init("id", .integer(Int64(task.id)))]) }
+      if task.traced && trace.isEnabled { trace.emit("task.resumed", [.init("id", .integer(Int64(task.id)))]) }
     case .plain:
       arguments = 0
     }
@@ -170,7 +173,7 @@ public final class Scheduler {
         pendingWait = nil
         wait.waiter = .task(task)
         task.waitingOn = wait
-        if trace.isEnabled {
+        if task.traced && trace.isEnabled {
           trace.emit("task.waiting", [.init("id", .integer(Int64(task.id))), .init("on", .string(LuaString(wait.subject)))])
         }
         if let result = wait.result {
@@ -252,7 +255,7 @@ public final class Scheduler {
     task.waitingOn = nil
     liveTasks[task.id] = nil
     if status == .failed { failedTasks.append(task) }
-    if trace.isEnabled {
+    if task.traced && trace.isEnabled {
       var fields: [TraceEvent.Field] = [.init("id", .integer(Int64(task.id)))]
       if let message = task.errorMessage, status != .done { fields.append(.init("error", .string(LuaString(message)))) }
       trace.emit("task.\(status == .done ? "done" : status.rawValue)", fields)

@@ -50,6 +50,11 @@ enum TaskHandle {
       return .one
     }
 
+    handle.property("traceback") { task, call in
+      if let traceback = task.traceback { call.push(traceback) } else { call.pushNil() }
+      return .one
+    }
+
     handle.property("label") { task, call in
       call.push(task.label)
       return .one

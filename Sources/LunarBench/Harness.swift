@@ -34,6 +34,7 @@ enum BenchmarkSuite {
       ("values", ValueRoundTripBenchmark.run),
       ("runtime", RuntimeBenchmark.run),
       ("startup", StartupBenchmark.run),
+      ("specs", SpecSuiteBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

@@ -26,10 +26,14 @@ enum StartupBenchmark {
   }
 
   /// Starts a process with output discarded and waits for it.
-  static func spawn(_ path: String, _ arguments: [String]) {
+  static func spawn(_ path: String, _ arguments: [String], in directory: String? = nil) {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let previous = FileManager.default.currentDirectoryPath
+    if let directory { _ = FileManager.default.changeCurrentDirectoryPath(directory) }
+    defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
     defer { posix_spawn_file_actions_destroy(&actions) }
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }

@@ -15,6 +15,7 @@ enum LunarCommandLine {
   static let commands: [CommandSpec] = [
     RunCommand.spec,
     CheckCommand.spec,
+    TestCommand.spec,
     CommandSpec(name: "version", summary: "Print Lunar's version and the Lua version.") { _ in
       print("lunar \(version) (\(LuaVersion.description))")
       return 0

@@ -28,3 +28,11 @@ extension ExampleTests {
     #expect(lines.last?.hasPrefix("all done in ") == true)
   }
 }
+
+extension ExampleTests {
+  @Test func kitchenSpecsPass() throws {
+    let outcome = try LunarProcess.run(["test", "specs"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stdout)")
+    #expect(outcome.stdout.hasSuffix("4 passed, 0 failed, 0 errors, 0 pending\n"))
+  }
+}

@@ -1,0 +1,69 @@
+import CLua
+import LuaKit
+
+/// `lunar.trace`: lets a script record and read the run's own trace, the
+/// basis of the test runner's trace assertions.
+///
+/// ```lua
+/// local trace = require "lunar.trace"
+/// trace.start()
+/// ...
+/// for _, line in ipairs(trace.summaries("task.")) do print(line) end
+/// ```
+struct TraceModulePlugin: LunarPlugin {
+  let name = "lunar.trace"
+
+  func install(in runtime: RuntimeCore) throws {
+    let recorder = TraceRecorder()
+    let trace = runtime.trace
+    var recording = false
+    var module = LuaModule("lunar.trace")
+
+    module.function("start") { [unowned trace] _ in
+      if !recording {
+        trace.add(recorder)
+        recording = true
+      }
+      return .none
+    }
+    module.function("stop") { [unowned trace] _ in
+      trace.remove(recorder)
+      recording = false
+      return .none
+    }
+    module.function("clear") { _ in
+      recorder.clear()
+      return .none
+    }
+    module.function("recording") { call in
+      call.push(recording)
+      return .one
+    }
+    // trace.events([prefix]) -> { {seq=, time=, kind=, <fields>...}, ... }
+    module.function("events") { call in
+      let prefix = try call.optionalString(1) ?? ""
+      let events = recorder.events.filter { $0.kind.hasPrefix(prefix) }
+      let list = LuaValue.table(LuaTable(array: events.map(Self.table)))
+      try call.push(list)
+      return .one
+    }
+    // trace.summaries([prefix]) -> { "task.done id=1", ... }
+    module.function("summaries") { call in
+      let prefix = try call.optionalString(1) ?? ""
+      let lines = recorder.events.filter { $0.kind.hasPrefix(prefix) }.map { LuaValue.string(LuaString($0.summary)) }
+      try call.push(.table(LuaTable(array: lines)))
+      return .one
+    }
+    try runtime.install(module)
+  }
+
+  static func table(_ event: TraceEvent) -> LuaValue {
+    var table = LuaTable()
+    for field in event.fields { table[field.name] = field.value }
+    table["seq"] = .integer(Int64(event.sequence))
+    table["time"] = .number(event.time)
+    table["kind"] = .string(LuaString(event.kind))
+    table["summary"] = .string(LuaString(event.summary))
+    return .table(table)
+  }
+}

@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The little file-system access spec discovery needs, without Foundation.
+public enum FileSystem {
+  /// True if `path` is a directory.
+  public static func isDirectory(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+  }
+
+  /// True if `path` exists.
+  public static func exists(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0
+  }
+
+  /// Every `.lua` file below `folder`, sorted, hidden entries skipped.
+  static func luaFiles(under folder: String) -> [String] {
+    var found: [String] = []
+    guard let directory = opendir(folder) else { return [] }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if !name.hasPrefix(".") { names.append(name) }
+    }
+    for name in names.sorted() {
+      let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+      if isDirectory(path) {
+        found += luaFiles(under: path)
+      } else if name.hasSuffix(".lua") {
+        found.append(path)
+      }
+    }
+    return found
+  }
+
+  /// The last component of `path`.
+  static func baseName(_ path: String) -> String {
+    path.split(separator: "/").last.map(String.init) ?? path
+  }
+
+  /// Reads a whole file, or nil.
+  static func read(_ path: String) -> String? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = fread(&buffer, 1, buffer.count, file)
+      if count <= 0 { break }
+      bytes += buffer[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+}

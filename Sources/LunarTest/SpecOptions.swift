@@ -1,0 +1,36 @@
+/// What to run and how, shared by the CLI, `.busted` files and tests.
+public struct SpecOptions: Sendable {
+  /// Files and folders to run (folders are searched recursively).
+  public var paths: [String] = ["spec"]
+  /// Lua pattern a file name must match to be a spec (busted's `_spec`).
+  public var pattern = "_spec"
+  /// Lua patterns excluding file names.
+  public var excludePatterns: [String] = []
+  /// Lua patterns a test's full name must match (any of them).
+  public var filters: [String] = []
+  /// Lua patterns excluding tests by full name.
+  public var filtersOut: [String] = []
+  /// Run only tests with one of these tags.
+  public var tags: [String] = []
+  /// Skip tests with any of these tags.
+  public var excludeTags: [String] = []
+  /// List tests instead of running them.
+  public var list = false
+  /// Shuffle files and the tests inside each block.
+  public var shuffle = false
+  /// The seed for `shuffle` (printed so a run can be repeated).
+  public var seed: Int64 = 0
+  /// Files run at once, each in its own runtime on its own thread.
+  public var jobs = 1
+  /// Prepended to `package.path` (`;`-separated templates).
+  public var luaPath: String?
+  /// Prepended to `package.cpath`.
+  public var luaCPath: String?
+  /// Folders of Lua plugins, as `lunar run --plugin-dir`.
+  public var pluginDirectories: [String] = []
+  /// The environment each file's runtime sees.
+  public var environment: [String: String] = [:]
+
+  /// The defaults: `spec/`, `_spec` files, one job.
+  public init() {}
+}

@@ -1,0 +1,49 @@
+import CLua
+import CLuaShim
+import LuaKit
+import Lunar
+
+/// Installs the spec DSL (`busted`) and the assertion library (`luassert`,
+/// `luassert.spy`, `luassert.stub`, `luassert.mock`, `luassert.match`,
+/// `say`) into a runtime, and exposes them as globals as busted does.
+public struct SpecPlugin: LunarPlugin {
+  public let name = "busted"
+
+  public init() {}
+
+  public func install(in runtime: RuntimeCore) throws {
+    let state = runtime.state
+    let L = state.L
+    let base = state.top
+    defer { state.top = base }
+
+    try state.load(bytes: PackageResources.luassert_lua, name: "=luassert", mode: .text)
+    try state.call(arguments: 0, results: 1)
+    let luassert = state.top
+    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    let loaded = state.top
+    for (module, field) in [
+      ("luassert", "assert"), ("luassert.spy", "spy"), ("luassert.stub", "stub"), ("luassert.mock", "mock"),
+      ("luassert.match", "match"), ("say", "say"),
+    ] {
+      lua_getfield(L, luassert, field)
+      lua_setfield(L, loaded, module)
+    }
+
+    try state.load(bytes: PackageResources.busted_lua, name: "=busted", mode: .text)
+    lua_pushvalue(L, luassert)
+    let scheduler = runtime.scheduler
+    let taskClass = runtime.taskClass
+    state.push(function: { [unowned scheduler] call in
+      try call.check(1, is: .function)
+      let task = scheduler.spawn(on: call.L, function: 1, arguments: call.argumentCount - 1, label: "spec", traced: false)
+      LuaState(borrowing: call.L).push(task, as: taskClass)
+      return .one
+    })
+    try state.call(arguments: 2, results: 1)
+    lua_pushvalue(L, -1)
+    lua_setfield(L, loaded, "busted")
+    lua_getfield(L, -1, "export")
+    try state.call(arguments: 0, results: 0)
+  }
+}

@@ -1,0 +1,213 @@
+import LuaKit
+import Lunar
+
+/// Turns results into output. `progress` is called as each file finishes;
+/// `report` returns the final text.
+public protocol SpecReporter: Sendable {
+  /// Text to print right away when a file finishes (may be empty).
+  func progress(_ file: SpecFileResult) -> String
+  /// The whole report, ending with the summary where the format allows.
+  func report(_ files: [SpecFileResult], seconds: Double) -> String
+}
+
+/// The output formats `lunar test -o` accepts.
+public enum SpecOutputFormat: String, Sendable, CaseIterable {
+  case plain, tap, junit, json
+
+  /// A reporter for this format; `terminal` enables colour and progress.
+  public func reporter(terminal: Bool) -> any SpecReporter {
+    switch self {
+    case .plain: PlainReporter(colour: terminal)
+    case .tap: TAPReporter()
+    case .junit: JUnitReporter()
+    case .json: JSONReporter()
+    }
+  }
+}
+
+/// The default format: a progress line on a terminal, then each failure,
+/// error and pending test with its position, then the summary line.
+public struct PlainReporter: SpecReporter {
+  let colour: Bool
+
+  public init(colour: Bool) { self.colour = colour }
+
+  private func paint(_ text: String, _ code: String) -> String {
+    colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+  }
+
+  public func progress(_ file: SpecFileResult) -> String {
+    guard colour else { return "" }
+    return file.results.map { result in
+      switch result.status {
+      case .success: paint("●", "32")
+      case .failure: paint("◼", "31")
+      case .error: paint("✱", "35")
+      case .pending: paint("◌", "33")
+      case .listed: ""
+      }
+    }.joined()
+  }
+
+  public func report(_ files: [SpecFileResult], seconds: Double) -> String {
+    let all = files.flatMap(\.results)
+    if all.contains(where: { $0.status == .listed }) {
+      return all.map { "\($0.position ?? "?"): \($0.name)" }.joined(separator: "\n") + "\n"
+    }
+    var out = colour && !all.isEmpty ? "\n" : ""
+    for (status, title, code) in [
+      (SpecResult.Status.pending, "Pending", "33"), (.failure, "Failure", "31"), (.error, "Error", "35"),
+    ] {
+      for result in all where result.status == status {
+        out += "\n" + paint("\(title) → \(result.position ?? "?"):", code) + " " + result.name + "\n"
+        if let message = result.message, !message.isEmpty { out += message + "\n" }
+        // A failure's message says it all; an error's traceback says where.
+        if status == .error, let traceback = result.traceback, !traceback.isEmpty { out += traceback + "\n" }
+      }
+    }
+    let summary = SpecSummary(files)
+    out += "\n" + String(format3: seconds) + " seconds\n"
+    out += paint(summary.description, summary.succeeded ? "32" : "31") + "\n"
+    return out
+  }
+}
+
+/// TAP version 13: one `ok`/`not ok` line per result, YAML details for
+/// failures, `# SKIP` for pending, the summary as a final comment.
+public struct TAPReporter: SpecReporter {
+  public init() {}
+
+  public func progress(_ file: SpecFileResult) -> String { "" }
+
+  public func report(_ files: [SpecFileResult], seconds: Double) -> String {
+    let all = files.flatMap(\.results)
+    var lines = ["TAP version 13", "1..\(all.count)"]
+    for (index, result) in all.enumerated() {
+      let number = index + 1
+      let name = result.name.replacingOccurrences(of: "#", with: "\\#")
+      switch result.status {
+      case .success, .listed:
+        lines.append("ok \(number) - \(name)")
+      case .pending:
+        lines.append("ok \(number) - \(name) # SKIP \(result.message ?? "pending")")
+      case .failure, .error:
+        lines.append("not ok \(number) - \(name)")
+        lines.append("  ---")
+        lines.append("  severity: \(result.status == .failure ? "fail" : "error")")
+        if let position = result.position { lines.append("  at: \(yamlQuote(position))") }
+        lines.append("  message: \(yamlQuote(result.message ?? ""))")
+        lines.append("  ...")
+      }
+    }
+    lines.append("# \(SpecSummary(files))")
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private func yamlQuote(_ text: String) -> String {
+    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+      .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\t", with: "\\t") + "\""
+  }
+}
+
+/// JUnit XML: one `<testsuite>` per file.
+public struct JUnitReporter: SpecReporter {
+  public init() {}
+
+  public func progress(_ file: SpecFileResult) -> String { "" }
+
+  public func report(_ files: [SpecFileResult], seconds: Double) -> String {
+    let total = SpecSummary(files)
+    var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    out += "<testsuites name=\"lunar test\" tests=\"\(files.flatMap(\.results).count)\" failures=\"\(total.failed)\" errors=\"\(total.errors)\" skipped=\"\(total.pending)\" time=\"\(String(format3: seconds))\">\n"
+    for file in files {
+      let summary = SpecSummary([file])
+      out += "  <testsuite name=\"\(xml(file.path))\" tests=\"\(file.results.count)\" failures=\"\(summary.failed)\" errors=\"\(summary.errors)\" skipped=\"\(summary.pending)\" time=\"\(String(format3: file.duration))\">\n"
+      for result in file.results {
+        out += "    <testcase classname=\"\(xml(file.path))\" name=\"\(xml(result.name))\" time=\"\(String(format3: result.duration))\""
+        switch result.status {
+        case .success, .listed:
+          out += "/>\n"
+        case .pending:
+          out += ">\n      <skipped message=\"\(xml(result.message ?? ""))\"/>\n    </testcase>\n"
+        case .failure, .error:
+          let tag = result.status == .failure ? "failure" : "error"
+          let body = [result.position.map { "at \($0)" }, result.message, result.traceback].compactMap { $0 }.joined(separator: "\n")
+          out += ">\n      <\(tag) message=\"\(xml(firstLine(result.message ?? "")))\">\(xml(body))</\(tag)>\n    </testcase>\n"
+        }
+      }
+      out += "  </testsuite>\n"
+    }
+    out += "</testsuites>\n"
+    return out
+  }
+
+  private func firstLine(_ text: String) -> String {
+    String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+  }
+
+  private func xml(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "&": out += "&amp;"
+      case "<": out += "&lt;"
+      case ">": out += "&gt;"
+      case "\"": out += "&quot;"
+      case "'": out += "&apos;"
+      case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
+      default:
+        // XML 1.0 forbids most control characters, even escaped.
+        if scalar.value < 0x20 { out += "?" } else { out.unicodeScalars.append(scalar) }
+      }
+    }
+    return out
+  }
+}
+
+/// One JSON document: the summary and every file's results.
+public struct JSONReporter: SpecReporter {
+  public init() {}
+
+  public func progress(_ file: SpecFileResult) -> String { "" }
+
+  public func report(_ files: [SpecFileResult], seconds: Double) -> String {
+    let summary = SpecSummary(files)
+    var document = LuaTable()
+    document["summary"] = [
+      "passed": .integer(Int64(summary.passed)), "failed": .integer(Int64(summary.failed)),
+      "errors": .integer(Int64(summary.errors)), "pending": .integer(Int64(summary.pending)),
+      "seconds": .number(seconds),
+    ]
+    let encoder = LuaValueEncoder()
+    document["files"] = .table(
+      LuaTable(
+        array: files.map { file in
+          var entry = LuaTable()
+          entry["path"] = .string(LuaString(file.path))
+          entry["tests"] = (try? encoder.encode(file.results)) ?? .table(LuaTable())
+          return .table(entry)
+        }))
+    return JSON.encode(.table(document), keyOrder: ["summary", "files"]) + "\n"
+  }
+}
+
+extension String {
+  /// Seconds with three decimals (`0.042`).
+  init(format3 value: Double) {
+    let milliseconds = Int64((value * 1000).rounded())
+    let fraction = String(milliseconds % 1000)
+    self = "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+  }
+
+  /// Every occurrence of `target` replaced (no Foundation here).
+  func replacingOccurrences(of target: String, with replacement: String) -> String {
+    guard !target.isEmpty else { return self }
+    var out = ""
+    var rest = Substring(self)
+    while let range = rest.firstRange(of: target) {
+      out += rest[..<range.lowerBound] + replacement
+      rest = rest[range.upperBound...]
+    }
+    return out + rest
+  }
+}

@@ -1,0 +1,415 @@
+-- Lunar's busted-compatible spec DSL and runner core.
+--
+-- A spec file is loaded, its top-level calls register blocks, and then the
+-- tree runs as busted runs it: a describe block's body runs when the block
+-- executes (collecting its children), then its children run in order.
+-- Every test body, hook and block body runs as a runtime task, so specs can
+-- wait on tasks, queue jobs and machines like any script.
+--
+-- Called by the Swift runner with the luassert library table; returns the
+-- module table `busted`.
+
+local luassert, spawn_untraced = ...
+local lunar = require "lunar"
+local trace = require "lunar.trace"
+
+local busted = {}
+
+-- MARK: Results
+
+local results        -- array of result records for the file being run
+local options        -- filters and modes for this run
+local current        -- the block whose body is running (collecting children)
+local running_test   -- the test element running now, for finally/pending
+
+local PENDING_MT = { __name = "busted.pending", __tostring = function(p) return p.message end }
+
+local function record(element, status, message, position, traceback, duration)
+  results[#results + 1] = {
+    name = element.full_name,
+    status = status,
+    message = message,
+    position = position or element.position,
+    traceback = traceback,
+    duration = duration or 0,
+    tags = element.tags,
+  }
+end
+
+-- MARK: Tree
+
+local function tags_of(name, inherited)
+  local tags = {}
+  for _, tag in ipairs(inherited or {}) do tags[#tags + 1] = tag end
+  for tag in tostring(name):gmatch("#([%w_%-%.]+)") do tags[#tags + 1] = tag end
+  return tags
+end
+
+local function position_of_caller(level)
+  local info = debug.getinfo(level + 1, "Sl")
+  if not info then return "?" end
+  return info.short_src .. ":" .. (info.currentline or 0)
+end
+
+local function new_element(kind, name, fn, parent, position)
+  local full = name
+  if parent and parent.full_name and parent.kind ~= "file" then full = parent.full_name .. " " .. name end
+  return {
+    kind = kind,
+    name = name,
+    fn = fn,
+    parent = parent,
+    full_name = full,
+    position = position,
+    tags = tags_of(name, parent and parent.tags),
+    children = {},
+    hooks = { before_each = {}, after_each = {}, strict_setup = {}, strict_teardown = {}, lazy_setup = {}, lazy_teardown = {} },
+  }
+end
+
+local function register(kind)
+  return function(name, fn)
+    if kind == "pending" and running_test then
+      -- pending("reason") inside a test marks that test pending.
+      error(setmetatable({ message = tostring(name), position = position_of_caller(2) }, PENDING_MT), 2)
+    end
+    if current == nil then error(("'%s' called outside a spec file"):format(kind), 2) end
+    if running_test and kind ~= "pending" then
+      error(("'%s' cannot be nested inside a test"):format(kind), 2)
+    end
+    if type(name) == "function" and fn == nil then name, fn = "", name end
+    if kind == "pending" then
+      fn = fn or function() end
+    elseif type(fn) ~= "function" then
+      error(("bad argument #2 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
+    end
+    local element = new_element(kind, tostring(name), fn, current, position_of_caller(2))
+    current.children[#current.children + 1] = element
+    return element
+  end
+end
+
+local function hook(kind)
+  return function(fn)
+    if current == nil or running_test then error(("'%s' must be called in a describe block"):format(kind), 2) end
+    if type(fn) ~= "function" then
+      error(("bad argument #1 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
+    end
+    local list = current.hooks[kind]
+    list[#list + 1] = { fn = fn, position = position_of_caller(2) }
+  end
+end
+
+busted.describe = register("describe")
+busted.context = busted.describe
+busted.insulate = register("insulate")
+busted.expose = register("expose")
+busted.it = register("it")
+busted.spec = busted.it
+busted.test = busted.it
+busted.pending = register("pending")
+busted.before_each = hook("before_each")
+busted.after_each = hook("after_each")
+busted.strict_setup = hook("strict_setup")
+busted.setup = busted.strict_setup
+busted.strict_teardown = hook("strict_teardown")
+busted.teardown = busted.strict_teardown
+busted.lazy_setup = hook("lazy_setup")
+busted.lazy_teardown = hook("lazy_teardown")
+
+function busted.finally(fn)
+  if not running_test then error("'finally' must be called inside a test", 2) end
+  running_test.finally = fn
+end
+
+busted.fail = luassert.fail
+
+-- MARK: Environments
+--
+-- As in busted, every block and test runs with its own global environment
+-- whose reads fall back to the enclosing block's: a global assigned in one
+-- test is not seen by the next, one assigned in a describe body is seen by
+-- its children.
+
+local function set_env(fn, env)
+  local i = 1
+  while true do
+    local name = debug.getupvalue(fn, i)
+    if name == nil then return end
+    if name == "_ENV" then
+      -- A fresh upvalue cell, so closures sharing the file's _ENV keep it.
+      debug.upvaluejoin(fn, i, function() return env end, 1)
+      debug.setupvalue(fn, i, env)
+      return
+    end
+    i = i + 1
+  end
+end
+
+local function env_for(element)
+  if not element.env then
+    local parent = element.parent and env_for(element.parent) or _G
+    element.env = setmetatable({}, { __index = parent })
+  end
+  return element.env
+end
+
+-- MARK: Running protected, as tasks
+
+local function classify(err)
+  if getmetatable(err) == PENDING_MT then return "pending", err.message, err.position end
+  if luassert.is_failure(err) then return "failure", err.message, err.position end
+  local message = err
+  if type(err) ~= "string" then
+    local mt = getmetatable(err)
+    message = (mt and mt.__tostring) and tostring(err) or ("(error object is a %s value)"):format(type(err))
+  end
+  return "error", message, tostring(message):match("^([^:\n]+:%d+):")
+end
+
+-- Runs fn(...) as a task; returns ok, status, message, position, traceback.
+-- The task is left out of the trace, so a spec's trace shows its own work.
+local function protected(fn, ...)
+  local task = spawn_untraced(fn, ...)
+  local ok, err = task:result()
+  if ok then return true end
+  local status, message, position = classify(err)
+  return false, status, message, position, task.traceback
+end
+
+-- MARK: Selection
+
+local function any_tag(tags, wanted)
+  for _, tag in ipairs(tags) do
+    for _, w in ipairs(wanted) do if tag == w then return true end end
+  end
+  return false
+end
+
+local function selected(element)
+  if #options.tags > 0 and not any_tag(element.tags, options.tags) then return false end
+  if #options.exclude_tags > 0 and any_tag(element.tags, options.exclude_tags) then return false end
+  if #options.filter > 0 then
+    local hit = false
+    for _, pattern in ipairs(options.filter) do
+      if element.full_name:find(pattern) then hit = true break end
+    end
+    if not hit then return false end
+  end
+  for _, pattern in ipairs(options.filter_out) do
+    if element.full_name:find(pattern) then return false end
+  end
+  return true
+end
+
+-- MARK: Insulation
+
+local function snapshot()
+  local globals, loaded = {}, {}
+  for k, v in pairs(_G) do globals[k] = v end
+  for k, v in pairs(package.loaded) do loaded[k] = v end
+  return { globals = globals, loaded = loaded }
+end
+
+local function restore(saved)
+  for k in pairs(_G) do if saved.globals[k] == nil then _G[k] = nil end end
+  for k, v in pairs(saved.globals) do if _G[k] ~= v then _G[k] = v end end
+  for k in pairs(package.loaded) do if saved.loaded[k] == nil then package.loaded[k] = nil end end
+  for k, v in pairs(saved.loaded) do if package.loaded[k] ~= v then package.loaded[k] = v end end
+end
+
+-- MARK: Execution
+
+local execute_block
+
+local function hook_error(block, kind, status, message, position, traceback)
+  local element = { full_name = block.full_name ~= "" and (block.full_name .. " " .. kind) or kind,
+                    position = position, tags = block.tags }
+  record(element, status == "failure" and "failure" or "error", message, position, traceback)
+end
+
+-- Runs the hooks `kind` of `block`; false if one failed (already recorded).
+local function run_hooks(block, kind, context_name)
+  for _, h in ipairs(block.hooks[kind]) do
+    set_env(h.fn, env_for(block))
+    local ok, status, message, position, traceback = protected(h.fn)
+    if not ok then
+      hook_error(block, context_name or kind, status, message, position or h.position, traceback)
+      return false
+    end
+  end
+  return true
+end
+
+local function ensure_lazy_setup(block)
+  if block == nil or block.lazy_done then return not (block and block.lazy_failed) end
+  if not ensure_lazy_setup(block.parent) then return false end
+  block.lazy_done = true
+  if #block.hooks.lazy_setup > 0 then
+    if not run_hooks(block, "lazy_setup") then
+      block.lazy_failed = true
+      return false
+    end
+  end
+  return true
+end
+
+local function ancestors(element)
+  local list = {}
+  local block = element.parent
+  while block do
+    table.insert(list, 1, block)
+    block = block.parent
+  end
+  return list
+end
+
+local function execute_test(test)
+  if not selected(test) then return end
+  if options.list then
+    record(test, "listed")
+    return
+  end
+  if not ensure_lazy_setup(test.parent) then return end
+  trace.clear()
+  -- Spies and stubs made during the test are reverted after it, as busted does.
+  local snapshot_of_doubles = luassert.assert:snapshot()
+  local chain = ancestors(test)
+  local ran = 0
+  local ok = true
+  for _, block in ipairs(chain) do
+    ran = ran + 1
+    if not run_hooks(block, "before_each") then ok = false break end
+  end
+  if ok then
+    running_test = test
+    local started = os.clock()
+    set_env(test.fn, env_for(test))
+    local passed, status, message, position, traceback = protected(test.fn)
+    running_test = nil
+    if test.finally then
+      set_env(test.finally, env_for(test))
+      local fin_ok, fin_status, fin_message, fin_position, fin_traceback = protected(test.finally)
+      if passed and not fin_ok then
+        passed, status, message, position, traceback = false, fin_status, fin_message, fin_position, fin_traceback
+      end
+    end
+    local duration = os.clock() - started
+    if passed then
+      record(test, "success", nil, nil, nil, duration)
+    else
+      record(test, status, message, position, traceback, duration)
+    end
+  end
+  for i = ran, 1, -1 do
+    run_hooks(chain[i], "after_each")
+  end
+  snapshot_of_doubles:revert()
+end
+
+local function shuffle(list)
+  for i = #list, 2, -1 do
+    local j = math.random(i)
+    list[i], list[j] = list[j], list[i]
+  end
+end
+
+local function execute_pending(element)
+  if not selected(element) then return end
+  record(element, options.list and "listed" or "pending", element.name)
+end
+
+local function has_selected_test(block)
+  for _, child in ipairs(block.children) do
+    if child.kind == "it" and selected(child) then return true end
+  end
+  return false
+end
+
+function execute_block(block)
+  local saved = (block.kind == "insulate") and snapshot() or nil
+  local previous = current
+  current = block
+  if block.fn then
+    if block.kind ~= "file" then set_env(block.fn, env_for(block)) end
+    local ok, status, message, position, traceback = protected(block.fn)
+    if not ok then
+      current = previous
+      local element = { full_name = block.full_name, position = position or block.position, tags = block.tags }
+      record(element, status == "failure" and "failure" or "error", message, position or block.position, traceback)
+      if saved then restore(saved) end
+      return
+    end
+  end
+  current = previous
+  if options.shuffle then shuffle(block.children) end
+  local setup_ok = options.list or run_hooks(block, "strict_setup", "setup")
+  if setup_ok then
+    for _, child in ipairs(block.children) do
+      if child.kind == "it" then
+        execute_test(child)
+      elseif child.kind == "pending" then
+        execute_pending(child)
+      else
+        execute_block(child)
+      end
+    end
+  end
+  if not options.list then
+    if block.lazy_done and not block.lazy_failed then run_hooks(block, "lazy_teardown") end
+    if setup_ok then run_hooks(block, "strict_teardown", "teardown") end
+  end
+  if saved then restore(saved) end
+  return has_selected_test(block)
+end
+
+-- MARK: Entry point
+
+local function default_options(given)
+  local o = given or {}
+  o.tags = o.tags or {}
+  o.exclude_tags = o.exclude_tags or {}
+  o.filter = o.filter or {}
+  o.filter_out = o.filter_out or {}
+  return o
+end
+
+-- Exposes the DSL and luassert as globals, as busted does.
+function busted.export(env)
+  env = env or _G
+  for _, name in ipairs {
+    "describe", "context", "insulate", "expose", "it", "spec", "test", "pending",
+    "before_each", "after_each", "setup", "teardown", "strict_setup", "strict_teardown",
+    "lazy_setup", "lazy_teardown", "finally",
+  } do env[name] = busted[name] end
+  env.assert = luassert.assert
+  env.spy = luassert.spy
+  env.stub = luassert.stub
+  env.mock = luassert.mock
+  env.match = luassert.match
+end
+
+--- Runs one spec file; returns the results table the Swift runner decodes.
+function busted.run_file(path, given_options)
+  options = default_options(given_options)
+  results = {}
+  if options.seed then math.randomseed(options.seed) end
+  trace.start()
+  local chunk, load_error = loadfile(path)
+  local root = new_element("file", path, chunk, nil, path .. ":1")
+  root.full_name = ""
+  if not chunk then
+    record({ full_name = path, position = path, tags = {} }, "error", load_error, (load_error:match("^([^:\n]+:%d+):")))
+  else
+    execute_block(root)
+  end
+  current, running_test = nil, nil
+  return { tests = results }
+end
+
+busted.publish = function() end
+busted.subscribe = function() end
+busted.unsubscribe = function() end
+busted.version = "2.1.1 (lunar)"
+
+return busted

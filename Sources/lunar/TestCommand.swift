@@ -1,0 +1,119 @@
+import LuaKit
+import Lunar
+import LunarTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lunar test [PATHS...]`: runs busted-compatible spec suites.
+enum TestCommand {
+  static let spec = CommandSpec(
+    name: "test",
+    summary: "Run busted-compatible spec files (default: spec/, files matching _spec).",
+    operands: "[PATHS...]",
+    options: [
+      OptionSpec(name: "pattern", short: "p", value: "PATTERN", help: "Lua pattern spec file names match (default _spec)"),
+      OptionSpec(name: "exclude-pattern", value: "PATTERN", help: "skip files whose names match (repeatable)"),
+      OptionSpec(name: "filter", value: "PATTERN", help: "run only tests whose full name matches (repeatable)"),
+      OptionSpec(name: "filter-out", value: "PATTERN", help: "skip tests whose full name matches (repeatable)"),
+      OptionSpec(name: "tags", short: "t", value: "TAGS", help: "run only tests with one of these #tags (comma-separated)"),
+      OptionSpec(name: "exclude-tags", value: "TAGS", help: "skip tests with any of these #tags"),
+      OptionSpec(name: "list", short: "l", help: "list the tests instead of running them"),
+      OptionSpec(name: "shuffle", help: "run files and tests in random order"),
+      OptionSpec(name: "seed", value: "N", help: "seed for --shuffle (printed when shuffling)"),
+      OptionSpec(name: "jobs", short: "j", value: "N", help: "files run in parallel (default: number of cores)"),
+      OptionSpec(name: "output", short: "o", value: "FORMAT", help: "plain (default), tap, junit or json"),
+      OptionSpec(name: "output-file", value: "FILE", help: "write the report to FILE instead of standard output"),
+      OptionSpec(name: "lpath", value: "PATH", help: "prepend to package.path"),
+      OptionSpec(name: "cpath", value: "PATH", help: "prepend to package.cpath"),
+      OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
+    ],
+    run: run
+  )
+
+  static func run(_ parsed: ParsedArguments) -> Int32 {
+    var options = SpecOptions()
+    options.environment = Environment.current
+    options.jobs = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    do {
+      if let config = try BustedConfig.load() { config.apply(to: &options) }
+    } catch {
+      Console.error("lunar: .busted: \(error)")
+      return 2
+    }
+    let format: SpecOutputFormat
+    do {
+      format = try apply(parsed, to: &options)
+    } catch {
+      return LunarCommandLine.usageFailure(error)
+    }
+    for path in options.paths where !FileSystem.exists(path) {
+      return LunarCommandLine.usageFailure(UsageError(message: "no such file or folder: \(path)", command: "test"))
+    }
+    let runner = SpecRunner(options: options)
+    let files: [String]
+    do {
+      files = try runner.discoverFiles()
+    } catch {
+      return LunarCommandLine.usageFailure(UsageError(message: "bad --pattern: \(error)", command: "test"))
+    }
+    let output: FileOutput
+    if let path = parsed.value("output-file") {
+      do {
+        output = try FileOutput(path: path)
+      } catch {
+        Console.error("lunar: \(error)")
+        return 2
+      }
+    } else {
+      output = FileOutput(descriptor: 1)
+    }
+    let terminal = parsed.value("output-file") == nil && isatty(1) != 0
+    let reporter = format.reporter(terminal: terminal)
+    if options.shuffle && format == .plain { output.write("shuffled with --seed \(options.seed)\n") }
+    let started = SpecClock.now()
+    let results = Blocking.run {
+      await runner.run(files: files) { file in
+        let text = reporter.progress(file)
+        if !text.isEmpty { output.write(text) }
+      }
+    }
+    output.write(reporter.report(results, seconds: SpecClock.now() - started))
+    return SpecSummary(results).succeeded ? 0 : 1
+  }
+
+  /// Applies the flags over the defaults and `.busted`; returns the format.
+  static func apply(_ parsed: ParsedArguments, to options: inout SpecOptions) throws(UsageError) -> SpecOutputFormat {
+    func list(_ name: String) -> [String]? {
+      parsed.flags[name].map { $0.flatMap { $0.split(separator: ",").map(String.init) } }
+    }
+    if !parsed.operands.isEmpty { options.paths = parsed.operands }
+    if let value = parsed.value("pattern") { options.pattern = value }
+    if let value = parsed.flags["exclude-pattern"] { options.excludePatterns = value }
+    if let value = parsed.flags["filter"] { options.filters = value }
+    if let value = parsed.flags["filter-out"] { options.filtersOut = value }
+    if let value = list("tags") { options.tags = value }
+    if let value = list("exclude-tags") { options.excludeTags = value }
+    if let value = parsed.value("lpath") { options.luaPath = value }
+    if let value = parsed.value("cpath") { options.luaCPath = value }
+    options.pluginDirectories = parsed.flags["plugin-dir"] ?? []
+    options.list = parsed.has("list")
+    if parsed.has("shuffle") { options.shuffle = true }
+    if let text = parsed.value("seed") {
+      guard let seed = Int64(text) else { throw UsageError(message: "--seed needs a whole number, got '\(text)'", command: "test") }
+      options.seed = seed
+    } else if options.shuffle {
+      options.seed = Int64(SpecClock.epochNow() * 1000) % 1_000_000
+    }
+    if let text = parsed.value("jobs") {
+      guard let jobs = Int(text), jobs > 0 else { throw UsageError(message: "--jobs needs a positive number, got '\(text)'", command: "test") }
+      options.jobs = jobs
+    }
+    let name = parsed.value("output") ?? "plain"
+    guard let format = SpecOutputFormat(rawValue: name) else {
+      throw UsageError(message: "unknown output format '\(name)' (plain, tap, junit, json)", command: "test")
+    }
+    return format
+  }
+}

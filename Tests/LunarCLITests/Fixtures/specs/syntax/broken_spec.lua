@@ -1,0 +1,5 @@
+describe("broken", function()
+  it("never runs", function()
+    local x = = 1
+  end)
+end)

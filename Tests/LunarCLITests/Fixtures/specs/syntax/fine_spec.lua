@@ -1,0 +1,1 @@
+it("runs despite the broken neighbour", function() assert.is_true(true) end)

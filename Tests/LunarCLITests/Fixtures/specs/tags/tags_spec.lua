@@ -1,0 +1,8 @@
+describe("tagged #unit", function()
+  it("fast one #fast", function() end)
+  it("slow one #slow", function() end)
+  it("untagged", function() end)
+end)
+describe("other", function()
+  it("also fast #fast", function() end)
+end)

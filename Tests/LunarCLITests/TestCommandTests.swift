@@ -1,0 +1,176 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+
+/// `lunar test` on fixture suites whose outcomes are known (checked side by
+/// side with Debian's busted 2.1.1).
+@Suite struct TestCommandTests {
+  static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/specs")
+
+  func lunarTest(_ arguments: [String], in folder: String) throws -> LunarProcess.Outcome {
+    try LunarProcess.run(["test", "--jobs", "2"] + arguments, in: Self.fixtures.appendingPathComponent(folder), timeout: 60)
+  }
+
+  func summary(_ outcome: LunarProcess.Outcome) -> String {
+    String(outcome.stdout.split(separator: "\n").last ?? "")
+  }
+
+  @Test func countsEachOutcome() throws {
+    let outcome = try lunarTest(["."], in: "outcomes")
+    #expect(summary(outcome) == "2 passed, 1 failed, 1 errors, 2 pending")
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.contains("Failure → ./outcomes_spec.lua:7: outcomes fails\n"))
+    #expect(outcome.stdout.contains("Expected objects to be the same."))
+    #expect(outcome.stdout.contains("Error → ./outcomes_spec.lua:11: outcomes errors\n./outcomes_spec.lua:11: boom\n"))
+    #expect(outcome.stdout.contains("Pending → ./outcomes_spec.lua:17: outcomes is pending inside the test\nnot yet\n"))
+  }
+
+  @Test func hooksRunInBustedsOrder() throws {
+    let outcome = try lunarTest(["hooks_spec.lua"], in: "hooks")
+    #expect(outcome.status == 0)
+    #expect(outcome.stdout.hasPrefix(
+      "setup outer,before outer,it first,after outer,lazy inner,before outer,before inner,it second,finally second,after inner,after outer,teardown outer\n"))
+    #expect(summary(outcome) == "2 passed, 0 failed, 0 errors, 0 pending")
+  }
+
+  @Test func aFailingAfterEachIsAnError() throws {
+    let outcome = try lunarTest(["failing_after_each_spec.lua"], in: "hooks")
+    #expect(summary(outcome) == "1 passed, 0 failed, 1 errors, 0 pending")
+    #expect(outcome.stdout.contains("after_each failing after_each"))
+    #expect(outcome.status == 1)
+  }
+
+  @Test func filesAreInsulatedAndBlocksHaveTheirOwnGlobals() throws {
+    let outcome = try lunarTest(["."], in: "insulation")
+    #expect(summary(outcome) == "5 passed, 1 failed, 0 errors, 0 pending")
+  }
+
+  @Test func aSyntaxErrorIsAnErrorOfThatFile() throws {
+    let outcome = try lunarTest(["."], in: "syntax")
+    #expect(summary(outcome) == "1 passed, 0 failed, 1 errors, 0 pending")
+    #expect(outcome.stdout.contains("./broken_spec.lua:3: unexpected symbol near '='"))
+    #expect(outcome.status == 1)
+  }
+
+  @Test func tagsSelectTests() throws {
+    #expect(summary(try lunarTest(["--tags", "fast", "."], in: "tags")) == "2 passed, 0 failed, 0 errors, 0 pending")
+    #expect(summary(try lunarTest(["--exclude-tags", "fast,slow", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
+    #expect(summary(try lunarTest(["-t", "unit", "."], in: "tags")) == "3 passed, 0 failed, 0 errors, 0 pending")
+  }
+
+  @Test func filtersSelectByFullName() throws {
+    #expect(summary(try lunarTest(["--filter", "slow", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
+    #expect(summary(try lunarTest(["--filter-out", "^tagged", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
+  }
+
+  @Test func listNamesTestsWithoutRunning() throws {
+    let outcome = try lunarTest(["--list", "."], in: "outcomes")
+    #expect(outcome.status == 0)
+    #expect(outcome.stdout.contains("./outcomes_spec.lua:6: outcomes fails\n"))
+    #expect(!outcome.stdout.contains("boom"))
+  }
+
+  @Test func spiesAndStubs() throws {
+    let outcome = try lunarTest(["."], in: "doubles")
+    #expect(summary(outcome) == "2 passed, 1 failed, 0 errors, 0 pending")
+    #expect(outcome.stdout.contains("Failure → ./doubles_spec.lua:23: spies and stubs fails a spy assertion"))
+  }
+
+  @Test func asyncSpecsUseTheVirtualClock() throws {
+    let outcome = try lunarTest(["."], in: "async")
+    #expect(summary(outcome) == "3 passed, 0 failed, 0 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.status == 0)
+  }
+
+  @Test func tapOutputIsTAP13() throws {
+    let outcome = try lunarTest(["-o", "tap", "."], in: "outcomes")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.first == "TAP version 13")
+    #expect(lines[1] == "1..6")
+    let tests = lines.filter { $0.hasPrefix("ok ") || $0.hasPrefix("not ok ") }
+    #expect(tests.count == 6)
+    for (index, line) in tests.enumerated() {
+      #expect(line.hasPrefix("ok \(index + 1) - ") || line.hasPrefix("not ok \(index + 1) - "))
+    }
+    #expect(tests.filter { $0.contains("# SKIP") }.count == 2)
+    #expect(lines.contains("  severity: fail"))
+    #expect(lines.last == "# 2 passed, 1 failed, 1 errors, 2 pending")
+    // Every line is a TAP line: a test line, YAML inside ---/..., a comment, or the header.
+    var inYAML = false
+    for line in lines.dropFirst(2) {
+      if line == "  ---" { inYAML = true; continue }
+      if line == "  ..." { inYAML = false; continue }
+      #expect(inYAML ? line.hasPrefix("  ") : (line.hasPrefix("ok ") || line.hasPrefix("not ok ") || line.hasPrefix("#")), "\(line)")
+    }
+  }
+
+  @Test func junitXMLParsesAndCounts() throws {
+    let folder = try TemporaryFolder()
+    let report = folder.url.appendingPathComponent("report.xml").path
+    let outcome = try lunarTest(["-o", "junit", "--output-file", report, "."], in: "outcomes")
+    #expect(outcome.status == 1)
+    let document = try XMLDocument(contentsOf: URL(fileURLWithPath: report))
+    let root = try #require(document.rootElement())
+    #expect(root.name == "testsuites")
+    #expect(root.attribute(forName: "failures")?.stringValue == "1")
+    #expect(root.attribute(forName: "errors")?.stringValue == "1")
+    #expect(root.attribute(forName: "skipped")?.stringValue == "2")
+    #expect(try root.nodes(forXPath: "//testcase").count == 6)
+    #expect(try root.nodes(forXPath: "//testcase/failure").count == 1)
+  }
+
+  @Test func jsonOutputParses() throws {
+    let outcome = try lunarTest(["-o", "json", "."], in: "outcomes")
+    let object = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
+    let summary = object?["summary"] as? [String: Any]
+    #expect(summary?["passed"] as? Int == 2)
+    #expect(summary?["pending"] as? Int == 2)
+    let files = object?["files"] as? [[String: Any]]
+    #expect((files?.first?["tests"] as? [Any])?.count == 6)
+  }
+
+  @Test func shuffleWithASeedRepeats() throws {
+    let first = try lunarTest(["--shuffle", "--seed", "7", "--list", "."], in: "tags")
+    let second = try lunarTest(["--shuffle", "--seed", "7", "--list", "."], in: "tags")
+    #expect(first.stdout == second.stdout)
+    #expect(first.stdout.hasPrefix("shuffled with --seed 7\n"))
+  }
+
+  @Test func bustedConfigSetsRootAndPattern() throws {
+    let folder = try TemporaryFolder()
+    try folder.write(".busted", "return { default = { ROOT = {'checks'}, pattern = '_check', lpath = 'src/?.lua' } }")
+    try folder.write("src/mathx.lua", "return { add = function(a, b) return a + b end }")
+    try folder.write("checks/add_check.lua", "it('adds', function() assert.are.equal(3, require('mathx').add(1, 2)) end)")
+    try folder.write("checks/ignored_spec.lua", "it('is not a _check file', function() error('ran') end)")
+    let outcome = try LunarProcess.run(["test"], in: folder.url)
+    #expect(outcome.status == 0, "\(outcome.stdout)")
+    #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
+  }
+
+  @Test func requireBustedGivesTheSameFunctions() throws {
+    let folder = try TemporaryFolder()
+    try folder.write("spec/req_spec.lua", """
+      local busted = require 'busted'
+      busted.describe('via require', function()
+        busted.it('works', function() assert.are.equal(busted.it, it) end)
+      end)
+      """)
+    let outcome = try LunarProcess.run(["test"], in: folder.url)
+    #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
+  }
+
+  @Test(arguments: [
+    (["-o", "xml"], "lunar: unknown output format 'xml' (plain, tap, junit, json)"),
+    (["--jobs", "0"], "lunar: --jobs needs a positive number, got '0'"),
+    (["--seed", "abc"], "lunar: --seed needs a whole number, got 'abc'"),
+    (["/nonexistent/specs"], "lunar: no such file or folder: /nonexistent/specs"),
+  ])
+  func usageErrors(arguments: [String], message: String) throws {
+    let outcome = try LunarProcess.run(["test"] + arguments)
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr == message + "\nTry 'lunar help test'.\n")
+  }
+}

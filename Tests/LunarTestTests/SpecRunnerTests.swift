@@ -1,0 +1,102 @@
+import LuaKit
+import Testing
+
+@testable import LunarTest
+
+@Suite struct SpecRunnerTests {
+  static let fixtures: String = {
+    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(2)
+    return parts.joined(separator: "/") + "/LunarCLITests/Fixtures/specs"
+  }()
+
+  @Test func discoveryFollowsThePatternAndSorts() throws {
+    var options = SpecOptions()
+    options.paths = [Self.fixtures + "/insulation", Self.fixtures + "/syntax"]
+    let files = try SpecRunner(options: options).discoverFiles()
+    #expect(files.map { $0.split(separator: "/").suffix(2).joined(separator: "/") } == [
+      "insulation/a_spec.lua", "insulation/b_spec.lua", "syntax/broken_spec.lua", "syntax/fine_spec.lua",
+    ])
+    options.excludePatterns = ["^broken"]
+    #expect(try SpecRunner(options: options).discoverFiles().count == 3)
+    options.pattern = "%f[%w]a_"
+    options.excludePatterns = []
+    #expect(try SpecRunner(options: options).discoverFiles().count == 1)
+  }
+
+  @Test func aMalformedPatternIsAnError() throws {
+    var options = SpecOptions()
+    options.paths = [Self.fixtures + "/tags"]
+    options.pattern = "[unclosed"
+    #expect(throws: LuaError.self) { try SpecRunner(options: options).discoverFiles() }
+  }
+
+  @Test func runningAFileGivesOneResultPerTest() async throws {
+    let runner = SpecRunner(options: SpecOptions())
+    let file = await runner.runFile(Self.fixtures + "/outcomes/outcomes_spec.lua")
+    #expect(file.results.map(\.status) == [.success, .failure, .error, .pending, .pending, .success])
+    #expect(file.results.map(\.name) == [
+      "outcomes passes", "outcomes fails", "outcomes errors", "outcomes is pending at block level",
+      "outcomes is pending inside the test", "outcomes nested passes too",
+    ])
+    #expect(file.results[2].message?.hasSuffix("outcomes_spec.lua:11: boom") == true)
+    #expect(file.results[4].message == "not yet")
+    #expect(SpecSummary([file]).description == "2 passed, 1 failed, 1 errors, 2 pending")
+  }
+
+  @Test func tagsAreInherited() async throws {
+    var options = SpecOptions()
+    options.tags = ["unit"]
+    let file = await SpecRunner(options: options).runFile(Self.fixtures + "/tags/tags_spec.lua")
+    #expect(file.results.map(\.name) == ["tagged #unit fast one #fast", "tagged #unit slow one #slow", "tagged #unit untagged"])
+    #expect(file.results.first?.tags == ["unit", "fast"])
+  }
+
+  @Test func aMissingFileIsAFileError() async throws {
+    let file = await SpecRunner(options: SpecOptions()).runFile("/nonexistent/x_spec.lua")
+    #expect(file.results.count == 1)
+    #expect(file.results.first?.status == .error)
+    #expect(file.results.first?.message?.contains("cannot open /nonexistent/x_spec.lua") == true)
+  }
+
+  @Test func parallelRunsKeepFileOrder() async throws {
+    var options = SpecOptions()
+    options.paths = [Self.fixtures]
+    options.jobs = 4
+    let runner = SpecRunner(options: options)
+    let files = try runner.discoverFiles()
+    let results = await runner.run(files: files)
+    #expect(results.map(\.path) == files)
+  }
+
+  @Test func reportersAgreeOnCounts() {
+    let file = SpecFileResult(
+      path: "x_spec.lua",
+      results: [
+        SpecResult(name: "a", status: .success), SpecResult(name: "b <&>", status: .failure, message: "bad \"quote\"", position: "x_spec.lua:3"),
+        SpecResult(name: "c", status: .pending, message: "later"),
+      ], duration: 0.5)
+    let tap = TAPReporter().report([file], seconds: 1)
+    #expect(tap == """
+      TAP version 13
+      1..3
+      ok 1 - a
+      not ok 2 - b <&>
+        ---
+        severity: fail
+        at: "x_spec.lua:3"
+        message: "bad \\"quote\\""
+        ...
+      ok 3 - c # SKIP later
+      # 1 passed, 1 failed, 0 errors, 1 pending
+
+      """)
+    let junit = JUnitReporter().report([file], seconds: 1)
+    #expect(junit.contains(#"<testcase classname="x_spec.lua" name="b &lt;&amp;&gt;" time="0.000">"#))
+    #expect(junit.contains(#"<failure message="bad &quot;quote&quot;">"#))
+    #expect(junit.contains(#"<skipped message="later"/>"#))
+    let plain = PlainReporter(colour: false).report([file], seconds: 1)
+    #expect(plain.hasSuffix("1 passed, 1 failed, 0 errors, 1 pending\n"))
+    #expect(plain.contains("Failure → x_spec.lua:3: b <&>\nbad \"quote\"\n"))
+  }
+}

@@ -1,0 +1,47 @@
+-- The spec runner specified by itself: hooks, environments, pending.
+local order = {}
+
+describe("the runner", function()
+  setup(function() order[#order + 1] = "setup" end)
+  before_each(function() order[#order + 1] = "before" end)
+  after_each(function() order[#order + 1] = "after" end)
+
+  it("runs setup once, then before_each around each test", function()
+    assert.are.same({ "setup", "before" }, order)
+  end)
+
+  it("ran after_each after the previous test", function()
+    assert.are.same({ "setup", "before", "after", "before" }, order)
+  end)
+
+  describe("environments", function()
+    BLOCK_GLOBAL = "visible to children"
+
+    it("sees globals of enclosing blocks", function()
+      assert.are.equal("visible to children", BLOCK_GLOBAL)
+      TEST_GLOBAL = "mine"
+    end)
+
+    it("does not see globals of sibling tests", function()
+      assert.is_nil(TEST_GLOBAL)
+    end)
+  end)
+
+  it("runs finally after the test body", function()
+    local ran = false
+    finally(function() ran = true end)
+    assert.is_false(ran)
+  end)
+
+  it("parses #tags from names #tagged", function()
+    assert.is_true(true)
+  end)
+end)
+
+describe("busted module", function()
+  it("is what require('busted') returns", function()
+    local busted = require "busted"
+    assert.are.equal(describe, busted.describe)
+    assert.are.equal(it, busted.it)
+  end)
+end)
