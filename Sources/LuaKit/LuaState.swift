@@ -98,6 +98,20 @@ public final class LuaState {
     if status != LUA_OK { throw popError(status: status) }
   }
 
+  /// The function on top of the stack as a binary chunk (`string.dump`),
+  /// so a program can compile Lua source once and load it many times.
+  public func dump(strip: Bool = false) -> [UInt8] {
+    var bytes: [UInt8] = []
+    withUnsafeMutablePointer(to: &bytes) { buffer in
+      _ = lua_dump(L, { _, data, size, context in
+        let buffer = context!.assumingMemoryBound(to: [UInt8].self)
+        buffer.pointee.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        return 0
+      }, buffer, strip ? 1 : 0)
+    }
+    return bytes
+  }
+
   /// Compiles a file (nil: standard input) and pushes it as a function; the
   /// chunk is named `@path` (or `=stdin`) as `lua.c` names it.
   public func load(file path: String?, mode: LoadMode = .any) throws(LuaError) {

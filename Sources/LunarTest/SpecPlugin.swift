@@ -11,13 +11,30 @@ public struct SpecPlugin: LunarPlugin {
 
   public init() {}
 
+  /// The two libraries compiled once per process: every spec file's runtime
+  /// loads the bytecode instead of parsing 2,000 lines of Lua again.
+  private static let compiled: Result<(luassert: [UInt8], busted: [UInt8]), any Error> = {
+    do {
+      let state = try LuaState(openLibraries: false)
+      try state.load(bytes: PackageResources.luassert_lua, name: "=luassert", mode: .text)
+      let luassert = state.dump()
+      state.pop()
+      try state.load(bytes: PackageResources.busted_lua, name: "=busted", mode: .text)
+      let busted = state.dump()
+      return .success((luassert, busted))
+    } catch {
+      return .failure(error)
+    }
+  }()
+
   public func install(in runtime: RuntimeCore) throws {
     let state = runtime.state
     let L = state.L
     let base = state.top
     defer { state.top = base }
 
-    try state.load(bytes: PackageResources.luassert_lua, name: "=luassert", mode: .text)
+    let chunks = try Self.compiled.get()
+    try state.load(bytes: chunks.luassert, name: "=luassert", mode: .binary)
     try state.call(arguments: 0, results: 1)
     let luassert = state.top
     lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
@@ -30,7 +47,7 @@ public struct SpecPlugin: LunarPlugin {
       lua_setfield(L, loaded, module)
     }
 
-    try state.load(bytes: PackageResources.busted_lua, name: "=busted", mode: .text)
+    try state.load(bytes: chunks.busted, name: "=busted", mode: .binary)
     lua_pushvalue(L, luassert)
     let scheduler = runtime.scheduler
     let taskClass = runtime.taskClass
