@@ -89,8 +89,18 @@ extension LuaState {
   }
 
   /// Pushes `object` as userdata of `luaClass` (registered first if needed);
-  /// the userdata keeps the object alive until Lua collects it.
+  /// the userdata keeps the object alive until Lua collects it. Pushing the
+  /// same object again gives the same userdata while Lua holds it, so `==`
+  /// and table keys work on handles.
   public func push<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
+    let key = Unmanaged.passUnretained(object).toOpaque()
+    pushObjectCache()
+    lua_pushlightuserdata(L, key)
+    if lua_rawget(L, -2) == LUA_TUSERDATA {
+      lunar_remove(L, -2)
+      return
+    }
+    pop()
     let slot = lunar_newuserdata(L, MemoryLayout<UnsafeMutableRawPointer?>.size)!
     slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee = Unmanaged.passRetained(object).toOpaque()
     if lunar_getmetatable(L, luaClass.name) == LUA_TNIL {
@@ -99,6 +109,25 @@ extension LuaState {
       _ = lunar_getmetatable(L, luaClass.name)
     }
     lua_setmetatable(L, -2)
+    // cache[key] = userdata; the cache is under the userdata on the stack.
+    lua_pushlightuserdata(L, key)
+    lua_pushvalue(L, -2)
+    lua_rawset(L, -4)
+    lunar_remove(L, -2)
+  }
+
+  /// Pushes the registry's table of live userdata by object, with weak
+  /// values so it never keeps one alive.
+  private func pushObjectCache() {
+    if lua_getfield(L, lunar_registryindex(), "lunar.objects") == LUA_TTABLE { return }
+    pop()
+    lua_createtable(L, 0, 0)
+    lua_createtable(L, 0, 1)
+    push("v")
+    lua_setfield(L, -2, "__mode")
+    lua_setmetatable(L, -2)
+    lua_pushvalue(L, -1)
+    lua_setfield(L, lunar_registryindex(), "lunar.objects")
   }
 }
 

@@ -31,6 +31,11 @@ public final class LuaTask {
   var cancelRequested = false
   /// False for tasks that leave no trace events.
   var traced = true
+  /// True for tasks whose owner (a queue) resolves a cancellation before
+  /// start in its own time, instead of at once.
+  public var defersCancellation = false
+  /// Stops Swift work driving a running task (set by whoever runs it).
+  public var cancelHook: (() -> Void)?
   /// Someone saw the outcome (await, result, cancel): a failure is then
   /// not reported as unobserved.
   public internal(set) var observed = false

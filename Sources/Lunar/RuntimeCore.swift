@@ -29,6 +29,10 @@ public final class RuntimeCore {
   /// The userdata class of task handles.
   public private(set) var taskClass = LuaClass<LuaTask>(name: "lunar.task")
   private var installedPlugins: Set<String> = []
+  /// Swift work running as tasks, by task id.
+  var swiftWork: [Int: LuaTask] = [:]
+  /// Every queue made in this runtime, for the REPL's `.queues`.
+  public internal(set) var queues: [LuaQueue] = []
   /// What the interrupt hook raises on timeout (kept alive for the hook).
   let timeoutMessage: String
   private let timeoutMessageC: UnsafeMutablePointer<CChar>?
@@ -56,6 +60,7 @@ public final class RuntimeCore {
     if configuration.sandbox { try Sandbox.apply(to: state) }
     try install(LunarModulePlugin())
     try install(TraceModulePlugin())
+    try install(QueueModulePlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
   }

@@ -93,6 +93,16 @@ public final class Scheduler {
   public func spawn(
     on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil, traced: Bool = true
   ) -> LuaTask {
+    let task = prepare(on: L, function: functionIndex, arguments: arguments, label: label, traced: traced)
+    start(task)
+    return task
+  }
+
+  /// Like `spawn`, but the task waits until someone calls `start` (a queue
+  /// starts its jobs in turn).
+  public func prepare(
+    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil, traced: Bool = true
+  ) -> LuaTask {
     let task = makeTask(label: label, origin: location(of: L), traced: traced)
     let co = lua_newthread(L)!
     lua_pushvalue(L, functionIndex)
@@ -101,7 +111,6 @@ public final class Scheduler {
     task.threadPointer = co
     task.thread = LuaReference(popping: L, in: state)
     task.startArguments = arguments
-    start(task)
     return task
   }
 
@@ -219,7 +228,9 @@ public final class Scheduler {
     settle(task, as: cancelled ? .cancelled : .failed)
   }
 
-  private func finishCancelledBeforeStart(_ task: LuaTask) {
+  /// Ends a task that has not started as cancelled (queues call this when a
+  /// cancelled job's turn comes).
+  public func finishCancelledBeforeStart(_ task: LuaTask) {
     cancelledValue.push(on: state.L)
     task.outcome = LuaReference(popping: state)
     task.errorMessage = "cancelled"
@@ -250,6 +261,7 @@ public final class Scheduler {
 
   private func settle(_ task: LuaTask, as status: LuaTask.Status) {
     task.status = status
+    task.cancelHook = nil
     task.thread = nil
     task.threadPointer = nil
     task.waitingOn = nil
@@ -291,6 +303,9 @@ public final class Scheduler {
     task.observed = true
     guard !task.isFinished else { return false }
     task.cancelRequested = true
+    if task.status == .pending && task.defersCancellation {
+      return true
+    }
     if task.status == .pending {
       // Never started: it never will; its ready entry is skipped.
       if let co = task.threadPointer { lua_settop(co, 0) }
@@ -304,6 +319,9 @@ public final class Scheduler {
       wait.onCancel = nil
       undo?()
       enqueue(task, .result(cancelledFailure()))
+    } else if let hook = task.cancelHook {
+      task.cancelHook = nil
+      hook()
     }
     return true
   }
@@ -506,6 +524,15 @@ public final class Scheduler {
 
   /// Forgets failures already reported.
   func clearFailures() { failedTasks.removeAll() }
+
+  /// The unobserved failures so far, now marked observed (the test runner
+  /// charges them to the test that was running).
+  public func takeUnobservedFailures() -> [UnobservedError] {
+    let unobserved = failedTasks.filter { !$0.observed }
+    for task in unobserved { task.observed = true }
+    failedTasks.removeAll { $0.observed }
+    return unobserved.map(UnobservedError.init)
+  }
 }
 
 extension LuaState {

@@ -41,6 +41,8 @@ enum TaskHandle {
     }
 
     handle.method("status") { task, call in
+      // Seeing "failed" is seeing the failure.
+      if task.isFinished { task.observed = true }
       call.push(task.status.rawValue)
       return .one
     }

@@ -100,11 +100,11 @@ public final class JSONLinesTraceSink: TraceSink {
 
   public func receive(_ event: TraceEvent) {
     var object = LuaTable()
-    object["seq"] = .integer(Int64(event.sequence))
+    object["sequence"] = .integer(Int64(event.sequence))
     object["time"] = .number(event.time)
     object["kind"] = .string(LuaString(event.kind))
     for field in event.fields { object[field.name] = field.value }
-    output.write(JSON.encode(.table(object), keyOrder: ["seq", "time", "kind"] + event.fields.map(\.name)) + "\n")
+    output.write(JSON.encode(.table(object), keyOrder: ["sequence", "time", "kind"] + event.fields.map(\.name)) + "\n")
   }
 }
 

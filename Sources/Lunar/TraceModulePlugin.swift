@@ -59,11 +59,11 @@ struct TraceModulePlugin: LunarPlugin {
 
   static func table(_ event: TraceEvent) -> LuaValue {
     var table = LuaTable()
-    for field in event.fields { table[field.name] = field.value }
-    table["seq"] = .integer(Int64(event.sequence))
+    table["sequence"] = .integer(Int64(event.sequence))
     table["time"] = .number(event.time)
     table["kind"] = .string(LuaString(event.kind))
     table["summary"] = .string(LuaString(event.summary))
+    for field in event.fields { table[field.name] = field.value }
     return .table(table)
   }
 }

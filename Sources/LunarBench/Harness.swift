@@ -28,11 +28,16 @@ enum Harness {
 /// Every benchmark, run in order.
 enum BenchmarkSuite {
   static func main(arguments: [String]) {
+    if arguments.count >= 3 && arguments[1] == "queue-child" {
+      QueueBenchmark.child(arguments[2])
+      return
+    }
     let only = arguments.dropFirst().first
     let all: [(String, () throws -> Void)] = [
       ("host-call", HostCallBenchmark.run),
       ("values", ValueRoundTripBenchmark.run),
       ("runtime", RuntimeBenchmark.run),
+      ("queue", QueueBenchmark.run),
       ("startup", StartupBenchmark.run),
       ("specs", SpecSuiteBenchmark.run),
     ]

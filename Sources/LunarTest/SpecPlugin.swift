@@ -57,7 +57,12 @@ public struct SpecPlugin: LunarPlugin {
       LuaState(borrowing: call.L).push(task, as: taskClass)
       return .one
     })
-    try state.call(arguments: 2, results: 1)
+    state.push(function: { [unowned scheduler] call in
+      let messages = scheduler.takeUnobservedFailures().map { LuaValue.string(LuaString($0.description)) }
+      try call.push(.table(LuaTable(array: messages)))
+      return .one
+    })
+    try state.call(arguments: 3, results: 1)
     lua_pushvalue(L, -1)
     lua_setfield(L, loaded, "busted")
     lua_getfield(L, -1, "export")

@@ -36,3 +36,18 @@ extension ExampleTests {
     #expect(outcome.stdout.hasSuffix("4 passed, 0 failed, 0 errors, 0 pending\n"))
   }
 }
+
+extension ExampleTests {
+  @Test func queueRunsJobsInOrder() throws {
+    let outcome = try LunarProcess.run(["run", "queue.lua"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == """
+      9\t25
+      false\tqueue.lua:11: bad input
+      slow\tcancelled
+      false\tmigration failed
+      cancelled\t0\tstop
+
+      """)
+  }
+}

@@ -111,7 +111,7 @@ import Testing
     let last = try JSONSerialization.jsonObject(with: Data(lines[2].utf8)) as? [String: Any]
     #expect(last?["kind"] as? String == "task.failed")
     #expect(last?["error"] as? String == "x")
-    #expect(last?["seq"] as? Int == 3)
+    #expect(last?["sequence"] as? Int == 3)
   }
 
   @Test func pluginFoldersAreOnTheRequirePath() throws {

@@ -9,7 +9,7 @@
 -- Called by the Swift runner with the luassert library table; returns the
 -- module table `busted`.
 
-local luassert, spawn_untraced = ...
+local luassert, spawn_untraced, take_unobserved = ...
 local lunar = require "lunar"
 local trace = require "lunar.trace"
 
@@ -295,6 +295,11 @@ local function execute_test(test)
       end
     end
     local duration = os.clock() - started
+    -- Tasks the test started that failed with nobody looking fail the test.
+    local unobserved = take_unobserved()
+    if passed and #unobserved > 0 then
+      passed, status, message = false, "error", table.concat(unobserved, "\n")
+    end
     if passed then
       record(test, "success", nil, nil, nil, duration)
     else

@@ -1,0 +1,127 @@
+import LuaKit
+
+/// An ordered queue on a runtime's loop thread: jobs are tasks (Lua
+/// functions run as coroutines, or Swift work), started strictly one after
+/// another in submission order. The handles are ordinary task handles.
+public final class LuaQueue {
+  /// The queue's name (in traces, job labels and messages).
+  public let name: String
+  /// What happens to waiting jobs when one fails.
+  public let policy: QueuePolicy
+  unowned let core: RuntimeCore
+  private var waiting: [(task: LuaTask, start: () -> Void, sequence: Int)] = []
+  private var head = 0
+  /// The job running now.
+  public private(set) var running: (task: LuaTask, sequence: Int)?
+  private var nextSequence = 1
+  /// The last job submitted (drain waits for it).
+  private(set) var lastJob: LuaTask?
+
+  init(name: String, policy: QueuePolicy, core: RuntimeCore) {
+    self.name = name
+    self.policy = policy
+    self.core = core
+  }
+
+  /// Jobs waiting plus the one running.
+  public var length: Int { waiting.count - head + (running == nil ? 0 : 1) }
+
+  /// The label the next job will get (`calc#3`).
+  func nextLabel() -> String { "\(name)#\(nextSequence)" }
+
+  /// Queues a prepared task whose work `start` begins.
+  public func submit(_ task: LuaTask, start: @escaping () -> Void) {
+    let sequence = nextSequence
+    nextSequence += 1
+    task.defersCancellation = true
+    lastJob = task
+    waiting.append((task, start, sequence))
+    emit("job.submitted", sequence)
+    if running == nil { startNext() }
+  }
+
+  /// Queues Swift work as a job; its value becomes the handle's result.
+  @discardableResult
+  public func submit(label: String? = nil, work: @escaping @Sendable () async throws -> LuaValue) -> LuaTask {
+    let task = core.scheduler.makeTask(label: label ?? nextLabel(), origin: "swift")
+    task.status = .pending
+    submit(task) { [unowned core] in core.runSwiftWork(task, work) }
+    return task
+  }
+
+  private func startNext() {
+    while head < waiting.count {
+      let job = waiting[head]
+      head += 1
+      if head > 1024 && head * 2 > waiting.count {
+        waiting.removeFirst(head)
+        head = 0
+      }
+      if job.task.cancelRequested {
+        // Its turn has come: it reports cancelled now, never having run.
+        core.scheduler.finishCancelledBeforeStart(job.task)
+        emit("job.cancelled", job.sequence)
+        continue
+      }
+      running = (job.task, job.sequence)
+      emit("job.started", job.sequence)
+      job.task.onFinish.append { [unowned self] task in self.finished(task, job.sequence) }
+      job.start()
+      return
+    }
+  }
+
+  private func finished(_ task: LuaTask, _ sequence: Int) {
+    running = nil
+    switch task.status {
+    case .done: emit("job.finished", sequence)
+    case .cancelled: emit("job.cancelled", sequence)
+    default: emit("job.failed", sequence, error: task.errorMessage)
+    }
+    if task.status == .failed && policy == .stop {
+      for job in waiting[head...] { job.task.cancelRequested = true }
+    }
+    startNext()
+  }
+
+  private func emit(_ kind: String, _ sequence: Int, error: String? = nil) {
+    let trace = core.trace
+    guard trace.isEnabled else { return }
+    var fields: [TraceEvent.Field] = [.init("queue", .string(LuaString(name))), .init("seq", .integer(Int64(sequence)))]
+    if let error { fields.append(.init("error", .string(LuaString(error)))) }
+    trace.emit(kind, fields)
+  }
+}
+
+extension RuntimeCore {
+  /// Runs Swift async work as the body of `task` (started now): its value
+  /// finishes the task, a thrown error fails it, cancelling the task
+  /// cancels the work.
+  public func runSwiftWork(_ task: LuaTask, _ work: @escaping @Sendable () async throws -> LuaValue) {
+    task.status = .running
+    scheduler.inFlight += 1
+    let inbox = self.inbox
+    let taskID = task.id
+    let swiftTask = Task {
+      let result: Result<LuaValue, any Error>
+      do {
+        result = .success(try await work())
+      } catch {
+        result = .failure(error)
+      }
+      inbox.post { core in core.finishSwiftWork(taskID, result) }
+    }
+    swiftWork[taskID] = task
+    task.cancelHook = { swiftTask.cancel() }
+  }
+
+  func finishSwiftWork(_ taskID: Int, _ result: Result<LuaValue, any Error>) {
+    scheduler.inFlight -= 1
+    guard let task = swiftWork.removeValue(forKey: taskID) else { return }
+    switch result {
+    case .success(let value): scheduler.finish(task, values: [value])
+    case .failure(is CancellationError) where task.cancelRequested: scheduler.finishCancelledBeforeStart(task)
+    case .failure(let error): scheduler.fail(task, message: String(describing: error))
+    }
+  }
+}
