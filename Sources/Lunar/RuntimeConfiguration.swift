@@ -20,6 +20,8 @@ public struct RuntimeConfiguration: Sendable {
   public var runsLuaInit = true
   /// Route Ctrl-C (SIGINT) to this runtime.
   public var catchesInterrupts = false
+  /// Build machines but never run them (`lunar graph` loads a file this way).
+  public var inertMachines = false
   /// Stop a script that runs longer than this many wall-clock seconds.
   public var timeout: Double?
 

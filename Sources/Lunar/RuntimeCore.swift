@@ -33,6 +33,46 @@ public final class RuntimeCore {
   var swiftWork: [Int: LuaTask] = [:]
   /// Every queue made in this runtime, for the REPL's `.queues`.
   public internal(set) var queues: [LuaQueue] = []
+  /// Every machine made in this runtime (for `lunar graph` and `.machines`).
+  public internal(set) var machines: [MachineDriver] = []
+  /// Command interpreters by command name.
+  public let interpreters = InterpreterRegistry()
+  /// Services offered to interpreters and actions.
+  public var services = Services()
+  /// Swift machines Lua can create by name (`machine.swift(name)`).
+  var swiftMachines: [String: () -> any MachineBehavior] = [:]
+
+  /// The most recent machine called `name`.
+  public func machine(named name: String) -> MachineDriver? {
+    machines.last { $0.name == name }
+  }
+
+  /// Registers a Swift machine type that Lua creates with `machine.swift(name)`.
+  public func registerMachine(_ name: String, _ make: @escaping () -> any MachineBehavior) {
+    swiftMachines[name] = make
+  }
+
+  private var completions: [Int: (String?) -> Void] = [:]
+  private var nextCompletion = 1
+
+  /// Keeps `then` on the loop thread until Swift work elsewhere reports
+  /// back with `complete(_:failure:)` (posted through the inbox).
+  func expectCompletion(_ then: @escaping (String?) -> Void) -> Int {
+    let token = nextCompletion
+    nextCompletion += 1
+    completions[token] = then
+    return token
+  }
+
+  /// Runs the callback registered under `token` with the outcome.
+  func complete(_ token: Int, failure: String?) {
+    completions.removeValue(forKey: token)?(failure)
+  }
+
+  /// Writes a line to standard error (the `log` command).
+  public func log(_ line: String) {
+    FileOutput(descriptor: 2).write(line + "\n")
+  }
   /// What the interrupt hook raises on timeout (kept alive for the hook).
   let timeoutMessage: String
   private let timeoutMessageC: UnsafeMutablePointer<CChar>?
@@ -61,6 +101,7 @@ public final class RuntimeCore {
     try install(LunarModulePlugin())
     try install(TraceModulePlugin())
     try install(QueueModulePlugin())
+    try install(MachineModulePlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
   }
@@ -262,7 +303,9 @@ public final class RuntimeCore {
   /// Runs the loop until no task is left; nil when all went well.
   func drain() -> RunFailure? {
     do {
-      try scheduler.runUntil(on: state.L) { scheduler.liveTasks.isEmpty && scheduler.inFlight == 0 }
+      try scheduler.runUntil(on: state.L) {
+        scheduler.liveTasks.isEmpty && scheduler.inFlight == 0 && !scheduler.hasDeferredWork
+      }
       return nil
     } catch {
       switch error {

@@ -51,6 +51,20 @@ public final class Scheduler {
   var pendingWait: Wait?
   /// Swift work started for Lua whose completion has not been posted yet.
   public internal(set) var inFlight = 0
+  /// Swift work to run on the loop soon, in order (machines process their
+  /// mailboxes this way, never inside the `send` that fed them).
+  private var deferred: [(OpaquePointer) -> Void] = []
+  private var deferredHead = 0
+
+  /// Runs `work` on the loop after the current event, with the Lua thread
+  /// the loop runs on.
+  public func later(_ work: @escaping (OpaquePointer) -> Void) {
+    deferred.append(work)
+  }
+
+  /// True while deferred work waits to run.
+  var hasDeferredWork: Bool { deferredHead < deferred.count }
+
   /// Tasks whose coroutine is running, innermost last.
   private(set) var running: [LuaTask] = []
   /// Nested loops in progress: who waits, on what, on which thread.
@@ -448,6 +462,16 @@ public final class Scheduler {
         resume(task, resumption, from: L)
         continue
       }
+      if deferredHead < deferred.count {
+        let work = deferred[deferredHead]
+        deferredHead += 1
+        if deferredHead == deferred.count {
+          deferred.removeAll(keepingCapacity: true)
+          deferredHead = 0
+        }
+        work(L)
+        continue
+      }
       if let fire = timers.popDue(at: clock.now) {
         fire()
         continue
@@ -502,7 +526,7 @@ public final class Scheduler {
   /// to-be-closed variables run) until none is left or nothing can move.
   func cancelAll(on L: OpaquePointer) {
     for task in liveTasks.values.sorted(by: { $0.id < $1.id }) { cancel(task) }
-    try? runUntil(on: L) { liveTasks.isEmpty }
+    try? runUntil(on: L) { liveTasks.isEmpty && !hasDeferredWork }
   }
 
   /// Ends every live task as cancelled without running more of its Lua code

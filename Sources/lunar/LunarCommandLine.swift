@@ -16,6 +16,7 @@ enum LunarCommandLine {
     RunCommand.spec,
     CheckCommand.spec,
     TestCommand.spec,
+    GraphCommand.spec,
     CommandSpec(name: "version", summary: "Print Lunar's version and the Lua version.") { _ in
       print("lunar \(version) (\(LuaVersion.description))")
       return 0

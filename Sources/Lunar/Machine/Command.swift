@@ -1,0 +1,56 @@
+import LuaKit
+
+/// A command a machine issues: a name and a payload, a Sendable value. In
+/// Lua a command is an array whose first element is the name:
+/// `{ "load", 20 }`, `{ "after", 60, { "expire" } }`.
+public struct Command: Sendable, Equatable, CustomStringConvertible {
+  /// The whole command as Lua sees it (`[1]` is the name).
+  public let value: LuaValue
+
+  /// The command's name.
+  public var name: String { value[1].stringValue ?? "?" }
+
+  /// The arguments after the name (`cmd[2]`, `cmd[3]`, ...).
+  public var arguments: [LuaValue] { Array((value.tableValue?.array ?? []).dropFirst()) }
+
+  /// A command from its name and arguments.
+  public init(_ name: String, _ arguments: LuaValue...) {
+    value = .table(LuaTable(array: [.string(LuaString(name))] + arguments))
+  }
+
+  /// A command from its Lua form; nil unless `value[1]` is a string.
+  public init?(value: LuaValue) {
+    guard case .table = value, value[1].stringValue != nil else { return nil }
+    self.value = value
+  }
+
+  public var description: String { value.description }
+}
+
+/// A message to a machine: a name and a payload. In Lua a message is a
+/// string (`"reload"`) or a table whose first element is its name
+/// (`{ "loaded", items = {...} }`).
+public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
+  /// The message as Lua sees it.
+  public let value: LuaValue
+
+  /// The message's name.
+  public var name: String {
+    if case .string(let s) = value { return s.lossyString }
+    return value[1].stringValue ?? "?"
+  }
+
+  /// A message from its Lua form; nil for values with no name.
+  public init?(value: LuaValue) {
+    switch value {
+    case .string: self.value = value
+    case .table where value[1].stringValue != nil: self.value = value
+    default: return nil
+    }
+  }
+
+  /// A message with just a name.
+  public init(_ name: String) { value = .string(LuaString(name)) }
+
+  public var description: String { value.description }
+}

@@ -1,0 +1,48 @@
+import LuaKit
+
+/// Carries out commands of one name, in Swift: async, may fail, may send
+/// feedback messages to the machine that issued the command.
+public protocol CommandInterpreter: Sendable {
+  /// The command name it handles (`load`).
+  var name: String { get }
+  /// Carries out `command`; `context` gives the services and the feedback
+  /// channel.
+  func interpret(_ command: Command, in context: InterpreterContext) async throws
+}
+
+/// What an interpreter gets besides the command.
+public struct InterpreterContext: Sendable {
+  /// The machine that issued the command.
+  public let machine: String
+  /// Sends a message back to that machine's mailbox (never handled
+  /// re-entrantly: it waits its turn like any other message).
+  public let send: @Sendable (MachineMessage) -> Void
+  /// The run's services (see `Services`).
+  public let services: Services
+}
+
+/// The interpreters a runtime knows, by command name. Built-ins: `after`
+/// (a timer that sends a message back), `log` and `emit` (to the trace).
+public final class InterpreterRegistry {
+  enum Entry {
+    case swift(any CommandInterpreter)
+    case lua(LuaReference)
+    case after, log, emit
+  }
+
+  private var entries: [String: Entry] = ["after": .after, "log": .log, "emit": .emit]
+
+  /// Registers (or replaces) a Swift interpreter.
+  public func register(_ interpreter: any CommandInterpreter) {
+    entries[interpreter.name] = .swift(interpreter)
+  }
+
+  func register(_ name: String, lua function: LuaReference) {
+    entries[name] = .lua(function)
+  }
+
+  func entry(for name: String) -> Entry? { entries[name] }
+
+  /// Every registered command name.
+  public var names: [String] { entries.keys.sorted() }
+}

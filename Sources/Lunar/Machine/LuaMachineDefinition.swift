@@ -1,0 +1,249 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// A machine defined in Lua:
+///
+/// ```lua
+/// machine.new {
+///   name = "list", initial = "initial", context = { page = 20 }, strict = false,
+///   states = {
+///     initial = { on = { reload = function(ctx, msg) return "loading", { {"load", ctx.page} } end } },
+///     presenting = { on = { reload = "refreshing" }, enter = function(ctx) return {...} end },
+///     loading = { on = { loaded = { run = function(ctx, msg) ... end, targets = { "presenting" } } } },
+///   },
+/// }
+/// ```
+///
+/// Handlers receive a read-only view of the context and the message, never
+/// the machine: the only way to change state is to return the next one.
+final class LuaMachineDefinition: MachineBehavior {
+  let name: String
+  let states: [String]
+  let initial: String
+  let strict: Bool
+  private(set) var edges: [(from: String, message: String, to: String)] = []
+  private let definition: LuaReference
+  private let context: LuaReference
+  private let state: LuaState
+
+  /// Reads and checks the definition table at `index` on `L`.
+  init(at index: Int32, on L: OpaquePointer, state: LuaState) throws {
+    self.state = state
+    let table = lua_absindex(L, index)
+    func field(_ key: String, of t: Int32) -> LuaType {
+      lua_pushstring(L, key)
+      return LuaType(rawValue: lua_rawget(L, t)) ?? .none
+    }
+    guard field("name", of: table) == .string, let name = state.string(atThread: L, index: -1) else {
+      lua_settop(L, -2)
+      throw MachineError("machine definition: 'name' must be a string")
+    }
+    lua_settop(L, -2)
+    self.name = name
+    guard field("initial", of: table) == .string, let initial = state.string(atThread: L, index: -1) else {
+      lua_settop(L, -2)
+      throw MachineError("machine '\(name)': 'initial' must be a state name")
+    }
+    lua_settop(L, -2)
+    self.initial = initial
+    strict = field("strict", of: table) == .boolean && lua_toboolean(L, -1) != 0
+    lua_settop(L, -2)
+
+    guard field("states", of: table) == .table else {
+      lua_settop(L, -2)
+      throw MachineError("machine '\(name)': 'states' must be a table of states")
+    }
+    let statesIndex = lua_gettop(L)
+    var names: [String] = []
+    lua_pushnil(L)
+    while lua_next(L, statesIndex) != 0 {
+      guard lua_type(L, -2) == LUA_TSTRING, let stateName = state.string(atThread: L, index: -2) else {
+        lua_settop(L, -4)
+        throw MachineError("machine '\(name)': state names must be strings")
+      }
+      guard lua_type(L, -1) == LUA_TTABLE else {
+        lua_settop(L, -4)
+        throw MachineError("machine '\(name)': state '\(stateName)' must be a table")
+      }
+      names.append(stateName)
+      lua_settop(L, -2)
+    }
+    names.sort()
+    states = names
+    guard names.contains(initial) else {
+      lua_settop(L, -2)
+      throw MachineError("machine '\(name)': unknown initial state '\(initial)'")
+    }
+    // Each state: `on` handlers (string targets, functions, or { run, targets }),
+    // `enter` and `exit` functions.
+    for stateName in names {
+      lua_pushstring(L, stateName)
+      lua_rawget(L, statesIndex)
+      let stateTable = lua_gettop(L)
+      for hook in ["enter", "exit"] {
+        let type = field(hook, of: stateTable)
+        lua_settop(L, -2)
+        if type != .nil && type != .function {
+          lua_settop(L, stateTable - 1)
+          throw MachineError("machine '\(name)': state '\(stateName)': '\(hook)' must be a function")
+        }
+      }
+      let onType = field("on", of: stateTable)
+      if onType == .table {
+        let on = lua_gettop(L)
+        lua_pushnil(L)
+        while lua_next(L, on) != 0 {
+          let message = state.string(atThread: L, index: -2) ?? "?"
+          switch lua_type(L, -1) {
+          case LUA_TSTRING:
+            let target = state.string(atThread: L, index: -1) ?? ""
+            guard names.contains(target) else {
+              lua_settop(L, stateTable - 1)
+              throw MachineError("machine '\(name)': state '\(stateName)': transition '\(message)' goes to unknown state '\(target)'")
+            }
+            edges.append((stateName, message, target))
+          case LUA_TFUNCTION:
+            break
+          case LUA_TTABLE:
+            let handler = lua_gettop(L)
+            guard field("run", of: handler) == .function else {
+              lua_settop(L, stateTable - 1)
+              throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message)' needs a 'run' function")
+            }
+            lua_settop(L, -2)
+            if field("targets", of: handler) == .table {
+              let count = lua_rawlen(L, -1)
+              for i in 0..<count {
+                lua_rawgeti(L, -1, lua_Integer(i + 1))
+                let target = state.string(atThread: L, index: -1) ?? ""
+                lua_settop(L, -2)
+                guard names.contains(target) else {
+                  lua_settop(L, stateTable - 1)
+                  throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message)' targets unknown state '\(target)'")
+                }
+                edges.append((stateName, message, target))
+              }
+            }
+            lua_settop(L, -2)
+          default:
+            let type = String(cString: lunar_typename(L, -1))
+            lua_settop(L, stateTable - 1)
+            throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message)' must be a function or a state name, got \(type)")
+          }
+          lua_settop(L, -2)
+        }
+      } else if onType != .nil {
+        lua_settop(L, stateTable - 1)
+        throw MachineError("machine '\(name)': state '\(stateName)': 'on' must be a table of handlers")
+      }
+      lua_settop(L, stateTable - 1)
+    }
+    lua_settop(L, -2)  // states
+    edges.sort { ($0.from, $0.message, $0.to) < ($1.from, $1.message, $1.to) }
+
+    // The context: copied (so the caller cannot change it later) behind a
+    // read-only proxy.
+    let contextValue: LuaValue
+    lua_pushstring(L, "context")
+    lua_rawget(L, table)
+    contextValue = try state.value(at: -1, root: "context")
+    lua_settop(L, -2)
+    try LuaState(borrowing: L).push(contextValue)
+    lua_createtable(L, 0, 0)
+    lua_createtable(L, 0, 2)
+    lua_pushvalue(L, -3)
+    lua_setfield(L, -2, "__index")
+    LuaState(borrowing: L).push(function: { call in
+      call.push("the context is read-only")
+      return .error
+    })
+    lua_setfield(L, -2, "__newindex")
+    lua_setmetatable(L, -2)
+    context = LuaReference(popping: L, in: state)
+    lua_settop(L, -2)
+    lua_pushvalue(L, table)
+    definition = LuaReference(popping: L, in: state)
+  }
+
+  /// Pushes states[state][key] (nil if absent).
+  private func push(_ stateName: String, _ key: String, on L: OpaquePointer) {
+    definition.push(on: L)
+    lua_pushstring(L, "states")
+    lua_rawget(L, -2)
+    lua_pushstring(L, stateName)
+    lua_rawget(L, -2)
+    lua_pushstring(L, key)
+    if lua_type(L, -2) == LUA_TTABLE { lua_rawget(L, -2) } else { lua_settop(L, -2); lua_pushnil(L) }
+    lunar_replace(L, -4)
+    lua_settop(L, -3)
+  }
+
+  func step(_ stateName: String, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: String?, commands: [Command])? {
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    push(stateName, "on", on: L)
+    guard lua_type(L, -1) == LUA_TTABLE else { return nil }
+    lua_pushstring(L, message.name)
+    lua_rawget(L, -2)
+    switch lua_type(L, -1) {
+    case LUA_TNIL:
+      return nil
+    case LUA_TSTRING:
+      return (state.string(atThread: L, index: -1), [])
+    case LUA_TTABLE:
+      lua_pushstring(L, "run")
+      lua_rawget(L, -2)
+    default:
+      break
+    }
+    context.push(on: L)
+    try LuaState(borrowing: L).push(message.value)
+    let state = LuaState(borrowing: L)
+    try state.call(arguments: 2, results: 2)
+    var next: String?
+    switch lua_type(L, -2) {
+    case LUA_TNIL: next = nil
+    case LUA_TSTRING: next = state.string(at: -2)
+    default:
+      throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' must return a state name or nil, got \(String(cString: lunar_typename(L, -2)))")
+    }
+    if let next, !states.contains(next) {
+      throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' returned unknown state '\(next)'")
+    }
+    return (next, try commands(at: -1, on: L, from: "state '\(stateName)': handler '\(message.name)'"))
+  }
+
+  func enter(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
+    try hook("enter", stateName, on: L)
+  }
+
+  func exit(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
+    try hook("exit", stateName, on: L)
+  }
+
+  private func hook(_ key: String, _ stateName: String, on L: OpaquePointer) throws -> [Command] {
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    push(stateName, key, on: L)
+    guard lua_type(L, -1) == LUA_TFUNCTION else { return [] }
+    context.push(on: L)
+    try LuaState(borrowing: L).call(arguments: 1, results: 1)
+    return try commands(at: -1, on: L, from: "state '\(stateName)': \(key)")
+  }
+
+  /// The command list at `index`: nil or an array of command tables.
+  private func commands(at index: Int32, on L: OpaquePointer, from origin: String) throws -> [Command] {
+    if lua_type(L, index) == LUA_TNIL { return [] }
+    let value = try state.value(at: index, root: "commands")
+    guard case .table(let list) = value, list.fields.isEmpty else {
+      throw MachineError("machine '\(name)': \(origin): commands must be an array of commands, got \(value.typeName)")
+    }
+    return try list.array.enumerated().map { offset, element in
+      guard let command = Command(value: element) else {
+        throw MachineError("machine '\(name)': \(origin): commands[\(offset + 1)] must be a table whose first element is the command's name")
+      }
+      return command
+    }
+  }
+}

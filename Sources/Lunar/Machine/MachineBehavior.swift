@@ -1,0 +1,31 @@
+import LuaKit
+
+/// What a machine does, whoever wrote it (Lua or Swift): its states and the
+/// pure step from (state, message) to the next state and commands. The
+/// driver owns the mailbox, the current state and the effects.
+public protocol MachineBehavior: AnyObject {
+  /// The machine's name.
+  var name: String { get }
+  /// Every state, in a stable order.
+  var states: [String] { get }
+  /// The state it starts in.
+  var initial: String { get }
+  /// Unhandled messages are errors instead of being dropped.
+  var strict: Bool { get }
+  /// The transitions known without running anything (for `lunar graph`):
+  /// (from, message, to).
+  var edges: [(from: String, message: String, to: String)] { get }
+  /// Handles `message` in `state`; nil if the state has no handler for it.
+  /// `next` nil means stay.
+  func step(_ state: String, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: String?, commands: [Command])?
+  /// Commands issued when entering `state`.
+  func enter(_ state: String, on L: OpaquePointer) throws -> [Command]
+  /// Commands issued when leaving `state`.
+  func exit(_ state: String, on L: OpaquePointer) throws -> [Command]
+}
+
+/// A bad machine definition or step, named by machine and state.
+public struct MachineError: Error, Sendable, CustomStringConvertible {
+  public let description: String
+  public init(_ description: String) { self.description = description }
+}

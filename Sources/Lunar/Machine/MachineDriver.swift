@@ -1,0 +1,308 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// Runs one machine on the loop thread: its mailbox (one message at a time,
+/// never re-entrantly), its current state, and the commands each step
+/// issues, carried out in order by the interpreters. Timers started by the
+/// `after` command are cancelled when the machine leaves their state.
+public final class MachineDriver {
+  /// What the machine does.
+  public let behavior: any MachineBehavior
+  unowned let core: RuntimeCore
+  /// The current state.
+  public private(set) var state: String
+  private var mailbox: [MachineMessage] = []
+  private var mailboxHead = 0
+  private var busy = false
+  /// True once stopped: sending is then an error.
+  public private(set) var isStopped = false
+  private var timers: [(state: String, id: Int, token: Int)] = []
+  private var nextTimerToken = 1
+  private var settleWaits: [Wait] = []
+  private var failures: [String] = []
+  /// In `lunar graph`, machines are built but never run.
+  let inert: Bool
+
+  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool) {
+    self.behavior = behavior
+    self.core = core
+    self.inert = inert
+    state = behavior.initial
+  }
+
+  /// The machine's name.
+  public var name: String { behavior.name }
+
+  /// Messages waiting in the mailbox.
+  public var mailboxCount: Int { mailbox.count - mailboxHead }
+
+  /// True when the mailbox is empty and no command is running.
+  public var isSettled: Bool { !busy && mailboxCount == 0 }
+
+  // MARK: Sending
+
+  /// Puts a message in the mailbox; it is handled after those before it.
+  public func send(_ message: MachineMessage) throws {
+    guard !isStopped else { throw MachineError("machine '\(name)' is stopped") }
+    if inert { return }
+    mailbox.append(message)
+    trace("machine.received", [.init("message", .string(LuaString(message.name)))])
+    schedule()
+  }
+
+  /// Stops the machine: its timers are cancelled and its mailbox emptied.
+  public func stop() {
+    isStopped = true
+    for timer in timers { core.scheduler.timers.cancel(timer.id) }
+    timers.removeAll()
+    mailbox.removeAll()
+    mailboxHead = 0
+    trace("machine.stopped", [])
+    if !busy { notifySettled() }
+  }
+
+  /// The pure step: the next state and every command (exit, handler,
+  /// enter) that `message` would give in `state`, without changing anything
+  /// or running an interpreter. `handled` is false for an unhandled message.
+  public func step(_ message: MachineMessage, in state: String? = nil, on L: OpaquePointer) throws
+    -> (state: String, commands: [Command], handled: Bool)
+  {
+    let from = state ?? self.state
+    guard behavior.states.contains(from) else { throw MachineError("machine '\(name)': unknown state '\(from)'") }
+    guard let (next, commands) = try behavior.step(from, message, on: L) else { return (from, [], false) }
+    guard let next, next != from else { return (from, commands, true) }
+    return (next, try behavior.exit(from, on: L) + commands + behavior.enter(next, on: L), true)
+  }
+
+  // MARK: Processing
+
+  private func schedule() {
+    guard !busy else { return }
+    busy = true
+    core.scheduler.later { [weak self] L in self?.processNext(on: L) }
+  }
+
+  private func processNext(on L: OpaquePointer) {
+    guard !isStopped, mailboxHead < mailbox.count else {
+      mailbox.removeAll(keepingCapacity: true)
+      mailboxHead = 0
+      busy = false
+      notifySettled()
+      return
+    }
+    let message = mailbox[mailboxHead]
+    mailboxHead += 1
+    let commands: [Command]
+    do {
+      guard let (next, issued) = try behavior.step(state, message, on: L) else {
+        unhandled(message)
+        core.scheduler.later { [weak self] L in self?.processNext(on: L) }
+        return
+      }
+      trace("machine.handled", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
+      if let next, next != state {
+        let exitCommands = try behavior.exit(state, on: L)
+        for timer in timers where timer.state == state { core.scheduler.timers.cancel(timer.id) }
+        timers.removeAll { $0.state == state }
+        let from = state
+        state = next
+        trace("machine.state", [
+          .init("from", .string(LuaString(from))), .init("to", .string(LuaString(next))),
+          .init("message", .string(LuaString(message.name))),
+        ])
+        commands = exitCommands + issued + (try behavior.enter(next, on: L))
+      } else {
+        commands = issued
+      }
+    } catch {
+      failures.append(describe(error))
+      core.scheduler.later { [weak self] L in self?.processNext(on: L) }
+      return
+    }
+    for command in commands { trace("machine.command", [.init("command", .string(LuaString(command.name)))]) }
+    run(commands, from: 0)
+  }
+
+  private func unhandled(_ message: MachineMessage) {
+    trace("machine.dropped", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
+    if message.name == "command_failed" {
+      let error = message.value["error"].stringValue ?? "?"
+      let command = message.value["command"]
+      failures.append("machine '\(name)': command \(command) failed: \(error)")
+    } else if behavior.strict {
+      failures.append("machine '\(name)': state '\(state)' does not handle message '\(message.name)'")
+    }
+  }
+
+  /// Carries out `commands[index...]` in order, then takes the next message.
+  private func run(_ commands: [Command], from index: Int) {
+    guard index < commands.count, !isStopped else {
+      core.scheduler.later { [weak self] L in self?.processNext(on: L) }
+      return
+    }
+    let command = commands[index]
+    let next: () -> Void = { [weak self] in self?.run(commands, from: index + 1) }
+    switch core.interpreters.entry(for: command.name) {
+    case nil:
+      failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
+      next()
+    case .after:
+      startTimer(command)
+      interpreted(command)
+      next()
+    case .log:
+      let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
+      trace("machine.log", [.init("text", .string(LuaString(text)))])
+      core.log("[\(name)] \(text)")
+      interpreted(command)
+      next()
+    case .emit:
+      var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
+      if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
+        for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
+          fields.append(.init(key.description, value))
+        }
+      }
+      core.trace.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
+      interpreted(command)
+      next()
+    case .lua(let function):
+      runLua(function, command, then: next)
+    case .swift(let interpreter):
+      runSwift(interpreter, command, then: next)
+    }
+  }
+
+  private func startTimer(_ command: Command) {
+    let arguments = command.arguments
+    guard let seconds = arguments.first?.numberValue, seconds >= 0,
+      let message = arguments.dropFirst().first.flatMap(MachineMessage.init(value:))
+    else {
+      failures.append("machine '\(name)': command \(command) must be { \"after\", seconds, message }")
+      return
+    }
+    let token = nextTimerToken
+    nextTimerToken += 1
+    let id = core.scheduler.timers.schedule(at: core.clock.now + seconds) { [weak self] in
+      guard let self, !self.isStopped else { return }
+      self.timers.removeAll { $0.token == token }
+      try? self.send(message)
+    }
+    timers.append((state, id, token))
+  }
+
+  private func runLua(_ function: LuaReference, _ command: Command, then next: @escaping () -> Void) {
+    core.scheduler.later { [weak self] L in
+      guard let self else { return }
+      let state = LuaState(borrowing: L)
+      let base = lua_gettop(L)
+      function.push(on: L)
+      if (try? state.push(command.value)) == nil { lua_pushnil(L) }
+      state.push(function: { [weak self] call in
+        guard let self else { return .none }
+        guard let message = MachineMessage(value: try call.value(1, name: "msg")) else {
+          throw LuaArgumentError.invalid(1, "a message is a name or a table whose first element is its name")
+        }
+        try self.send(message)
+        return .none
+      })
+      let task = self.core.scheduler.spawn(on: L, function: base + 1, arguments: 2, label: "\(self.name): \(command.name)", traced: false)
+      lua_settop(L, base)
+      task.observed = true
+      task.onFinish.append { [weak self] task in
+        guard let self else { return }
+        if task.status == .done {
+          self.interpreted(command)
+        } else {
+          self.commandFailed(command, task.errorMessage ?? "failed")
+        }
+        next()
+      }
+    }
+  }
+
+  private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
+    let inbox = core.inbox
+    let name = self.name
+    let context = InterpreterContext(
+      machine: name,
+      send: { message in
+        inbox.post { core in try? core.machine(named: name)?.send(message) }
+      },
+      services: core.services)
+    core.scheduler.inFlight += 1
+    let token = core.expectCompletion { [weak self] failure in
+      guard let self else { return }
+      if let failure { self.commandFailed(command, failure) } else { self.interpreted(command) }
+      next()
+    }
+    Task {
+      let failure: String?
+      do {
+        try await interpreter.interpret(command, in: context)
+        failure = nil
+      } catch {
+        failure = String(describing: error)
+      }
+      inbox.post { core in
+        core.scheduler.inFlight -= 1
+        core.complete(token, failure: failure)
+      }
+    }
+  }
+
+  private func interpreted(_ command: Command) {
+    trace("machine.interpreted", [.init("command", .string(LuaString(command.name)))])
+  }
+
+  private func commandFailed(_ command: Command, _ error: String) {
+    trace("machine.command_failed", [.init("command", .string(LuaString(command.name))), .init("error", .string(LuaString(error)))])
+    var message = LuaTable(array: ["command_failed"])
+    message["command"] = command.value
+    message["error"] = .string(LuaString(error))
+    try? send(MachineMessage(value: .table(message))!)
+  }
+
+  // MARK: Settling
+
+  /// Completes when the mailbox is empty and every command is done; the
+  /// result raises the first failure since the last settle, if any.
+  public func settleWait() -> Wait {
+    let wait = Wait(subject: "machine \(name) to settle")
+    if isSettled {
+      core.scheduler.complete(wait, settleResult())
+    } else {
+      settleWaits.append(wait)
+      wait.onCancel = { [weak self, weak wait] in self?.settleWaits.removeAll { $0 === wait } }
+    }
+    return wait
+  }
+
+  private func notifySettled() {
+    guard !settleWaits.isEmpty else { return }
+    let waits = settleWaits
+    settleWaits = []
+    let result = settleResult()
+    for wait in waits { core.scheduler.complete(wait, result) }
+  }
+
+  private func settleResult() -> WaitResult {
+    guard !failures.isEmpty else { return .nothing }
+    let message = failures.joined(separator: "\n")
+    failures.removeAll()
+    return .failure(message: message)
+  }
+
+  private func describe(_ error: any Error) -> String {
+    if let error = error as? LuaError { return "machine '\(name)': \(error.message)" }
+    if let error = error as? LuaConversionError { return "machine '\(name)': \(error)" }
+    return String(describing: error)
+  }
+
+  private func trace(_ kind: String, _ fields: [TraceEvent.Field]) {
+    let trace = core.trace
+    guard trace.isEnabled else { return }
+    trace.emit(kind, [.init("machine", .string(LuaString(name)))] + fields)
+  }
+}

@@ -1,0 +1,52 @@
+import LuaKit
+import Lunar
+
+/// `lunar graph FILE`: loads a file without running its machines and draws
+/// every machine it defines.
+enum GraphCommand {
+  static let spec = CommandSpec(
+    name: "graph",
+    summary: "Draw the state machines a file defines (Mermaid or Graphviz).",
+    operands: "FILE",
+    options: [
+      OptionSpec(name: "format", short: "f", value: "mermaid|dot", help: "output language (default mermaid)")
+    ],
+    run: run
+  )
+
+  static func run(_ parsed: ParsedArguments) -> Int32 {
+    guard let file = parsed.operands.first, parsed.operands.count == 1 else {
+      return LunarCommandLine.usageFailure(UsageError(message: "graph takes one FILE", command: "graph"))
+    }
+    let name = parsed.value("format") ?? "mermaid"
+    guard let format = MachineGraph.Format(rawValue: name) else {
+      return LunarCommandLine.usageFailure(UsageError(message: "unknown format '\(name)' (mermaid, dot)", command: "graph"))
+    }
+    var configuration = RuntimeConfiguration()
+    configuration.environment = Environment.current
+    configuration.clock = .virtual(start: 0)
+    configuration.inertMachines = true
+    configuration.catchesInterrupts = true
+    do {
+      let runtime = try Runtime(configuration)
+      // Machines are built but never run, so code that needs their results
+      // may fail after defining them: the machines are drawn all the same.
+      let outcome = runtime.runBlocking(Script(source: file == "-" ? .standardInput : .file(file)))
+      let text = Blocking.run {
+        (try? await runtime.perform { core in
+          core.machines.isEmpty ? nil : MachineGraph.render(core.machines.map(\.behavior), as: format)
+        }) ?? nil
+      }
+      guard let text else {
+        if case .failure = outcome { return RunCommand.report(outcome) }
+        Console.error("lunar: \(file) defines no state machine")
+        return 1
+      }
+      print(text, terminator: "")
+      return 0
+    } catch {
+      Console.error("lunar: \(error)")
+      return 1
+    }
+  }
+}
