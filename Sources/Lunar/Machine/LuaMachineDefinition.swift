@@ -147,7 +147,7 @@ final class LuaMachineDefinition: MachineBehavior {
     let contextValue: LuaValue
     lua_pushstring(L, "context")
     lua_rawget(L, table)
-    contextValue = try state.value(at: -1, root: "context")
+    contextValue = try LuaState(borrowing: L).value(at: -1, root: "context")
     lua_settop(L, -2)
     try LuaState(borrowing: L).push(contextValue)
     lua_createtable(L, 0, 0)
@@ -235,7 +235,7 @@ final class LuaMachineDefinition: MachineBehavior {
   /// The command list at `index`: nil or an array of command tables.
   private func commands(at index: Int32, on L: OpaquePointer, from origin: String) throws -> [Command] {
     if lua_type(L, index) == LUA_TNIL { return [] }
-    let value = try state.value(at: index, root: "commands")
+    let value = try LuaState(borrowing: L).value(at: index, root: "commands")
     guard case .table(let list) = value, list.fields.isEmpty else {
       throw MachineError("machine '\(name)': \(origin): commands must be an array of commands, got \(value.typeName)")
     }

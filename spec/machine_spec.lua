@@ -1,0 +1,227 @@
+-- Actor state machines and command interpreters (`lunar.machine`).
+local machine = require "lunar.machine"
+local trace = require "lunar.trace"
+
+local function list_screen(extra)
+  local definition = {
+    name = "list", initial = "initial", context = { page = 20 },
+    states = {
+      initial = { on = { reload = function(ctx, msg) return "loading", { { "load", ctx.page } } end } },
+      loading = { on = { loaded = function(ctx, msg) return "presenting", { { "present", msg.items } } end } },
+      presenting = { on = { reload = "refreshing" },
+                     enter = function(ctx) return { { "after", 60, { "expire" } } } end },
+      refreshing = { on = { loaded = function(ctx, msg) return "presenting", { { "present", msg.items } } end,
+                            expire = function() return nil, { { "log", "expired while refreshing" } } end } },
+    },
+  }
+  for k, v in pairs(extra or {}) do definition[k] = v end
+  return machine.new(definition)
+end
+
+local function machine_events(kinds)
+  local lines = {}
+  for _, e in ipairs(trace.events("machine.")) do
+    if not kinds or kinds[e.kind] then
+      local detail = e.from and (e.from .. ">" .. e.to) or e.message or e.command or ""
+      lines[#lines + 1] = e.kind:sub(9) .. " " .. detail
+    end
+  end
+  return lines
+end
+
+describe("lunar.machine", function()
+  describe("the pure step", function()
+    local list = list_screen()
+
+    it("reload from initial loads the first page", function()
+      local state, commands, handled = list:step("reload")
+      assert.are.equal("loading", state)
+      assert.are.same({ { "load", 20 } }, commands)
+      assert.is_true(handled)
+    end)
+
+    it("loaded while loading presents and starts the expiry timer", function()
+      local state, commands = list:step({ "loaded", items = { "a" } }, "loading")
+      assert.are.equal("presenting", state)
+      assert.are.same({ { "present", { "a" } }, { "after", 60, { "expire" } } }, commands)
+    end)
+
+    it("reload while presenting refreshes without commands", function()
+      assert.are.same({ "refreshing", {}, true }, { list:step("reload", "presenting") })
+    end)
+
+    it("a second reload while loading loads once", function()
+      local state, commands, handled = list:step("reload", "loading")
+      assert.are.same({ "loading", {}, false }, { state, commands, handled })
+    end)
+
+    it("never changes the machine", function()
+      list:step("reload")
+      assert.are.equal("initial", list.state)
+    end)
+  end)
+
+  describe("driven by interpreters", function()
+    it("takes feedback through the mailbox, in order", function()
+      local list = list_screen()
+      local shown = {}
+      machine.interpreter("load", function(cmd, send)
+        lunar.sleep(1)
+        send { "loaded", items = { "page of " .. cmd[2] } }
+      end)
+      machine.interpreter("present", function(cmd) shown[#shown + 1] = cmd[2][1] end)
+      list:send("reload")
+      list:settle()
+      assert.are.equal("presenting", list.state)
+      assert.are.same({ "page of 20" }, shown)
+      assert.are.same({
+        "received reload", "handled reload", "state initial>loading", "command load",
+        "received loaded", "interpreted load", "handled loaded", "state loading>presenting",
+        "command present", "command after", "interpreted present", "interpreted after",
+      }, machine_events())
+    end)
+
+    it("handles feedback sent synchronously before later messages, never re-entrantly", function()
+      local log = {}
+      local m = machine.new {
+        name = "echo", initial = "idle",
+        states = { idle = { on = {
+          ping = function() log[#log + 1] = "ping"; return nil, { { "twice" } } end,
+          pong = function() log[#log + 1] = "pong"; return nil, {} end,
+          outside = function() log[#log + 1] = "outside"; return nil, {} end,
+        } } },
+      }
+      machine.interpreter("twice", function(cmd, send)
+        send("pong")
+        send("pong")
+        log[#log + 1] = "interpreter done"
+      end)
+      m:send("ping")
+      m:send("outside")
+      m:settle()
+      assert.are.same({ "ping", "interpreter done", "outside", "pong", "pong" }, log)
+    end)
+
+    it("runs timers on the virtual clock and cancels them on leaving the state", function()
+      local m = machine.new {
+        name = "timer", initial = "waiting",
+        states = {
+          waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
+                      on = { timeout = "expired", done = "finished" } },
+          expired = {}, finished = {},
+        },
+      }
+      -- Entering the initial state happens on the first transition only;
+      -- start the timer explicitly with a self-message.
+      local started = lunar.now()
+      local n = machine.new {
+        name = "timer2", initial = "idle",
+        states = {
+          idle = { on = { start = "waiting" } },
+          waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
+                      on = { timeout = "expired", done = "finished" } },
+          expired = {}, finished = { on = { timeout = "expired" } },
+        },
+      }
+      n:send("start")
+      n:settle()
+      lunar.sleep(31)
+      assert.are.equal("expired", n.state)
+      assert.are.equal(31, lunar.now() - started)
+
+      local o = machine.new {
+        name = "timer3", initial = "idle",
+        states = {
+          idle = { on = { start = "waiting" } },
+          waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
+                      on = { timeout = "expired", done = "finished" } },
+          expired = {}, finished = { on = { timeout = "expired" } },
+        },
+      }
+      o:send("start")
+      o:send("done")
+      o:settle()
+      lunar.sleep(60)
+      assert.are.equal("finished", o.state)  -- the timer died with 'waiting'
+      assert.are.equal("waiting", m.state)
+    end)
+  end)
+
+  describe("failures", function()
+    it("turns a failing interpreter into command_failed", function()
+      local got
+      local m = machine.new {
+        name = "f", initial = "a",
+        states = { a = { on = {
+          go = function() return nil, { { "explode" } } end,
+          command_failed = function(ctx, msg) got = msg.command[1] .. ": " .. msg.error end,
+        } } },
+      }
+      machine.interpreter("explode", function() error("kaboom", 0) end)
+      m:send("go")
+      m:settle()
+      assert.are.equal("explode: kaboom", got)
+    end)
+
+    it("raises an unhandled command_failed from settle", function()
+      local m = machine.new { name = "g", initial = "a", states = { a = { on = { go = function() return nil, { { "explode" } } end } } } }
+      machine.interpreter("explode", function() error("kaboom", 0) end)
+      m:send("go")
+      assert.error_matches(function() m:settle() end, "machine 'g': command { \"explode\" } failed: kaboom")
+    end)
+
+    it("drops unhandled messages, or raises them in strict mode", function()
+      local loose = machine.new { name = "loose", initial = "a", states = { a = {} } }
+      loose:send("nothing")
+      loose:settle()
+      local strict = machine.new { name = "strict", initial = "a", strict = true, states = { a = {} } }
+      strict:send("nothing")
+      assert.has_error(function() strict:settle() end, "machine 'strict': state 'a' does not handle message 'nothing'")
+      assert.are.same({ "dropped nothing", "dropped nothing" }, machine_events { ["machine.dropped"] = true })
+    end)
+
+    it("names an unknown command and its machine", function()
+      local m = machine.new { name = "u", initial = "a", states = { a = { on = { go = function() return nil, { { "teleport" } } end } } } }
+      m:send("go")
+      assert.has_error(function() m:settle() end, "machine 'u': unknown command 'teleport' (no interpreter registered)")
+    end)
+
+    it("refuses to send to a stopped machine", function()
+      local m = list_screen()
+      m:stop()
+      assert.error_matches(function() m:send("reload") end, "machine 'list' is stopped")
+      assert.is_true(m.stopped)
+    end)
+
+    it("refuses functions in messages with their path", function()
+      local m = list_screen()
+      assert.error_matches(function() m:send({ "loaded", done = print }) end,
+        "msg.done: a function cannot cross into Swift")
+    end)
+
+    it("rejects bad definitions at definition time, naming the state", function()
+      assert.has_error(function() machine.new { name = "x", initial = "nowhere", states = { a = {} } } end,
+        "machine 'x': unknown initial state 'nowhere'")
+      assert.has_error(function() machine.new { name = "x", initial = "a", states = { a = { on = { go = "b" } } } } end,
+        "machine 'x': state 'a': transition 'go' goes to unknown state 'b'")
+      assert.has_error(function() machine.new { name = "x", initial = "a", states = { a = { on = { go = 42 } } } } end,
+        "machine 'x': state 'a': handler 'go' must be a function or a state name, got number")
+      assert.has_error(function() machine.new { name = "x", initial = "a", states = { a = { enter = "soon" } } } end,
+        "machine 'x': state 'a': 'enter' must be a function")
+      assert.has_error(function() machine.new { initial = "a", states = {} } end,
+        "machine definition: 'name' must be a string")
+      assert.has_error(function() machine.new(42) end, "bad argument #1 to 'new' (table expected, got number)")
+    end)
+
+    it("rejects a handler returning an unknown state", function()
+      local m = machine.new { name = "r", initial = "a", states = { a = { on = { go = function() return "z" end } } } }
+      assert.has_error(function() m:step("go") end, "machine 'r': state 'a': handler 'go' returned unknown state 'z'")
+    end)
+
+    it("keeps the context read-only", function()
+      local m = machine.new { name = "ro", initial = "a", context = { n = 1 },
+        states = { a = { on = { go = function(ctx) ctx.n = 2 end } } } }
+      assert.error_matches(function() m:step("go") end, "the context is read%-only")
+    end)
+  end)
+end)
