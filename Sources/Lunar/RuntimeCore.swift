@@ -104,6 +104,11 @@ public final class RuntimeCore {
     try install(MachineModulePlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
+    if configuration.inertMachines {
+      // `lunar graph` keeps standard output for the diagram.
+      try state.load("print = function() end; if io then io.write = function() return io.stdout end end", name: "=inert")
+      try state.call(arguments: 0, results: 0)
+    }
   }
 
   deinit {

@@ -38,6 +38,7 @@ enum BenchmarkSuite {
       ("values", ValueRoundTripBenchmark.run),
       ("runtime", RuntimeBenchmark.run),
       ("queue", QueueBenchmark.run),
+      ("machine", MachineBenchmark.run),
       ("startup", StartupBenchmark.run),
       ("specs", SpecSuiteBenchmark.run),
     ]

@@ -51,3 +51,16 @@ extension ExampleTests {
       """)
   }
 }
+
+extension ExampleTests {
+  @Test func machineDrivesTheListScreen() throws {
+    let outcome = try LunarProcess.run(["run", "machine.lua"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 4)
+    #expect(lines[0].hasPrefix("loading\ttable: "))
+    #expect(Array(lines[1...]) == ["showing item 1 of 20, item 2 of 20, item 3 of 20", "state: presenting", "state: initial"])
+    let graph = try LunarProcess.run(["graph", "machine.lua"], in: Self.examples)
+    #expect(graph.stdout.contains("  presenting --> initial : expire\n"))
+  }
+}

@@ -120,8 +120,10 @@ public final class MachineDriver {
       core.scheduler.later { [weak self] L in self?.processNext(on: L) }
       return
     }
-    for command in commands { trace("machine.command", [.init("command", .string(LuaString(command.name)))]) }
-    run(commands, from: 0)
+    if core.trace.isEnabled {
+      for command in commands { trace("machine.command", [.init("command", .string(LuaString(command.name)))]) }
+    }
+    run(commands, from: 0, on: L)
   }
 
   private func unhandled(_ message: MachineMessage) {
@@ -136,13 +138,19 @@ public final class MachineDriver {
   }
 
   /// Carries out `commands[index...]` in order, then takes the next message.
-  private func run(_ commands: [Command], from index: Int) {
+  /// `L` is the loop's thread when called from the loop; nil after Swift
+  /// work, when the rest goes through the loop again.
+  private func run(_ commands: [Command], from index: Int, on L: OpaquePointer?) {
     guard index < commands.count, !isStopped else {
       core.scheduler.later { [weak self] L in self?.processNext(on: L) }
       return
     }
     let command = commands[index]
-    let next: () -> Void = { [weak self] in self?.run(commands, from: index + 1) }
+    guard let L else {
+      core.scheduler.later { [weak self] L in self?.run(commands, from: index, on: L) }
+      return
+    }
+    let next: () -> Void = { [weak self] in self?.run(commands, from: index + 1, on: L) }
     switch core.interpreters.entry(for: command.name) {
     case nil:
       failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
@@ -168,9 +176,10 @@ public final class MachineDriver {
       interpreted(command)
       next()
     case .lua(let function):
-      runLua(function, command, then: next)
+      runLua(function, command, on: L)
+      next()
     case .swift(let interpreter):
-      runSwift(interpreter, command, then: next)
+      runSwift(interpreter, command) { [weak self] in self?.run(commands, from: index + 1, on: nil) }
     }
   }
 
@@ -192,35 +201,44 @@ public final class MachineDriver {
     timers.append((state, id, token))
   }
 
-  private func runLua(_ function: LuaReference, _ command: Command, then next: @escaping () -> Void) {
-    core.scheduler.later { [weak self] L in
-      guard let self else { return }
-      let state = LuaState(borrowing: L)
-      let base = lua_gettop(L)
-      function.push(on: L)
-      if (try? state.push(command.value)) == nil { lua_pushnil(L) }
-      state.push(function: { [weak self] call in
-        guard let self else { return .none }
-        guard let message = MachineMessage(value: try call.value(1, name: "msg")) else {
-          throw LuaArgumentError.invalid(1, "a message is a name or a table whose first element is its name")
-        }
-        try self.send(message)
-        return .none
-      })
-      let task = self.core.scheduler.spawn(on: L, function: base + 1, arguments: 2, label: "\(self.name): \(command.name)", traced: false)
-      lua_settop(L, base)
-      task.observed = true
-      task.onFinish.append { [weak self] task in
-        guard let self else { return }
-        if task.status == .done {
-          self.interpreted(command)
-        } else {
-          self.commandFailed(command, task.errorMessage ?? "failed")
-        }
-        next()
-      }
+  /// Calls a Lua interpreter as `fn(cmd, send)` on the loop's thread. It
+  /// runs at once, like the handlers; if it waits, the loop runs nested
+  /// until it is done (other tasks and machines go on meanwhile), and this
+  /// machine's next command starts after it, as the order requires.
+  private func runLua(_ function: LuaReference, _ command: Command, on L: OpaquePointer) {
+    let state = LuaState(borrowing: L)
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    function.push(on: L)
+    if (try? state.push(command.value)) == nil { lua_pushnil(L) }
+    pushSendFunction(on: L)
+    do {
+      try state.call(arguments: 2, results: 0)
+      interpreted(command)
+    } catch {
+      commandFailed(command, error.message)
     }
   }
+
+  /// Pushes the `send` function interpreters receive (made once).
+  private func pushSendFunction(on L: OpaquePointer) {
+    if let sendFunction {
+      sendFunction.push(on: L)
+      return
+    }
+    LuaState(borrowing: L).push(function: { [weak self] call in
+      guard let self else { return .none }
+      guard let message = MachineMessage(value: try call.value(1, name: "msg")) else {
+        throw LuaArgumentError.invalid(1, "a message is a name or a table whose first element is its name")
+      }
+      try self.send(message)
+      return .none
+    })
+    lua_pushvalue(L, -1)
+    sendFunction = LuaReference(popping: L, in: core.state)
+  }
+
+  private var sendFunction: LuaReference?
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
     let inbox = core.inbox
@@ -300,9 +318,9 @@ public final class MachineDriver {
     return String(describing: error)
   }
 
-  private func trace(_ kind: String, _ fields: [TraceEvent.Field]) {
+  private func trace(_ kind: String, _ fields: @autoclosure () -> [TraceEvent.Field]) {
     let trace = core.trace
     guard trace.isEnabled else { return }
-    trace.emit(kind, [.init("machine", .string(LuaString(name)))] + fields)
+    trace.emit(kind, [.init("machine", .string(LuaString(name)))] + fields())
   }
 }

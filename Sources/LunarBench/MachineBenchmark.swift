@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import LuaKit
+import Lunar
+
+/// Messages through machines, each beside a baseline in the same run: a Lua
+/// machine against the same transitions as a plain Lua function in a loop;
+/// a Swift machine against a DispatchQueue-driven one.
+enum MachineBenchmark {
+  final class Toggle: SwiftMachine {
+    enum State: String, CaseIterable { case off, on }
+    let name = "toggle"
+    let initial = State.off
+    func receive(_ message: MachineMessage, in state: State) -> (next: State?, commands: [Command])? {
+      (state == .off ? .on : .off, [Command("noop")])
+    }
+  }
+
+  struct Setup: LunarPlugin {
+    let name = "machine-bench"
+    func install(in runtime: RuntimeCore) throws {
+      runtime.registerMachine("toggle") { Toggle() }
+    }
+  }
+
+  /// The baseline Swift driver: a serial queue, one `async` per message.
+  final class DispatchDriver: @unchecked Sendable {
+    // Safe: `state` and `commands` are only touched on `queue`, serially.
+    private let queue = DispatchQueue(label: "bench.machine")
+    private var state = Toggle.State.off
+    private var commands = 0
+    private let machine = Toggle()
+
+    func send(_ message: MachineMessage) {
+      queue.async {
+        if let (next, issued) = self.machine.receive(message, in: self.state) {
+          if let next { self.state = next }
+          self.commands += issued.count
+        }
+      }
+    }
+
+    func settle() { queue.sync {} }
+  }
+
+  static func run() throws {
+    var configuration = RuntimeConfiguration()
+    configuration.clock = .virtual(start: 0)
+    configuration.plugins = [Setup()]
+    let runtime = try Runtime(configuration)
+    let n = 100_000
+    let luaMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
+      local machine, n = require('lunar.machine'), ...
+      machine.interpreter('noop', function() end)
+      local m = machine.new { name = 'toggle', initial = 'off', states = {
+        off = { on = { flip = function() return 'on', { { 'noop' } } end } },
+        on = { on = { flip = function() return 'off', { { 'noop' } } end } },
+      } }
+      for i = 1, n do m:send('flip') end
+      m:settle()
+      """)
+    let plain = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
+      local n = ...
+      local handlers = {
+        off = { flip = function() return 'on', { { 'noop' } } end },
+        on = { flip = function() return 'off', { { 'noop' } } end },
+      }
+      local function noop() end
+      local state = 'off'
+      for i = 1, n do
+        local next, commands = handlers[state].flip()
+        state = next
+        for _, c in ipairs(commands) do noop(c) end
+      end
+      """)
+    Harness.report("Lua machine, 1 command per message", subject: luaMachine, baseline: plain, baselineName: "plain Lua:", goal: "≤ 3×")
+
+    let swiftMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
+      local machine, n = require('lunar.machine'), ...
+      machine.interpreter('noop', function() end)
+      local m = machine.swift('toggle')
+      for i = 1, n do m:send('flip') end
+      m:settle()
+      """)
+    let dispatch = Harness.nanoseconds(iterations: n, rounds: 3) { count in
+      let driver = DispatchDriver()
+      for _ in 0..<count { driver.send(MachineMessage("flip")) }
+      driver.settle()
+    }
+    Harness.report("Swift machine, driven from Lua", subject: swiftMachine, baseline: dispatch, baselineName: "DispatchQueue:", goal: "report")
+  }
+}

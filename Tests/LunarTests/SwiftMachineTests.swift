@@ -1,0 +1,96 @@
+import LuaKit
+import Testing
+
+@testable import Lunar
+
+/// A turnstile written in Swift.
+final class Turnstile: SwiftMachine {
+  enum State: String, CaseIterable { case locked, unlocked }
+  let name = "turnstile"
+  let initial = State.locked
+
+  func receive(_ message: MachineMessage, in state: State) -> (next: State?, commands: [Command])? {
+    switch (state, message.name) {
+    case (.locked, "coin"): return (.unlocked, [Command("count", .string("coin"))])
+    case (.unlocked, "push"): return (.locked, [])
+    case (.unlocked, "coin"): return (nil, [Command("refund")])
+    default: return nil
+    }
+  }
+
+  func enter(_ state: State) -> [Command] {
+    state == .unlocked ? [Command("after", 10, "push")] : []
+  }
+}
+
+/// A Swift interpreter that counts and answers through the mailbox.
+struct CountInterpreter: CommandInterpreter {
+  let name = "count"
+  func interpret(_ command: Command, in context: InterpreterContext) async throws {
+    try await Task.sleep(for: .milliseconds(1))
+    var message = LuaTable(array: ["counted"])
+    message["what"] = command.arguments.first ?? .nil
+    context.send(MachineMessage(value: .table(message))!)
+  }
+}
+
+struct TurnstilePlugin: LunarPlugin {
+  let name = "turnstile"
+  func install(in runtime: RuntimeCore) throws {
+    runtime.registerMachine("turnstile") { Turnstile() }
+    runtime.interpreters.register(CountInterpreter())
+  }
+}
+
+@Suite struct SwiftMachineTests {
+  @Test func aSwiftMachineIsDrivenFromLua() async throws {
+    let lua = try TestRuntime(clock: .virtual(start: 0)) { $0.plugins = [TurnstilePlugin()] }
+    let results = try await lua.run("""
+      local machine = require 'lunar.machine'
+      local refunds = 0
+      machine.interpreter('refund', function() refunds = refunds + 1 end)
+      local t = machine.swift('turnstile')
+      local pure = { t:step('coin') }
+      t:send('coin')
+      t:send('coin')
+      t:settle()
+      local afterCoins = t.state
+      lunar.sleep(11)       -- the 'after' timer pushes it back
+      return pure[1], pure[2][1][1], pure[2][2][1], afterCoins, refunds, t.state
+      """)
+    #expect(results == ["unlocked", "count", "after", "unlocked", 1, "locked"])
+    let kinds = lua.recorder.events.filter { $0.kind == "machine.dropped" }.map { $0["message"] }
+    #expect(kinds == [.string("counted")], "the Swift interpreter's feedback arrived through the mailbox")
+  }
+
+  @Test func unknownSwiftMachinesAreArgumentErrors() async throws {
+    let lua = try TestRuntime()
+    let failure = await lua.failure("require('lunar.machine').swift('nope')")
+    #expect(failure?.luaMessage == "test.lua:1: bad argument #1 to 'swift' (no Swift machine named 'nope')")
+  }
+
+  @Test func graphsDrawStatesAndTransitions() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local machine = require 'lunar.machine'
+      local m = machine.new { name = 'door', initial = 'closed', states = {
+        closed = { on = { open = 'opened', kick = { run = function() end, targets = { 'broken' } } } },
+        opened = { on = { close = 'closed' } },
+        broken = {},
+      } }
+      return machine.graph(m), machine.graph(m, 'dot')
+      """)
+    #expect(results.first?.stringValue == """
+      ---
+      title: door
+      ---
+      stateDiagram-v2
+        [*] --> closed
+        closed --> broken : kick
+        closed --> opened : open
+        opened --> closed : close
+
+      """)
+    #expect(results.last?.stringValue?.contains("\"closed\" -> \"broken\" [label=\"kick\"];") == true)
+  }
+}
