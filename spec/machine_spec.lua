@@ -225,3 +225,37 @@ describe("lunar.machine", function()
     end)
   end)
 end)
+
+describe("machine.test", function()
+  local function loader()
+    machine.interpreter("load", function(cmd, send) send { "loaded", items = {} } end)
+    return machine.new {
+      name = "list", initial = "initial",
+      states = {
+        initial = { on = { reload = function() return "loading", { { "load" } } end } },
+        loading = { on = { loaded = "presenting" } },
+        presenting = { on = { reload = "loading" } },
+      },
+    }
+  end
+
+  it("passes when every feedback message is claimed", function()
+    local store = machine.test(loader())
+    assert.are.equal("presenting", store:send("reload"))
+    store:receive("loaded")
+    store:finish()
+  end)
+
+  it("fails on feedback nobody asserted", function()
+    local store = machine.test(loader())
+    store:send("reload")
+    assert.has_error(function() store:finish() end,
+      "machine 'list': the test finished, but these messages were received and not asserted: loaded")
+  end)
+
+  it("fails on a different message than expected", function()
+    local store = machine.test(loader())
+    store:send("reload")
+    assert.error_matches(function() store:receive("failed") end, "expected to receive 'failed', but received 'loaded'")
+  end)
+end)

@@ -101,8 +101,70 @@ struct MachineModulePlugin: LunarPlugin {
       call.push(MachineGraph.render([driver.behavior], as: graphFormat))
       return .one
     }
+    module.lua(Self.testStore, chunkName: "=lunar.machine")
     try runtime.install(module)
   }
+
+  /// `machine.test(m)`: an exhaustive test store in the spirit of TCA's
+  /// `TestStore`. Every message interpreters send back must be claimed with
+  /// `receive` before the next `send`, and `finish` fails on leftovers.
+  static let testStore = """
+    local machine = ...
+    local trace = require "lunar.trace"
+    local Store = {}
+    Store.__index = Store
+
+    local function received_since(store)
+      local names = {}
+      for _, e in ipairs(trace.events("machine.received")) do
+        if e.machine == store.machine.name and e.sequence > store.mark then names[#names + 1] = e end
+      end
+      return names
+    end
+
+    function machine.test(m)
+      trace.start()
+      return setmetatable({ machine = m, mark = 0, pending = {} }, Store)
+    end
+
+    local function check_claimed(store, action)
+      if #store.pending > 0 then
+        local names = {}
+        for _, e in ipairs(store.pending) do names[#names + 1] = e.message end
+        error(("machine '%s': %s, but these messages were received and not asserted: %s")
+          :format(store.machine.name, action, table.concat(names, ", ")), 3)
+      end
+    end
+
+    --- Sends a message, settles, and collects the feedback it caused.
+    function Store:send(msg)
+      check_claimed(self, "sending " .. (type(msg) == "table" and tostring(msg[1]) or tostring(msg)))
+      local events = trace.events("machine.received")
+      self.mark = #events > 0 and events[#events].sequence or 0
+      self.machine:send(msg)
+      self.machine:settle()
+      local feedback = received_since(self)
+      table.remove(feedback, 1)  -- the message sent here
+      self.pending = feedback
+      return self.machine.state
+    end
+
+    --- Claims the next feedback message, which must be called `name`.
+    function Store:receive(name, state)
+      local next = table.remove(self.pending, 1)
+      if not next then
+        error(("machine '%s': expected to receive '%s', but nothing more was received"):format(self.machine.name, name), 2)
+      end
+      if next.message ~= name then
+        error(("machine '%s': expected to receive '%s', but received '%s'"):format(self.machine.name, name, next.message), 2)
+      end
+    end
+
+    --- Fails if any feedback was not claimed.
+    function Store:finish()
+      check_claimed(self, "the test finished")
+    end
+    """
 
   /// Runs `body`, turning machine errors into plain Lua errors (with the
   /// caller's position).
