@@ -21,8 +21,10 @@ let package = Package(
     .target(name: "CLuaShim", dependencies: ["CLua"]),
     // The safe Swift binding of Lua; knows nothing of workflows.
     .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
+    // HTTP through Debian's libcurl, opened on first use (not at start-up).
+    .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
     // The workflow runtime built on LuaKit.
-    .target(name: "Lunar", dependencies: ["LuaKit"]),
+    .target(name: "Lunar", dependencies: ["LuaKit", "CHTTP"]),
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
