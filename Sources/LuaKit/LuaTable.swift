@@ -93,3 +93,14 @@ extension LuaTable: CustomStringConvertible {
     return parts.isEmpty ? "{}" : "{ " + parts.joined(separator: ", ") + " }"
   }
 }
+
+extension LuaTable: ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral {
+  public init(dictionaryLiteral elements: (LuaKey, LuaValue)...) {
+    self.init()
+    for (key, value) in elements { self[key] = value }
+  }
+
+  public init(arrayLiteral elements: LuaValue...) {
+    self.init(array: elements)
+  }
+}

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,13 +21,30 @@ public final class RuntimeClock {
   public let kind: Kind
   private let startEpoch: Double
   private let startMonotonic: Double
-  private var virtualNow: Double
+  private var virtualNow: Double {
+    didSet { published.bits.store(virtualNow.bitPattern, ordering: .releasing) }
+  }
+  /// Virtual time as other threads may read it.
+  private let published = PublishedTime()
 
   init(_ kind: Kind) {
     self.kind = kind
     startEpoch = RuntimeClock.realTime(CLOCK_REALTIME)
     startMonotonic = RuntimeClock.realTime(CLOCK_MONOTONIC)
     if case .virtual(let start) = kind { virtualNow = start } else { virtualNow = 0 }
+    published.bits.store(virtualNow.bitPattern, ordering: .releasing)
+  }
+
+  /// A reading of `now` that is safe from any thread (Swift actions use it).
+  public var sendableNow: @Sendable () -> Double {
+    switch kind {
+    case .real:
+      let offset = startEpoch - startMonotonic
+      return { offset + RuntimeClock.realTime(CLOCK_MONOTONIC) }
+    case .virtual:
+      let published = self.published
+      return { Double(bitPattern: published.bits.load(ordering: .acquiring)) }
+    }
   }
 
   /// True for virtual time.
@@ -50,6 +69,11 @@ public final class RuntimeClock {
   /// Moves virtual time forward to `time` (never backward; no-op when real).
   public func advance(to time: Double) {
     if isVirtual && time > virtualNow { virtualNow = time }
+  }
+
+  /// The virtual time, shared with other threads.
+  private final class PublishedTime: Sendable {
+    let bits = Atomic<UInt64>(0)
   }
 
   private static func realTime(_ id: clockid_t) -> Double {

@@ -22,6 +22,12 @@ public struct RuntimeConfiguration: Sendable {
   public var catchesInterrupts = false
   /// Build machines but never run them (`lunar graph` loads a file this way).
   public var inertMachines = false
+  /// The HTTP service actions use (tests put a stub here).
+  public var httpService: any HTTPService = CurlHTTPClient()
+  /// Record the run to a journal, or replay one (`--record`, `--replay`).
+  public var journal: Journal.Mode?
+  /// How deep action chains may go.
+  public var actionRecursionLimit = 32
   /// Stop a script that runs longer than this many wall-clock seconds.
   public var timeout: Double?
 

@@ -39,6 +39,10 @@ public final class RuntimeCore {
   public let interpreters = InterpreterRegistry()
   /// Services offered to interpreters and actions.
   public var services = Services()
+  /// The `store` service.
+  public let store = KeyValueStore()
+  /// Runs Swift actions (and holds the journal and the recursion limit).
+  public private(set) var actions: ActionRunner!
   /// Swift machines Lua can create by name (`machine.swift(name)`).
   var swiftMachines: [String: () -> any MachineBehavior] = [:]
 
@@ -101,7 +105,15 @@ public final class RuntimeCore {
     try install(LunarModulePlugin())
     try install(TraceModulePlugin())
     try install(QueueModulePlugin())
+    services.register("http", configuration.httpService)
+    services.register("store", store)
+    let inbox = self.inbox
+    actions = ActionRunner(
+      services: services, recursionLimit: configuration.actionRecursionLimit,
+      journal: try configuration.journal.map(Journal.init), now: clock.sendableNow,
+      emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
     try install(MachineModulePlugin())
+    try install(ActionModulePlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
     if configuration.inertMachines {

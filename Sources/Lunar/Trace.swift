@@ -92,13 +92,17 @@ public final class TextTraceSink: TraceSink {
 /// Writes one JSON object per line per event.
 public final class JSONLinesTraceSink: TraceSink {
   private let output: FileOutput
+  private let prefixes: [String]
 
-  /// A sink appending to the file at `path` (created or truncated).
-  public init(path: String) throws(FileOutput.OpenError) {
+  /// A sink writing to the file at `path` (created or truncated); with
+  /// `prefixes`, only events whose kind starts with one of them.
+  public init(path: String, prefixes: [String] = []) throws(FileOutput.OpenError) {
     output = try FileOutput(path: path)
+    self.prefixes = prefixes
   }
 
   public func receive(_ event: TraceEvent) {
+    if !prefixes.isEmpty && !prefixes.contains(where: { event.kind.hasPrefix($0) }) { return }
     var object = LuaTable()
     object["sequence"] = .integer(Int64(event.sequence))
     object["time"] = .number(event.time)

@@ -20,6 +20,9 @@ enum RunCommand {
       OptionSpec(name: "trace-file", value: "FILE", help: "write the runtime's events to FILE as JSON lines"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
       OptionSpec(name: "clock", value: "real|virtual", help: "virtual time jumps to the next timer when idle"),
+      OptionSpec(name: "analytics", value: "FILE", help: "write action spans and analytics events as JSON lines"),
+      OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
+      OptionSpec(name: "replay", value: "FILE", help: "replay a journal: no outside calls, divergence is an error"),
     ],
     optionsEndAtFirstOperand: true,
     run: run
@@ -82,6 +85,15 @@ enum RunCommand {
     }
     if parsed.has("trace") { configuration.traceSinks.append(TextTraceSink(descriptor: 2)) }
     if let path = parsed.value("trace-file") { configuration.traceSinks.append(try JSONLinesTraceSink(path: path)) }
+    if let path = parsed.value("analytics") {
+      configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))
+    }
+    switch (parsed.value("record"), parsed.value("replay")) {
+    case (let record?, nil): configuration.journal = .record(path: record)
+    case (nil, let replay?): configuration.journal = .replay(path: replay)
+    case (nil, nil): break
+    case (_?, _?): throw UsageError(message: "--record and --replay cannot be used together", command: "run")
+    }
     return configuration
   }
 

@@ -1,0 +1,206 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// `lunar.action`, `lunar.run`, `lunar.run_stubbed` and the services actions
+/// use (`http`, `store`, `log`, `clock`). The runner is written in Lua on
+/// top of host functions for Swift actions, services, spans and the journal.
+struct ActionModulePlugin: LunarPlugin {
+  let name = "lunar.actions"
+
+  func install(in runtime: RuntimeCore) throws {
+    let actions: ActionRunner = runtime.actions
+    let scheduler = runtime.scheduler
+    var module = LuaModule("lunar.actions")
+
+    // Swift actions, from Lua: swift_run(name, input, chain) -> output
+    module.function("swift_run") { [unowned runtime] call in
+      let name = try call.string(1)
+      let input = try call.value(2, name: "input")
+      let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.stringValue) ?? []
+      return runtime.await(call, subject: "action \(name)") {
+        try await actions.run(name, input: input, chain: chain)
+      }
+    }
+    module.function("has_swift") { call in
+      call.push(actions.has(try call.string(1)))
+      return .one
+    }
+    module.function("swift_names") { call in
+      try call.push(.table(LuaTable(array: actions.names.map { .string(LuaString($0)) })))
+      return .one
+    }
+    module.function("swift_uses") { call in
+      try call.push(.table(LuaTable(array: actions.uses(of: try call.string(1)).map { .string(LuaString($0)) })))
+      return .one
+    }
+    // emit(kind, fields): a span or analytics event in the trace.
+    module.function("emit") { [unowned runtime] call in
+      let kind = try call.string(1)
+      let fields = try call.value(2, name: "fields").tableValue ?? LuaTable()
+      var list: [TraceEvent.Field] = []
+      for key in ["action", "event", "depth", "input", "duration", "error"] where fields[key] != .nil {
+        list.append(.init(key, fields[key]))
+      }
+      for (key, value) in fields.fields.sorted(by: { $0.key.description < $1.key.description }) {
+        let name = key.description
+        if !["action", "event", "depth", "input", "duration", "error"].contains(name) { list.append(.init(name, value)) }
+      }
+      runtime.trace.emit(kind, list)
+      return .none
+    }
+    // journal(kind, key [, result]) -> the recorded entry when replaying
+    module.function("journal") { call in
+      guard let journal = actions.journal else { return .none }
+      let kind = try call.string(1)
+      let key = try call.value(2, name: "key").tableValue ?? LuaTable()
+      let result = call.isNil(3) ? nil : try call.value(3, name: "result").tableValue
+      let entry = try journal.step(kind: kind, key: key, result: result)
+      if let entry { try call.push(.table(entry)) } else { call.pushNil() }
+      return .one
+    }
+    module.function("replaying") { call in
+      call.push(actions.journal?.isReplaying ?? false)
+      return .one
+    }
+    module.value("limit", .integer(Int64(actions.recursionLimit)))
+    module.lua(Self.runner, chunkName: "=lunar.actions")
+    try runtime.install(module)
+    try ServiceObjects.install(in: runtime, scheduler: scheduler)
+  }
+
+  /// The action runner, in Lua: chains, spans, the declared-services rule,
+  /// stubs and the journal.
+  static let runner = """
+    local M = ...
+    local lunar = require "lunar"
+    local actions = {}     -- name -> { uses = { name = true }, list = {...}, fn = function }
+    local stubs = nil      -- services replaced for the current stubbed run
+    local history = nil    -- { {name =, input =}, ... } during a stubbed run
+
+    local function describe(value)
+      if type(value) == "string" then return value end
+      local ok, text = pcall(tostring, value)
+      return ok and text or "?"
+    end
+
+    local function summary(value)
+      local text = type(value) == "table" and "table" or tostring(value)
+      return #text > 80 and text:sub(1, 77) .. "..." or text
+    end
+
+    --- lunar.action(name, { uses = { ... } }, function(ctx, input) ... end)
+    function M.define(name, options, fn)
+      if type(name) ~= "string" then error(("bad argument #1 to 'action' (string expected, got %s)"):format(type(name)), 2) end
+      if type(options) == "function" and fn == nil then options, fn = {}, options end
+      if type(options) ~= "table" then error(("bad argument #2 to 'action' (table expected, got %s)"):format(type(options)), 2) end
+      if type(fn) ~= "function" then error(("bad argument #3 to 'action' (function expected, got %s)"):format(type(fn)), 2) end
+      local uses, list = {}, {}
+      for i, service in ipairs(options.uses or {}) do
+        if type(service) ~= "string" then error(("bad argument #2 to 'action' (uses[%d] must be a service name)"):format(i), 2) end
+        uses[service] = true
+        list[#list + 1] = service
+      end
+      actions[name] = { uses = uses, list = list, fn = fn }
+    end
+
+    local services = {}
+    --- Registers a service object actions can declare (`http`, `store`, ...).
+    function M.service(name, object) services[name] = object end
+
+    local function make_context(name, action, chain)
+      local ctx = { action = name, chain = chain }
+      function ctx:run(next_name, input) return M.run(next_name, input, chain) end
+      function ctx:event(event, fields)
+        local f = { action = name, event = event }
+        for k, v in pairs(fields or {}) do f[k] = v end
+        M.emit("action.event", f)
+      end
+      function ctx.now() return lunar.now() end
+      return setmetatable(ctx, {
+        __index = function(_, key)
+          if services[key] == nil and (stubs == nil or stubs[key] == nil) then return nil end
+          if not action.uses[key] then
+            error(("action '%s' did not declare service '%s' (it uses: %s)")
+              :format(name, key, #action.list > 0 and table.concat(action.list, ", ") or "nothing"), 2)
+          end
+          if stubs and stubs[key] ~= nil then return stubs[key] end
+          return services[key]
+        end,
+      })
+    end
+
+    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`.
+    function M.run(name, input, chain)
+      if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
+      chain = chain or {}
+      local next_chain = {}
+      for i, n in ipairs(chain) do next_chain[i] = n end
+      next_chain[#next_chain + 1] = name
+      if #chain >= M.limit then
+        error(("action chain deeper than %d: %s"):format(M.limit, table.concat(next_chain, " → ")), 2)
+      end
+      local action = actions[name]
+      if action == nil and not M.has_swift(name) then error(("unknown action '%s'"):format(name), 2) end
+      if history then history[#history + 1] = { name = name, input = input } end
+      if action == nil then
+        return M.swift_run(name, input, chain)
+      end
+      M.journal("action", { name = name, input = input })
+      local started = lunar.now()
+      M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
+      local ok, output = pcall(action.fn, make_context(name, action, next_chain), input)
+      local duration = lunar.now() - started
+      if not ok then
+        local message = describe(output)
+        M.emit("action.failed", { action = name, duration = duration, error = message })
+        if M.replaying() then
+          M.journal("result", { name = name }, nil)
+        else
+          M.journal("result", { name = name }, { error = message })
+        end
+        error(output, 0)
+      end
+      M.emit("action.finished", { action = name, duration = duration })
+      M.journal("result", { name = name }, { output = output })
+      return output
+    end
+
+    --- Runs an action with some services replaced; returns its output and
+    --- the list of actions that ran with their inputs.
+    function M.run_stubbed(replaced, name, input)
+      if type(replaced) ~= "table" then error(("bad argument #1 to 'run_stubbed' (table expected, got %s)"):format(type(replaced)), 2) end
+      local saved_stubs, saved_history = stubs, history
+      stubs, history = replaced, {}
+      local runs = history
+      local ok, output = pcall(M.run, name, input)
+      stubs, history = saved_stubs, saved_history
+      if not ok then error(output, 0) end
+      return output, runs
+    end
+
+    --- The names of every action, Lua and Swift.
+    function M.list()
+      local names = {}
+      for name in pairs(actions) do names[#names + 1] = name end
+      for _, name in ipairs(M.swift_names()) do names[#names + 1] = name end
+      table.sort(names)
+      return names
+    end
+
+    --- Changes the recursion limit.
+    function M.set_limit(n)
+      if math.type(n) ~= "integer" or n < 1 then error("bad argument #1 to 'set_limit' (positive integer expected)", 2) end
+      M.limit = n
+    end
+
+    lunar.action = M.define
+    lunar.run = function(name, input) return M.run(name, input) end
+    lunar.run_stubbed = M.run_stubbed
+    """
+}
+
+extension ActionRunner {
+  /// The services a Swift action declared.
+  public func uses(of name: String) -> [String] { usesNames(name) }
+}

@@ -1,0 +1,114 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// The Lua faces of the run's services, as actions see them through
+/// `ctx.http`, `ctx.store`, `ctx.log` and `ctx.clock`. Calls that touch the
+/// outside world go through the journal: recorded, or answered from it.
+enum ServiceObjects {
+  static func install(in runtime: RuntimeCore, scheduler: Scheduler) throws {
+    let L = runtime.state.L
+    let state = runtime.state
+    let journal = runtime.actions.journal as Journal?
+    let http = runtime.configuration.httpService
+    let store = runtime.store
+
+    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    lua_getfield(L, -1, "lunar.actions")
+    lua_getfield(L, -1, "service")
+    let register = lua_gettop(L)
+    defer { lua_settop(L, register - 3) }
+
+    func define(_ name: String, _ methods: [(String, LuaFunction)]) throws {
+      lua_pushvalue(L, register)
+      state.push(name)
+      lua_createtable(L, 0, Int32(methods.count))
+      for (method, function) in methods {
+        state.push(function: function)
+        lua_setfield(L, -2, method)
+      }
+      try state.call(arguments: 2, results: 0)
+    }
+
+    // http:get_json(url [, {timeout=}]), http:post_json(url, body [, opts]),
+    // http:get(url [, opts]) -> { status =, body = }
+    func request(_ call: LuaCall, method: String, json: Bool) throws -> LuaReturn {
+      let url = try call.string(2)
+      let body: LuaValue = method == "POST" ? try call.value(3, name: "body") : .nil
+      let options = try call.value(method == "POST" ? 4 : 3, name: "options")
+      let timeout = options["timeout"].numberValue ?? 30
+      var requestKey: LuaTable = ["method": .string(LuaString(method)), "url": .string(LuaString(url))]
+      if body != .nil { requestKey["body"] = body }
+      let key = requestKey
+      if let journal, journal.isReplaying {
+        let entry = try journal.step(kind: "http", key: key) ?? LuaTable()
+        if case .string(let message) = entry["error"] { throw LuaScriptError(message.lossyString) }
+        try call.push(entry["response"])
+        return .one
+      }
+      return runtime.await(call, subject: "\(method) \(url)") {
+        do {
+          let response: LuaValue
+          if json {
+            response = method == "POST" ? try await http.postJSON(url, body, timeout: timeout) : try await http.getJSON(url, timeout: timeout)
+          } else {
+            let raw = try await http.send(HTTPRequest(method: method, url: url, timeout: timeout))
+            response = ["status": .integer(Int64(raw.status)), "body": .string(LuaString(bytes: raw.body))]
+          }
+          try journal?.step(kind: "http", key: key, result: ["response": response])
+          return response
+        } catch let error as HTTPError {
+          try journal?.step(kind: "http", key: key, result: ["error": .string(LuaString(error.description))])
+          throw LuaScriptError(error.description)
+        }
+      }
+    }
+    try define("http", [
+      ("get_json", { call in try request(call, method: "GET", json: true) }),
+      ("post_json", { call in try request(call, method: "POST", json: true) }),
+      ("get", { call in try request(call, method: "GET", json: false) }),
+    ])
+
+    try define("store", [
+      ("get", { call in
+        try call.push(store.get(try call.string(2)))
+        return .one
+      }),
+      ("set", { call in
+        store.set(try call.string(2), try call.value(3, name: "value"))
+        return .none
+      }),
+    ])
+
+    func log(_ level: String) -> LuaFunction {
+      { [unowned runtime] call in
+        var parts: [String] = []
+        var i: Int32 = 2
+        while i <= call.argumentCount {
+          parts.append((try? call.value(i))?.stringValue ?? (try? call.value(i))?.description ?? "?")
+          i += 1
+        }
+        let text = parts.joined(separator: " ")
+        runtime.trace.emit("log.\(level)", [.init("text", .string(LuaString(text)))])
+        runtime.log("\(level): \(text)")
+        return .none
+      }
+    }
+    try define("log", [("info", log("info")), ("warn", log("warn")), ("error", log("error"))])
+
+    try define("clock", [
+      ("now", { [unowned runtime] call in
+        var now = runtime.clock.now
+        if let journal {
+          if journal.isReplaying {
+            now = try journal.step(kind: "clock", key: [:])?["now"].numberValue ?? now
+          } else {
+            try journal.step(kind: "clock", key: [:], result: ["now": .number(now)])
+          }
+        }
+        call.push(now)
+        return .one
+      })
+    ])
+  }
+}
