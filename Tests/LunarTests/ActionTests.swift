@@ -1,0 +1,208 @@
+import Foundation
+import LuaKit
+import Testing
+
+@testable import Lunar
+
+/// A Swift action: adds two numbers, failing on request.
+struct Add: RunnableAction {
+  struct Output: Codable, Sendable { var sum: Int; var note: String? }
+  static let name = "math.add"
+  var a: Int
+  var b: Int
+  var fail: Bool?
+
+  func execute(in context: RunContext) async throws -> Output {
+    if fail == true { throw ActionError.failed(action: Self.name, reason: "asked to fail") }
+    context.event("added", [.init("sum", .integer(Int64(a + b)))])
+    return Output(sum: a + b, note: context.chain.joined(separator: ">"))
+  }
+}
+
+/// A Swift action that reaches for a service it did not declare.
+struct Sneaky: RunnableAction {
+  static let name = "sneaky"
+  func execute(in context: RunContext) async throws -> String {
+    _ = try context.http
+    return "unreachable"
+  }
+}
+
+struct ActionsPlugin: LunarPlugin {
+  let name = "test.actions"
+  func install(in runtime: RuntimeCore) throws {
+    runtime.actions.register(Add.self)
+    runtime.actions.register(Sneaky.self)
+  }
+}
+
+@Suite struct ActionTests {
+  func runtime(_ configure: (inout RuntimeConfiguration) -> Void = { _ in }) throws -> TestRuntime {
+    try TestRuntime(clock: .virtual(start: 1000)) {
+      $0.plugins = [ActionsPlugin()]
+      configure(&$0)
+    }
+  }
+
+  @Test func chainingPassesTheContextDown() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      lunar.action("inner", { uses = { "store" } }, function(ctx, input)
+        ctx.store:set("seen", input.value)
+        return table.concat(ctx.chain, " → ")
+      end)
+      lunar.action("outer", { uses = { "store" } }, function(ctx, input)
+        local chain = ctx:run("inner", { value = input * 2 })
+        return chain, ctx.store:get("seen")
+      end)
+      local chain = lunar.run("outer", 21)
+      local sum = lunar.run("math.add", { a = 1, b = 2 })
+      return chain, sum.sum, sum.note
+      """)
+    #expect(results == ["outer → inner", 3, "math.add"])
+  }
+
+  @Test func undeclaredServicesAreClearErrors() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      lunar.action("greedy", { uses = { "http" } }, function(ctx) return ctx.store end)
+      local ok, err = pcall(lunar.run, "greedy")
+      local ok2, err2 = pcall(lunar.run, "sneaky")
+      return err, err2
+      """)
+    #expect(results[0].stringValue?.hasSuffix("action 'greedy' did not declare service 'store' (it uses: http)") == true)
+    #expect(results[1].stringValue?.hasSuffix("action 'sneaky' did not declare service 'http' (it uses: nothing)") == true)
+  }
+
+  @Test func theRecursionLimitNamesTheChain() async throws {
+    let lua = try runtime { $0.actionRecursionLimit = 4 }
+    let results = try await lua.run("""
+      lunar.action("login", function(ctx) return ctx:run("store_token") end)
+      lunar.action("store_token", function(ctx) return ctx:run("login") end)
+      lunar.action("self", function(ctx) return ctx:run("self") end)
+      local _, indirect = pcall(lunar.run, "login")
+      local _, direct = pcall(lunar.run, "self")
+      return indirect, direct
+      """)
+    #expect(results[0].stringValue?.hasSuffix("action chain deeper than 4: login → store_token → login → store_token → login") == true)
+    #expect(results[1].stringValue?.hasSuffix("action chain deeper than 4: self → self → self → self → self") == true)
+  }
+
+  @Test func swiftErrorsReachLuaWithTheActionName() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      local ok, err = pcall(lunar.run, "math.add", { a = 1, b = 2, fail = true })
+      local ok2, err2 = pcall(lunar.run, "math.add", { a = 1 })
+      local ok3, err3 = pcall(lunar.run, "math.add", { a = "one", b = 2 })
+      return err, err2, err3
+      """)
+    #expect(results[0].stringValue?.hasSuffix("action 'math.add' failed: asked to fail") == true)
+    #expect(results[1].stringValue?.hasSuffix("action 'math.add': bad input: input.b: missing field") == true)
+    #expect(results[2].stringValue?.hasSuffix("action 'math.add': bad input: input.a: integer expected, got string") == true)
+  }
+
+  @Test func luaErrorsReachSwiftWithFileAndLine() async throws {
+    let lua = try runtime()
+    let failure = await lua.failure("""
+      lunar.action("broken", function() error("lua side broke") end)
+      lunar.run("broken")
+      """)
+    guard case .lua(let error) = failure else {
+      Issue.record("expected a Lua error, got \(String(describing: failure))")
+      return
+    }
+    #expect(error.chunk == "test.lua")
+    #expect(error.line == 1)
+    #expect(error.text == "lua side broke")
+  }
+
+  @Test func spansAreNestedWithDurationsFromTheClock() async throws {
+    let lua = try runtime()
+    _ = try await lua.run("""
+      lunar.action("slow", function(ctx) lunar.sleep(2); ctx:event("halfway", { step = 1 }); lunar.sleep(3) end)
+      lunar.action("outer", function(ctx) lunar.sleep(1); ctx:run("slow"); return "ok" end)
+      lunar.run("outer")
+      """)
+    #expect(lua.events("action.") == [
+      "action.started action=outer depth=0 input=nil",
+      "action.started action=slow depth=1 input=nil",
+      "action.event action=slow event=halfway step=1",
+      "action.finished action=slow duration=5.0",
+      "action.finished action=outer duration=6.0",
+    ])
+  }
+
+  @Test func aStubbedServiceAndTheListOfRuns() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      lunar.action("store_token", { uses = { "store" } }, function(ctx, input) ctx.store:set("token", input.token) end)
+      lunar.action("login", { uses = { "http" } }, function(ctx, input)
+        local reply = ctx.http:post_json(input.url, { email = input.email })
+        ctx:run("store_token", { token = reply.token })
+        return { user = reply.user }
+      end)
+      local fake = { post_json = function(self, url, body) return { token = "T", user = body.email } end }
+      local out, runs = lunar.run_stubbed({ http = fake }, "login", { url = "http://nowhere.invalid", email = "a@b.c" })
+      return out.user, #runs, runs[1].name, runs[2].name, runs[2].input.token
+      """)
+    #expect(results == ["a@b.c", 2, "login", "store_token", "T"])
+  }
+
+  @Test func recordThenReplayAgainstARealServer() async throws {
+    let server = try TestHTTPServer { request in
+      TestHTTPServer.Reply(body: #"{"token":"tok-123","user":"ada","echo":\#(request.body)}"#)
+    }
+    defer { server.stop() }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-journal-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let journal = folder.appendingPathComponent("run.jsonl").path
+    let script = """
+      lunar.action("store_token", { uses = { "store", "clock" } }, function(ctx, input)
+        ctx.store:set("token", input.token)
+        return ctx.clock:now()
+      end)
+      lunar.action("login", { uses = { "http" } }, function(ctx, input)
+        local reply = ctx.http:post_json(input.url .. "/login", { email = input.email })
+        local at = ctx:run("store_token", { token = reply.token })
+        return { user = reply.user, echoed = reply.echo.email, at = at }
+      end)
+      local out = lunar.run("login", { url = "\(server.url)", email = EMAIL or "a@b.c" })
+      return out.user, out.echoed, out.at
+      """
+    let recording = try runtime { $0.journal = .record(path: journal); $0.clock = .virtual(start: 5000) }
+    let recorded = try await recording.run(script)
+    #expect(recorded == ["ada", "a@b.c", .number(5000)])
+    #expect(server.requests.count == 1)
+
+    let replaying = try runtime { $0.journal = .replay(path: journal); $0.clock = .virtual(start: 9999) }
+    let replayed = try await replaying.run(script)
+    #expect(replayed == recorded, "the same output, the clock included")
+    #expect(server.requests.count == 1, "the replay made no request")
+
+    let diverging = try runtime { $0.journal = .replay(path: journal) }
+    let failure = await diverging.failure("EMAIL = 'someone@else'\n" + script)
+    let message = try #require(failure?.luaMessage)
+    #expect(message.contains("replay diverged at entry 1: the journal has action"))
+    #expect(message.contains("someone@else"))
+    #expect(server.requests.count == 1)
+  }
+
+  @Test func httpErrorsAreLuaErrors() async throws {
+    let server = try TestHTTPServer { request in
+      request.path == "/bad" ? TestHTTPServer.Reply(status: 503, body: #"{"error":"down"}"#) : TestHTTPServer.Reply(body: "not json")
+    }
+    defer { server.stop() }
+    let lua = try runtime()
+    let results = try await lua.run("""
+      lunar.action("get", { uses = { "http" } }, function(ctx, url) return ctx.http:get_json(url) end)
+      local _, status = pcall(lunar.run, "get", "\(server.url)/bad")
+      local _, invalid = pcall(lunar.run, "get", "\(server.url)/garbage")
+      local _, offline = pcall(lunar.run, "get", "http://127.0.0.1:1/nothing")
+      return status, invalid, offline
+      """)
+    #expect(results[0].stringValue?.hasSuffix("\(server.url)/bad answered HTTP 503") == true)
+    #expect(results[1].stringValue?.contains("sent invalid JSON") == true)
+    #expect(results[2].stringValue?.contains("cannot reach http://127.0.0.1:1/nothing") == true)
+  }
+}
