@@ -2,6 +2,10 @@ import CLua
 import CLuaShim
 import LuaKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The built-in `lunar` module: tasks, sleeping, the clock, and waiting for
 /// several tasks at once.
 struct LunarModulePlugin: LunarPlugin {
@@ -37,6 +41,17 @@ struct LunarModulePlugin: LunarPlugin {
       wait.onCancel = { [unowned scheduler] in scheduler.timers.cancel(timer) }
       if scheduler.trace.isEnabled { scheduler.trace.emit("timer.set", [.init("after", .number(seconds))]) }
       return scheduler.suspend(call, on: wait)
+    }
+
+    // lunar.cwd() -> the current working directory
+    module.function("cwd") { call in
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      guard getcwd(&buffer, buffer.count) != nil else {
+        call.pushNil()
+        return .one
+      }
+      call.push(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+      return .one
     }
 
     // lunar.now() -> seconds since the epoch on the runtime clock

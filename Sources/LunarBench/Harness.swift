@@ -39,6 +39,7 @@ enum BenchmarkSuite {
       ("runtime", RuntimeBenchmark.run),
       ("queue", QueueBenchmark.run),
       ("machine", MachineBenchmark.run),
+      ("action", ActionBenchmark.run),
       ("startup", StartupBenchmark.run),
       ("specs", SpecSuiteBenchmark.run),
     ]

@@ -64,3 +64,16 @@ extension ExampleTests {
     #expect(graph.stdout.contains("  presenting --> initial : expire\n"))
   }
 }
+
+extension ExampleTests {
+  @Test func actionsRunAndReplay() throws {
+    let folder = try TemporaryFolder()
+    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let recorded = try LunarProcess.run(["run", "--record", journal, "actions.lua"], in: Self.examples)
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    #expect(recorded.stdout == "Ada\ntoken tok-4711\nTest\t2 actions ran: login, store_token\n")
+    #expect(recorded.stderr == "info: logged in as Ada\ninfo: logged in as Test\n")
+    let replayed = try LunarProcess.run(["run", "--replay", journal, "actions.lua"], in: Self.examples)
+    #expect(replayed.stdout == recorded.stdout, "\(replayed.stderr)")
+  }
+}

@@ -151,3 +151,33 @@ import Testing
     #expect(outcome.stderr == "lunar: option '--timeout' needs a value (SECONDS)\nTry 'lunar help run'.\n")
   }
 }
+
+extension RuntimeCommandTests {
+  @Test func analyticsAreWrittenAsJSONLines() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("analytics.jsonl").path
+    let outcome = try LunarProcess.run(
+      ["run", "--analytics", path, "--clock", "virtual", "-"],
+      input: "lunar.action('work', function(ctx) lunar.sleep(2); ctx:event('done', { n = 1 }) end) lunar.run('work')")
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    let kinds = lines.compactMap { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["kind"] as? String
+    }
+    #expect(kinds == ["action.started", "action.event", "action.finished"])
+    let finished = try JSONSerialization.jsonObject(with: Data(lines[2].utf8)) as? [String: Any]
+    #expect(finished?["duration"] as? Double == 2)
+  }
+
+  @Test func recordAndReplayCannotBeCombined() throws {
+    let outcome = try LunarProcess.run(["run", "--record", "a", "--replay", "b", "-"], input: "")
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr.hasPrefix("lunar: --record and --replay cannot be used together"))
+  }
+
+  @Test func aMissingJournalIsAClearError() throws {
+    let outcome = try LunarProcess.run(["run", "--replay", "/nonexistent/journal.jsonl", "-"], input: "")
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr == "lunar: cannot read journal /nonexistent/journal.jsonl\n")
+  }
+}

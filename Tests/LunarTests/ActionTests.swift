@@ -206,3 +206,23 @@ struct ActionsPlugin: LunarPlugin {
     #expect(results[2].stringValue?.contains("cannot reach http://127.0.0.1:1/nothing") == true)
   }
 }
+
+/// The Swift API on its own, without Lua.
+@Suite struct ActionRunnerTests {
+  @Test func runsSwiftActionsByName() async throws {
+    let runner = ActionRunner(services: Services(), now: { 0 })
+    runner.register(Add.self)
+    let output = try await runner.run("math.add", input: ["a": 2, "b": 40])
+    #expect(output["sum"] == 42)
+    #expect(output["note"] == "math.add")
+    await #expect(throws: ActionError.unknown("nope")) { try await runner.run("nope", input: .nil) }
+  }
+
+  @Test func theLimitStopsDeepChains() async throws {
+    let runner = ActionRunner(services: Services(), recursionLimit: 2, now: { 0 })
+    runner.register(Add.self)
+    await #expect(throws: ActionError.recursion(chain: ["x", "y", "math.add"], limit: 2)) {
+      try await runner.run("math.add", input: ["a": 1, "b": 1], chain: ["x", "y"])
+    }
+  }
+}

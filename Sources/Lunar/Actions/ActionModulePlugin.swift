@@ -36,6 +36,7 @@ struct ActionModulePlugin: LunarPlugin {
     }
     // emit(kind, fields): a span or analytics event in the trace.
     module.function("emit") { [unowned runtime] call in
+      guard runtime.trace.isEnabled else { return .none }
       let kind = try call.string(1)
       let fields = try call.value(2, name: "fields").tableValue ?? LuaTable()
       var list: [TraceEvent.Field] = []
