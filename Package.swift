@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "LuaKit", targets: ["LuaKit"]),
     .library(name: "Lunar", targets: ["Lunar"]),
     .library(name: "LunarTest", targets: ["LunarTest"]),
+    .library(name: "LunarLaunches", targets: ["LunarLaunches"]),
   ],
   targets: [
     // Debian's liblua5.4-dev, found through pkg-config.
@@ -25,18 +26,21 @@ let package = Package(
     .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
     // The workflow runtime built on LuaKit.
     .target(name: "Lunar", dependencies: ["LuaKit", "CHTTP"]),
+    // Launch schedules: providers, the refresh policy, reminders, lunar.launches.
+    .target(name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"]),
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
       resources: [.embedInCode("lua/busted.lua"), .embedInCode("lua/luassert.lua")]),
     // The command-line front end.
-    .executableTarget(name: "lunar", dependencies: ["Lunar", "LunarTest", "LuaKit"]),
+    .executableTarget(name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit"]),
     // Benchmarks; run by scripts/bench, never by swift test.
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
+    .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
