@@ -4,31 +4,39 @@ import Synchronization
 /// A real HTTP/1.1 server on 127.0.0.1 for tests: answers each request with
 /// whatever the handler says, can delay or hold responses until released,
 /// and counts requests.
-final class TestHTTPServer: @unchecked Sendable {
+public final class TestHTTPServer: @unchecked Sendable {
   // Safe: `socketFD` and `port` are set in init before any thread starts;
   // everything else is behind `state`.
-  struct Reply: Sendable {
-    var status = 200
-    var body = ""
-    var contentType = "application/json"
+  public struct Reply: Sendable {
+    public var status = 200
+    public var body = ""
+    public var contentType = "application/json"
     /// Seconds to wait before answering.
-    var delay: Double = 0
+    public var delay: Double = 0
     /// Hold the answer until `release()` is called.
-    var hold = false
+    public var hold = false
+
+    public init(status: Int = 200, body: String = "", contentType: String = "application/json", delay: Double = 0, hold: Bool = false) {
+      self.status = status
+      self.body = body
+      self.contentType = contentType
+      self.delay = delay
+      self.hold = hold
+    }
   }
 
-  struct Received: Sendable {
-    let method: String
-    let path: String
-    let body: String
+  public struct Received: Sendable {
+    public let method: String
+    public let path: String
+    public let body: String
   }
 
   private let socketFD: Int32
-  let port: Int
+  public let port: Int
   private let handler: @Sendable (Received) -> Reply
   private let state = Mutex<(received: [Received], released: Bool, open: Bool)>(([], false, true))
 
-  init(_ handler: @escaping @Sendable (Received) -> Reply) throws {
+  public init(_ handler: @escaping @Sendable (Received) -> Reply) throws {
     self.handler = handler
     let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     self.socketFD = socketFD
@@ -52,16 +60,16 @@ final class TestHTTPServer: @unchecked Sendable {
   }
 
   /// The base URL (`http://127.0.0.1:PORT`).
-  var url: String { "http://127.0.0.1:\(port)" }
+  public var url: String { "http://127.0.0.1:\(port)" }
 
   /// Requests received so far.
-  var requests: [Received] { state.withLock { $0.received } }
+  public var requests: [Received] { state.withLock { $0.received } }
 
   /// Lets held replies go.
-  func release() { state.withLock { $0.released = true } }
+  public func release() { state.withLock { $0.released = true } }
 
   /// Stops accepting connections.
-  func stop() {
+  public func stop() {
     state.withLock { $0.open = false }
     shutdown(socketFD, Int32(SHUT_RDWR))
     close(socketFD)
