@@ -73,6 +73,29 @@ public final class RuntimeCore {
     completions.removeValue(forKey: token)?(failure)
   }
 
+  private var valueCallbacks: [Int: (LuaValue) -> Void] = [:]
+  private var retained: [AnyObject] = []
+
+  /// Keeps a plugin's loop-side object alive as long as the runtime.
+  public func retain(_ object: AnyObject) { retained.append(object) }
+
+  /// Runs async Swift `work` off the loop and then `then` on the loop with
+  /// its value; the loop counts it as work in flight meanwhile.
+  public func afterAsync(_ work: @escaping @Sendable () async -> LuaValue, then: @escaping (LuaValue) -> Void) {
+    let token = nextCompletion
+    nextCompletion += 1
+    valueCallbacks[token] = then
+    scheduler.inFlight += 1
+    let inbox = self.inbox
+    Task {
+      let value = await work()
+      inbox.post { core in
+        core.scheduler.inFlight -= 1
+        core.valueCallbacks.removeValue(forKey: token)?(value)
+      }
+    }
+  }
+
   /// Writes a line to standard error (the `log` command).
   public func log(_ line: String) {
     FileOutput(descriptor: 2).write(line + "\n")

@@ -36,7 +36,8 @@ public final class Scheduler {
 
   let state: LuaState
   let clock: RuntimeClock
-  let timers = TimerQueue()
+  /// The loop's timers, on the runtime clock.
+  public let timers = TimerQueue()
   let trace: Trace
   let inbox: Inbox
 

@@ -1,6 +1,6 @@
 /// Timers ordered by deadline (then by creation, so equal deadlines fire in
 /// the order they were set). Cancelled timers are skipped lazily.
-final class TimerQueue {
+public final class TimerQueue {
   private struct Entry {
     let deadline: Double
     let id: Int
@@ -24,8 +24,9 @@ final class TimerQueue {
   }
 
   /// Adds a timer; returns its id for `cancel`.
+  /// Adds a timer at `deadline` (on the runtime clock); returns its id.
   @discardableResult
-  func schedule(at deadline: Double, _ fire: @escaping () -> Void) -> Int {
+  public func schedule(at deadline: Double, _ fire: @escaping () -> Void) -> Int {
     let id = nextID
     nextID += 1
     heap.append(Entry(deadline: deadline, id: id, fire: fire))
@@ -34,7 +35,7 @@ final class TimerQueue {
   }
 
   /// Stops a timer from firing.
-  func cancel(_ id: Int) {
+  public func cancel(_ id: Int) {
     cancelled.insert(id)
   }
 

@@ -1,3 +1,5 @@
+import Lunar
+
 /// What to run and how, shared by the CLI, `.busted` files and tests.
 public struct SpecOptions: Sendable {
   /// Files and folders to run (folders are searched recursively).
@@ -28,6 +30,8 @@ public struct SpecOptions: Sendable {
   public var luaCPath: String?
   /// Folders of Lua plugins, as `lunar run --plugin-dir`.
   public var pluginDirectories: [String] = []
+  /// Plugins each file's runtime installs beyond the built-in ones.
+  public var plugins: [any LunarPlugin] = []
   /// The environment each file's runtime sees.
   public var environment: [String: String] = [:]
 

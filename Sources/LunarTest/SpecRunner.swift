@@ -70,7 +70,7 @@ public struct SpecRunner: Sendable {
     let started = SpecClock.now()
     var configuration = RuntimeConfiguration()
     configuration.clock = .virtual(start: SpecClock.epochNow())
-    configuration.plugins = [SpecPlugin()]
+    configuration.plugins = options.plugins + [SpecPlugin()]
     configuration.environment = options.environment
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false

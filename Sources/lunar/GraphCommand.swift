@@ -1,5 +1,6 @@
 import LuaKit
 import Lunar
+import LunarLaunches
 
 /// `lunar graph FILE`: loads a file without running its machines and draws
 /// every machine it defines.
@@ -27,6 +28,7 @@ enum GraphCommand {
     configuration.clock = .virtual(start: 0)
     configuration.inertMachines = true
     configuration.catchesInterrupts = true
+    configuration.plugins = DefaultPlugins.all
     do {
       let runtime = try Runtime(configuration)
       // Machines are built but never run, so code that needs their results

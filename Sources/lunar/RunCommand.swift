@@ -1,5 +1,6 @@
 import LuaKit
 import Lunar
+import LunarLaunches
 
 #if canImport(Glibc)
 import Glibc
@@ -63,6 +64,7 @@ enum RunCommand {
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
     configuration.catchesInterrupts = true
+    configuration.plugins = DefaultPlugins.all
     configuration.sandbox = parsed.has("sandbox")
     configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
     if let text = parsed.value("timeout") {

@@ -35,6 +35,7 @@ enum TestCommand {
   static func run(_ parsed: ParsedArguments) -> Int32 {
     var options = SpecOptions()
     options.environment = Environment.current
+    options.plugins = DefaultPlugins.all
     options.jobs = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     do {
       if let config = try BustedConfig.load() { config.apply(to: &options) }

@@ -77,3 +77,14 @@ extension ExampleTests {
     #expect(replayed.stdout == recorded.stdout, "\(replayed.stderr)")
   }
 }
+
+extension ExampleTests {
+  @Test func nextLaunchWorksOfflineOnTheSamples() throws {
+    let outcome = try LunarProcess.run(["run", "next_launch.lua"], in: Self.examples, environment: ["LUNAR_LAUNCHES_LIVE": "0"])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.first?.hasPrefix("launch ") == true)
+    #expect(lines.count >= 6)
+    #expect(lines.last?.hasPrefix("next: ") == true)
+  }
+}

@@ -1,0 +1,207 @@
+/// Keeps one snapshot of launches per source and refreshes it with a real
+/// policy: concurrent refreshes of a source share one request, a cooldown
+/// limits how often a source is asked, a completion that is not the current
+/// request's is dropped, and when every waiter has left, the request is
+/// cancelled and the previous snapshot restored exactly. Creating a
+/// schedule fetches nothing.
+public actor LaunchSchedule {
+  /// Where a source's snapshot stands.
+  public enum Phase: Sendable, Equatable {
+    case idle, loading, loaded
+    case failed(LaunchFetchError)
+  }
+
+  /// What the schedule knows about one source.
+  public struct Snapshot: Sendable, Equatable {
+    /// The source's launches from its last successful fetch.
+    public var launches: [Launch] = []
+    /// When that fetch finished.
+    public var fetchedAt: Double?
+    /// Until when a refresh returns at once without a request.
+    public var nextRefreshAllowedAt: Double?
+    /// Where the source stands now.
+    public var phase: Phase = .idle
+  }
+
+  /// A refresh that could not be asked for.
+  public enum ScheduleError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownSource(String)
+    public var description: String {
+      switch self {
+      case .unknownSource(let source): "unknown launch source '\(source)'"
+      }
+    }
+  }
+
+  private final class Request {
+    let id: Int
+    let previous: Snapshot
+    var task: Task<Void, Never>?
+    var waiters: [Int: CheckedContinuation<Snapshot, any Error>] = [:]
+    init(id: Int, previous: Snapshot) {
+      self.id = id
+      self.previous = previous
+    }
+  }
+
+  private let providers: [String: any LaunchProvider]
+  /// The sources, in the order given.
+  public nonisolated let sources: [String]
+  /// The cooldown after a successful fetch, in seconds.
+  public nonisolated let minimumRefreshInterval: Double
+  /// How many launches to ask each source for.
+  public nonisolated let limit: Int
+  private let now: @Sendable () -> Double
+  private var snapshots: [String: Snapshot] = [:]
+  private var requests: [String: Request] = [:]
+  private var nextID = 1
+  private var reminderBook = ReminderBook()
+
+  /// A schedule over `providers`; `now` is the clock (virtual in tests).
+  public init(
+    providers: [any LaunchProvider], minimumRefreshInterval: Double = 60, limit: Int = 10,
+    now: @escaping @Sendable () -> Double
+  ) {
+    var byName: [String: any LaunchProvider] = [:]
+    for provider in providers { byName[provider.source] = provider }
+    self.providers = byName
+    sources = providers.map(\.source)
+    self.minimumRefreshInterval = minimumRefreshInterval
+    self.limit = limit
+    self.now = now
+  }
+
+  /// The snapshot of `source` (idle and empty before the first refresh).
+  public func snapshot(_ source: String) -> Snapshot { snapshots[source] ?? Snapshot() }
+
+  /// Refreshes `source` and returns its snapshot: at once inside the
+  /// cooldown; joining the request in flight if there is one; otherwise by
+  /// starting a request. A failed fetch shows in the snapshot's phase and
+  /// keeps the old launches; cancelling this caller throws
+  /// `CancellationError` without disturbing other callers.
+  public func refresh(_ source: String) async throws -> Snapshot {
+    guard let provider = providers[source] else { throw ScheduleError.unknownSource(source) }
+    if let request = requests[source] { return try await join(source, request) }
+    let current = snapshot(source)
+    if let allowed = current.nextRefreshAllowedAt, now() < allowed { return current }
+    let request = Request(id: nextID, previous: current)
+    nextID += 1
+    requests[source] = request
+    var loading = current
+    loading.phase = .loading
+    snapshots[source] = loading
+    let limit = self.limit
+    let id = request.id
+    request.task = Task {
+      let result: Result<[Launch], LaunchFetchError>
+      do {
+        result = .success(try await provider.fetch(limit: limit))
+      } catch {
+        result = .failure(error as? LaunchFetchError ?? .network(String(describing: error)))
+      }
+      self.finish(source, id, result)
+    }
+    return try await join(source, request)
+  }
+
+  private var nextWaiter = 1
+
+  private func join(_ source: String, _ request: Request) async throws -> Snapshot {
+    let waiter = nextWaiter
+    nextWaiter += 1
+    let requestID = request.id
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { continuation in
+        if Task.isCancelled {
+          continuation.resume(throwing: CancellationError())
+          leaveIfAbandoned(source, requestID)
+        } else {
+          request.waiters[waiter] = continuation
+        }
+      }
+    } onCancel: {
+      Task { await self.leave(source, requestID, waiter) }
+    }
+  }
+
+  /// One waiter leaves; the last one to leave cancels the request and puts
+  /// the previous snapshot back, cooldown included.
+  private func leave(_ source: String, _ requestID: Int, _ waiter: Int) {
+    guard let request = requests[source], request.id == requestID,
+      let continuation = request.waiters.removeValue(forKey: waiter)
+    else { return }
+    continuation.resume(throwing: CancellationError())
+    leaveIfAbandoned(source, requestID)
+  }
+
+  private func leaveIfAbandoned(_ source: String, _ requestID: Int) {
+    guard let request = requests[source], request.id == requestID, request.waiters.isEmpty else { return }
+    request.task?.cancel()
+    requests[source] = nil
+    snapshots[source] = request.previous
+  }
+
+  /// A request's completion; dropped unless it is the current request's.
+  private func finish(_ source: String, _ requestID: Int, _ result: Result<[Launch], LaunchFetchError>) {
+    guard let request = requests[source], request.id == requestID else { return }
+    requests[source] = nil
+    var next = request.previous
+    switch result {
+    case .success(let launches):
+      let time = now()
+      next.launches = launches
+      next.fetchedAt = time
+      next.nextRefreshAllowedAt = time + minimumRefreshInterval
+      next.phase = .loaded
+      reminderBook.update(source: source, launches: launches)
+    case .failure(let error):
+      next.phase = .failed(error)
+    }
+    snapshots[source] = next
+    for continuation in request.waiters.values { continuation.resume(returning: next) }
+  }
+
+  // MARK: Next launch
+
+  /// The next launch at the clock's current time: the earliest future exact
+  /// time across sources that have not failed; otherwise the earliest launch
+  /// whose time is unknown. A launch whose exact time has passed is never
+  /// next.
+  public func nextLaunch() -> Launch? {
+    let time = now()
+    let candidates = sources.compactMap { snapshots[$0] }.filter { snapshot in
+      if case .failed = snapshot.phase { return false }
+      return true
+    }.flatMap(\.launches)
+    if let exact = candidates.filter({ ($0.plannedTime ?? -.infinity) > time }).min(by: { $0.plannedTime! < $1.plannedTime! }) {
+      return exact
+    }
+    return candidates.filter { $0.plannedTime == nil }.min { $0.sortTime < $1.sortTime }
+  }
+
+  /// Every launch the schedule knows, by id.
+  public func launch(id: String) -> Launch? {
+    snapshots.values.lazy.flatMap(\.launches).first { $0.id == id }
+  }
+
+  // MARK: Reminders
+
+  /// Sets a reminder `minutesBefore` (5, 15 or 60) a launch's exact time.
+  public func remind(_ launchID: String, minutesBefore: Int) throws(ReminderError) -> Reminder {
+    for source in sources {
+      if let launch = snapshots[source]?.launches.first(where: { $0.id == launchID }) {
+        return try reminderBook.add(launch, source: source, minutesBefore: minutesBefore, now: now())
+      }
+    }
+    throw ReminderError.unknownLaunch(launchID)
+  }
+
+  /// Every reminder, in the order set.
+  public var reminders: [Reminder] { reminderBook.reminders }
+
+  /// Marks the reminders due now as delivered and returns them.
+  public func takeDueReminders() -> [Reminder] { reminderBook.takeDue(now: now()) }
+
+  /// When the next pending reminder is due.
+  public var nextReminderDue: Double? { reminderBook.nextDue }
+}

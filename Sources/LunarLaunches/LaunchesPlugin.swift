@@ -1,0 +1,216 @@
+import CLua
+import CLuaShim
+import LuaKit
+import Lunar
+
+/// `lunar.launches`: the launch schedule from Lua, a thin binding over
+/// `LaunchSchedule`.
+///
+/// ```lua
+/// local launches = require "lunar.launches"
+/// for _, l in ipairs(launches.upcoming { source = "rocketlaunch.live", limit = 5 }) do
+///   print(l.name, l.provider, l.planned_time or l.date_label)
+/// end
+/// print(launches.next().name)
+/// ```
+public struct LaunchesPlugin: LunarPlugin {
+  public let name = "lunar.launches"
+  /// Endpoint per source; `LUNAR_LAUNCHES_RLL_URL` / `LUNAR_LAUNCHES_LL2_URL`
+  /// override the live APIs when not given here.
+  public var endpoints: [String: String]
+  /// The cooldown between fetches of one source.
+  public var minimumRefreshInterval: Double
+
+  public init(endpoints: [String: String] = [:], minimumRefreshInterval: Double = 60) {
+    self.endpoints = endpoints
+    self.minimumRefreshInterval = minimumRefreshInterval
+  }
+
+  public func install(in runtime: RuntimeCore) throws {
+    let environment = runtime.configuration.environment
+    let http = runtime.configuration.httpService
+    let rll = endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"]
+    let ll2 = endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"]
+    let now = runtime.clock.sendableNow
+    func makeSchedule(rll: String?, ll2: String?, cooldown: Double) -> LaunchSchedule {
+      let providers: [any LaunchProvider] = [
+        rll.map { RocketLaunchLiveProvider(endpoint: $0, http: http) } ?? RocketLaunchLiveProvider(http: http),
+        ll2.map { LaunchLibrary2Provider(endpoint: $0, http: http) } ?? LaunchLibrary2Provider(http: http),
+      ]
+      return LaunchSchedule(providers: providers, minimumRefreshInterval: cooldown, now: now)
+    }
+    let current = Current(makeSchedule(rll: rll, ll2: ll2, cooldown: minimumRefreshInterval))
+    var schedule: LaunchSchedule { current.schedule }
+    let reminders = ReminderDelivery(current: current, core: runtime)
+    runtime.retain(reminders)
+    runtime.services.register("launches", current.schedule)
+
+    var module = LuaModule("lunar.launches")
+    module.value("sources", .table(LuaTable(array: schedule.sources.map { .string(LuaString($0)) })))
+
+    // launches.configure{ endpoints = { [source] = url }, cooldown = seconds }:
+    // a new schedule (the old one's snapshots and reminders are dropped).
+    module.function("configure") { call in
+      let options = try call.value(1, name: "options")
+      guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
+      let endpoints = options["endpoints"]
+      let cooldown = options["cooldown"].numberValue ?? minimumRefreshInterval
+      current.schedule = makeSchedule(
+        rll: endpoints["rocketlaunch.live"].stringValue ?? rll, ll2: endpoints["launchlibrary2"].stringValue ?? ll2,
+        cooldown: cooldown)
+      return .none
+    }
+
+    // launches.upcoming{ source =, limit = } -> { launch, ... } (refreshes first)
+    module.function("upcoming") { [unowned runtime] call in
+      let schedule = current.schedule
+      let options = call.isNil(1) ? LuaValue.table(LuaTable()) : try call.value(1, name: "options")
+      guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
+      let limit = Int(options["limit"].integerValue ?? 10)
+      let sources: [String]
+      switch options["source"] {
+      case .nil: sources = schedule.sources
+      case .string(let s):
+        guard schedule.sources.contains(s.lossyString) else {
+          throw LuaArgumentError.invalid(1, "unknown source '\(s.lossyString)' (\(schedule.sources.joined(separator: ", ")))")
+        }
+        sources = [s.lossyString]
+      case let other: throw LuaArgumentError.invalid(1, "field 'source' must be a string, got \(other.typeName)")
+      }
+      return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
+        var all: [Launch] = []
+        for source in sources {
+          let snapshot = try await schedule.refresh(source)
+          if case .failed(let error) = snapshot.phase { throw LuaScriptError("launches: \(source) failed: \(error)") }
+          all += snapshot.launches
+        }
+        all.sort { $0.sortTime < $1.sortTime }
+        return .table(LuaTable(array: all.prefix(limit).map(Self.table)))
+      }
+    }
+
+    // launches.next() -> the next launch, or nil (no fetch)
+    module.function("next") { [unowned runtime] call in
+      let schedule = current.schedule
+      return runtime.await(call, subject: "next launch") {
+        await schedule.nextLaunch().map(Self.table) ?? .nil
+      }
+    }
+
+    // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
+    module.function("snapshot") { [unowned runtime] call in
+      let source = try call.string(1)
+      let schedule = current.schedule
+      return runtime.await(call, subject: "snapshot") {
+        Self.table(await schedule.snapshot(source))
+      }
+    }
+
+    // launches.remind(launch or id, minutes, target) -> reminder id; the
+    // target (a function, or a machine sent { "reminder", ... }) is called
+    // when the reminder is due on the runtime clock.
+    module.function("set_reminder") { [unowned runtime] call in
+      let id: String
+      if call.type(1) == .table {
+        guard let text = (try call.value(1, name: "launch"))["id"].stringValue else {
+          throw LuaArgumentError.invalid(1, "a launch table with an 'id' expected")
+        }
+        id = text
+      } else {
+        id = try call.string(1)
+      }
+      let minutes = Int(try call.integer(2))
+      let schedule = current.schedule
+      return runtime.await(call, subject: "reminder") {
+        do {
+          return .integer(Int64(try await schedule.remind(id, minutesBefore: minutes).id))
+        } catch {
+          throw LuaScriptError("cannot set reminder: \(error)")
+        }
+      }
+    }
+    module.function("deliver_to") { [unowned runtime] call in
+      let id = Int(try call.integer(1))
+      guard call.type(2) == .function || call.type(2) == .userdata else {
+        throw LuaArgumentError.type(2, expected: "function or machine")
+      }
+      lua_pushvalue(call.L, 2)
+      reminders.register(id, target: LuaReference(popping: call.L, in: runtime.state))
+      return .none
+    }
+    module.lua("""
+      local M = ...
+      function M.remind(launch, minutes, target)
+        if type(target) ~= "function" and type(target) ~= "userdata" then
+          error(("bad argument #3 to 'remind' (function or machine expected, got %s)"):format(type(target)), 2)
+        end
+        local id = M.set_reminder(launch, minutes)
+        M.deliver_to(id, target)
+        return id
+      end
+      """, chunkName: "=lunar.launches")
+
+    // launches.reminders() -> { { id =, launch =, minutes =, due_at =, state = }, ... }
+    module.function("reminders") { [unowned runtime] call in
+      let schedule = current.schedule
+      return runtime.await(call, subject: "reminders") {
+        .table(LuaTable(array: await schedule.reminders.map(Self.table)))
+      }
+    }
+    try runtime.install(module)
+  }
+
+  /// The schedule in use (replaced by `launches.configure`).
+  final class Current {
+    var schedule: LaunchSchedule
+    init(_ schedule: LaunchSchedule) { self.schedule = schedule }
+  }
+
+  static func table(_ launch: Launch) -> LuaValue {
+    var t = LuaTable()
+    t["id"] = .string(LuaString(launch.id))
+    t["name"] = .string(LuaString(launch.name))
+    t["missions"] = .table(LuaTable(array: launch.missions.map { .string(LuaString($0)) }))
+    t["provider"] = .string(LuaString(launch.provider))
+    t["vehicle"] = .string(LuaString(launch.vehicle))
+    t["pad"] = .string(LuaString(launch.pad))
+    if let country = launch.country { t["country"] = .string(LuaString(country)) }
+    if let planned = launch.plannedTime { t["planned_time"] = .number(planned) }
+    t["sort_time"] = .number(launch.sortTime)
+    t["date_label"] = .string(LuaString(launch.dateLabel))
+    if let url = launch.detailsURL { t["details_url"] = .string(LuaString(url)) }
+    return .table(t)
+  }
+
+  static func table(_ snapshot: LaunchSchedule.Snapshot) -> LuaValue {
+    var t = LuaTable()
+    switch snapshot.phase {
+    case .idle: t["phase"] = "idle"
+    case .loading: t["phase"] = "loading"
+    case .loaded: t["phase"] = "loaded"
+    case .failed(let error):
+      t["phase"] = "failed"
+      t["error"] = .string(LuaString(error.description))
+    }
+    if let time = snapshot.fetchedAt { t["fetched_at"] = .number(time) }
+    if let time = snapshot.nextRefreshAllowedAt { t["next_refresh_at"] = .number(time) }
+    t["count"] = .integer(Int64(snapshot.launches.count))
+    return .table(t)
+  }
+
+  static func table(_ reminder: Reminder) -> LuaValue {
+    var t = LuaTable()
+    t["id"] = .integer(Int64(reminder.id))
+    t["launch"] = .string(LuaString(reminder.launchID))
+    t["minutes"] = .integer(Int64(reminder.minutesBefore))
+    t["due_at"] = .number(reminder.dueAt)
+    switch reminder.state {
+    case .pending: t["state"] = "pending"
+    case .delivered: t["state"] = "delivered"
+    case .failed(let reason):
+      t["state"] = "failed"
+      t["reason"] = .string(LuaString(reason))
+    }
+    return .table(t)
+  }
+}

@@ -1,0 +1,78 @@
+import CLua
+import CLuaShim
+import LuaKit
+import Lunar
+
+/// Delivers due reminders on the runtime's clock: a timer at the next due
+/// time; when it fires, each due reminder calls its Lua function (as a
+/// task) or sends `{ "reminder", launch = ..., minutes = ... }` to its
+/// machine. Lives on the loop thread.
+final class ReminderDelivery {
+  let current: LaunchesPlugin.Current
+  var schedule: LaunchSchedule { current.schedule }
+  unowned let core: RuntimeCore
+  private var targets: [Int: LuaReference] = [:]
+  private var timer: Int?
+
+  init(current: LaunchesPlugin.Current, core: RuntimeCore) {
+    self.current = current
+    self.core = core
+  }
+
+  func register(_ id: Int, target: LuaReference) {
+    targets[id] = target
+    arm()
+  }
+
+  /// Sets the timer for the next pending reminder.
+  private func arm() {
+    let schedule = self.schedule
+    core.afterAsync({ await schedule.nextReminderDue.map { LuaValue.number($0) } ?? .nil }) { [weak self] next in
+      guard let self else { return }
+      if let timer = self.timer { self.core.scheduler.timers.cancel(timer) }
+      self.timer = nil
+      guard let due = next.numberValue else { return }
+      self.timer = self.core.scheduler.timers.schedule(at: due) { [weak self] in self?.fire() }
+    }
+  }
+
+  private func fire() {
+    timer = nil
+    let schedule = self.schedule
+    core.afterAsync({
+      var list = LuaTable()
+      for reminder in await schedule.takeDueReminders() {
+        var entry = LaunchesPlugin.table(reminder).tableValue ?? LuaTable()
+        if let launch = await schedule.launch(id: reminder.launchID) { entry["launch"] = LaunchesPlugin.table(launch) }
+        list.append(.table(entry))
+      }
+      return .table(list)
+    }) { [weak self] due in
+      guard let self else { return }
+      for reminder in due.tableValue?.array ?? [] {
+        guard let id = reminder["id"].integerValue, let target = self.targets.removeValue(forKey: Int(id)) else { continue }
+        self.deliver(reminder, to: target)
+      }
+      self.arm()
+    }
+  }
+
+  private func deliver(_ reminder: LuaValue, to target: LuaReference) {
+    let L = core.state.L
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    target.push(on: L)
+    if let raw = luaL_testudata(L, -1, "lunar.machine"),
+      let pointer = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
+    {
+      let machine = Unmanaged<MachineDriver>.fromOpaque(pointer).takeUnretainedValue()
+      var message = LuaTable(array: ["reminder"])
+      message["launch"] = reminder["launch"]
+      message["minutes"] = reminder["minutes"]
+      try? machine.send(MachineMessage(value: .table(message))!)
+      return
+    }
+    if (try? core.state.push(reminder)) == nil { lua_pushnil(L) }
+    _ = core.scheduler.spawn(on: L, function: base + 1, arguments: 1, label: "reminder")
+  }
+}

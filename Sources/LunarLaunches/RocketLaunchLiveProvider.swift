@@ -1,0 +1,91 @@
+import Lunar
+
+/// Launches from RocketLaunch.Live's JSON feed (the free "next 5" endpoint
+/// by default), ids prefixed `rll:`.
+///
+/// Mapping: `plannedTime` is `t0`, else `win_open`, else nil (an estimate);
+/// `sortTime` is `sort_date` (epoch seconds as a string; estimates use the
+/// end of their day or month, so ties happen); `dateLabel` is `date_str`;
+/// the pad reads "pad name, location name"; the country is the location's.
+public actor RocketLaunchLiveProvider: LaunchProvider {
+  public static let defaultEndpoint = "https://fdo.rocketlaunch.live/json/launches/next/5"
+  public static let idPrefix = "rll:"
+
+  public nonisolated let source = "rocketlaunch.live"
+  /// Where launches come from: an `http(s)://` or `file://` URL.
+  public nonisolated let endpoint: String
+  private let http: any HTTPService
+  private let timeout: Double
+
+  /// A provider reading `endpoint` through `http`; `timeout` is in seconds
+  /// (0 for none).
+  public init(endpoint: String = defaultEndpoint, http: any HTTPService = CurlHTTPClient(), timeout: Double = 30) {
+    self.endpoint = endpoint
+    self.http = http
+    self.timeout = timeout
+  }
+
+  public func fetch(limit: Int) async throws(LaunchFetchError) -> [Launch] {
+    let body = try await ProviderSupport.fetchBody(endpoint: endpoint, http: http, timeout: timeout)
+    // Already in order: keep the first `limit`.
+    return Array(try Self.launches(from: body).prefix(max(0, limit)))
+  }
+
+  /// Every launch in a body of the feed's shape, sorted by sort time (ties
+  /// in source order); one `.invalidData` naming the field if anything is
+  /// malformed.
+  public static func launches(from body: [UInt8]) throws(LaunchFetchError) -> [Launch] {
+    let envelope = try ProviderSupport.decode(Envelope.self, from: body)
+    return ProviderSupport.ordered(envelope.result.elements.map(\.launch))
+  }
+}
+
+private struct Envelope: Decodable {
+  let result: JSONArray<Item>
+}
+
+private struct Item: Decodable {
+  let id: Int
+  let name: String
+  let sortDate: EpochSeconds
+  let provider: NamedEntity
+  let vehicle: NamedEntity
+  let pad: Pad
+  let missions: JSONArray<NamedEntity>?
+  let winOpen: ISOTime?
+  let t0: ISOTime?
+  let dateStr: String
+  let slug: String?
+
+  enum CodingKeys: String, CodingKey {
+    case id, name, provider, vehicle, pad, missions, t0, slug
+    case sortDate = "sort_date"
+    case winOpen = "win_open"
+    case dateStr = "date_str"
+  }
+
+  struct Pad: Decodable {
+    let name: String
+    let location: Location?
+  }
+
+  struct Location: Decodable {
+    let name: String?
+    let country: String?
+  }
+
+  var launch: Launch {
+    Launch(
+      id: RocketLaunchLiveProvider.idPrefix + String(id),
+      name: name,
+      missions: (missions?.elements ?? []).map(\.name),
+      provider: provider.name,
+      vehicle: vehicle.name,
+      pad: ProviderSupport.padLabel(pad.name, location: pad.location?.name),
+      country: ProviderSupport.nonEmpty(pad.location?.country),
+      plannedTime: (t0 ?? winOpen)?.seconds,
+      sortTime: sortDate.seconds,
+      dateLabel: dateStr,
+      detailsURL: ProviderSupport.nonEmpty(slug).map { "https://www.rocketlaunch.live/launch/\($0)" })
+  }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import LuaKit
+import Lunar
+import TestSupport
+import Testing
+
+@testable import LunarLaunches
+
+@Suite struct LaunchesModuleTests {
+  func runtime(_ server: TestHTTPServer, start: Double = 1_800_000_000) throws -> Runtime {
+    var configuration = RuntimeConfiguration()
+    configuration.clock = .virtual(start: start)
+    configuration.plugins = [
+      LaunchesPlugin(endpoints: ["rocketlaunch.live": server.url + "/rll", "launchlibrary2": server.url + "/ll2"])
+    ]
+    return try Runtime(configuration)
+  }
+
+  func run(_ runtime: Runtime, _ source: String) async throws -> [LuaValue] {
+    try await runtime.run(Script(source: .text(source, chunkName: "@test.lua")))
+  }
+
+  @Test func aHundredTasksAskingCauseOneRequest() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)]), delay: 0.02) }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local tasks = {}
+      for i = 1, 100 do
+        tasks[i] = lunar.spawn(function() return #launches.upcoming { source = "rocketlaunch.live" } end)
+      end
+      local total = 0
+      for i = 1, 100 do total = total + tasks[i]:await() end
+      return total
+      """)
+    #expect(results == [100])
+    #expect(server.requests.count == 1)
+  }
+
+  @Test func upcomingGivesLaunchTables() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(7, 1_800_003_600), (8, nil)])) }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local list = launches.upcoming { source = "rocketlaunch.live", limit = 5 }
+      local first = list[1]
+      return #list, first.id, first.name, first.provider, first.planned_time, list[2].planned_time, list[2].date_label,
+        launches.next().id, launches.snapshot("rocketlaunch.live").phase
+      """)
+    #expect(results == [2, "rll:7", "Launch 7", "SpaceX", .number(1_800_003_600), .nil, "Soon", "rll:7", "loaded"])
+  }
+
+  @Test func failuresAreLuaErrors() async throws {
+    let server = try TestHTTPServer { _ in .init(status: 503, body: "{}") }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local ok, err = pcall(launches.upcoming, { source = "rocketlaunch.live" })
+      local ok2, err2 = pcall(launches.upcoming, { source = "nowhere" })
+      return err, err2
+      """)
+    #expect(results[0].stringValue?.hasSuffix("launches: rocketlaunch.live failed: server error (HTTP 503)") == true)
+    #expect(results[1].stringValue?.contains("unknown source 'nowhere'") == true)
+  }
+
+  @Test func remindersArriveOnTheRuntimeClock() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_007_200)])) }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local machine = require "lunar.machine"
+      local list = launches.upcoming { source = "rocketlaunch.live" }
+      local got = {}
+      launches.remind(list[1], 15, function(reminder) got[#got + 1] = reminder.launch.name .. "@" .. lunar.now() end)
+      local watcher = machine.new { name = "watch", initial = "waiting", states = {
+        waiting = { on = { reminder = function(ctx, msg) return "reminded" end } }, reminded = {},
+      } }
+      launches.remind(list[1].id, 60, watcher)
+      local ok, err = pcall(launches.remind, list[1], 7, print)
+      lunar.sleep(7200)
+      watcher:settle()
+      return got[1], watcher.state, err
+      """)
+    #expect(results[0] == .string(LuaString("Launch 1@\(1_800_007_200 - 900).0")))
+    #expect(results[1] == "reminded")
+    #expect(results[2].stringValue?.hasSuffix("cannot set reminder: a reminder is 5, 15 or 60 minutes before launch, not 7") == true)
+  }
+}

@@ -1,0 +1,528 @@
+import Foundation
+import Lunar
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import LunarLaunches
+
+/// The two launch providers against a real local HTTP server: decoding,
+/// ordering, invalid data, statuses, transport failures and cancellation.
+@Suite struct ProviderTests {
+  typealias Reply = TestHTTPServer.Reply
+
+  // MARK: - Helpers
+
+  /// The repository's `examples/data/<name>`.
+  static func samplePath(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("examples/data/\(name)").path
+  }
+
+  static func sample(_ name: String) throws -> String {
+    try String(contentsOfFile: samplePath(name), encoding: .utf8)
+  }
+
+  /// JSON text for a Foundation object (`NSNull()` for null).
+  static func json(_ object: Any) -> String {
+    let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// A complete RocketLaunch.Live item; `changes` replace or add fields,
+  /// `removing` drops them.
+  static func rllItem(_ id: Int, sortDate: Any = "1799158800", t0: Any = "2027-01-05T14:20Z", changes: [String: Any] = [:], removing: [String] = [])
+    -> [String: Any]
+  {
+    var item: [String: Any] = [
+      "id": id, "name": "Launch \(id)", "sort_date": sortDate,
+      "provider": ["id": 1, "name": "SpaceX", "slug": "spacex"],
+      "vehicle": ["id": 1, "name": "Falcon 9", "company_id": 1, "slug": "falcon-9"],
+      "pad": ["id": 2, "name": "SLC-40", "location": ["id": 61, "name": "Cape Canaveral SFS, Florida", "state": "FL", "country": "United States"]],
+      "missions": [["id": 9, "name": "Mission \(id)", "description": "A mission."]],
+      "mission_description": "A mission.", "launch_description": "A launch.",
+      "win_open": NSNull(), "t0": t0, "win_close": NSNull(),
+      "est_date": ["month": NSNull(), "day": NSNull(), "year": NSNull(), "quarter": NSNull()],
+      "date_str": "Jan 05", "slug": "launch-\(id)", "tags": [], "media": [], "quicktext": "Falcon 9 - Launch",
+    ]
+    for (key, value) in changes { item[key] = value }
+    for key in removing { item.removeValue(forKey: key) }
+    return item
+  }
+
+  static func rllBody(_ items: [[String: Any]]) -> String {
+    json(["valid_auth": false, "count": items.count, "limit": 5, "total": items.count, "last_page": 1, "result": items])
+  }
+
+  /// A complete Launch Library 2 item.
+  static func ll2Item(
+    _ id: String, net: Any = "2027-01-06T09:31:20Z", precision: Any? = ["id": 0, "name": "Second", "abbrev": "SEC"],
+    status: Any = ["id": 1, "name": "Go for Launch", "abbrev": "Go"], changes: [String: Any] = [:], removing: [String] = []
+  ) -> [String: Any] {
+    var item: [String: Any] = [
+      "id": id, "url": "https://ll.thespacedevs.com/2.2.0/launch/\(id)/", "name": "Falcon 9 Block 5 | Mission \(id)",
+      "status": status, "net": net, "window_start": net, "window_end": net,
+      "launch_service_provider": ["id": 121, "name": "SpaceX", "type": "Commercial"],
+      "rocket": ["id": 1, "configuration": ["id": 164, "name": "Falcon 9", "full_name": "Falcon 9 Block 5"]],
+      "mission": ["id": 5, "name": "Mission \(id)", "description": "A mission.", "orbit": ["name": "Low Earth Orbit"]],
+      "pad": ["id": 80, "name": "SLC-40", "location": ["id": 12, "name": "Cape Canaveral SFS, FL, USA", "country_code": "USA"], "country_code": "USA"],
+      "probability": NSNull(), "program": [],
+    ]
+    if let precision { item["net_precision"] = precision }
+    for (key, value) in changes { item[key] = value }
+    for key in removing { item.removeValue(forKey: key) }
+    return item
+  }
+
+  static func ll2Body(_ items: [[String: Any]]) -> String {
+    json(["count": items.count, "next": NSNull(), "previous": NSNull(), "results": items])
+  }
+
+  /// A server that answers every request with `body` (and `status`).
+  static func serving(_ body: String, status: Int = 200) throws -> TestHTTPServer {
+    try TestHTTPServer { _ in Reply(status: status, body: body) }
+  }
+
+  static func result(_ provider: some LaunchProvider, limit: Int = 10) async -> Result<[Launch], LaunchFetchError> {
+    do {
+      return .success(try await provider.fetch(limit: limit))
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  static func rll(_ body: String, limit: Int = 10) async throws -> Result<[Launch], LaunchFetchError> {
+    let server = try serving(body)
+    defer { server.stop() }
+    return await result(RocketLaunchLiveProvider(endpoint: server.url + "/json/launches/next/5"), limit: limit)
+  }
+
+  static func ll2(_ body: String, limit: Int = 10) async throws -> Result<[Launch], LaunchFetchError> {
+    let server = try serving(body)
+    defer { server.stop() }
+    return await result(LaunchLibrary2Provider(endpoint: server.url + "/2.2.0/launch/upcoming/"), limit: limit)
+  }
+
+  // MARK: - Samples
+
+  @Test func rocketLaunchLiveSampleDecodes() async throws {
+    let server = try Self.serving(try Self.sample("rocketlaunch-live.json"))
+    defer { server.stop() }
+    let provider = RocketLaunchLiveProvider(endpoint: server.url + "/json/launches/next/5")
+    #expect(provider.source == "rocketlaunch.live")
+    let launches = try await provider.fetch(limit: 10)
+    #expect(server.requests.map(\.path) == ["/json/launches/next/5"])
+    // Sorted by sort_date; the tied pair (5004, 5005) in source order; the
+    // month estimate (5003, source position 2) last.
+    #expect(launches.map(\.id) == ["rll:5001", "rll:5002", "rll:5004", "rll:5005", "rll:5003"])
+    #expect(
+      launches[0]
+        == Launch(
+          id: "rll:5001", name: "Starlink Group 12-7", missions: ["Starlink Group 12-7"], provider: "SpaceX", vehicle: "Falcon 9",
+          pad: "SLC-40, Cape Canaveral SFS, Florida", country: "United States", plannedTime: 1_799_158_800, sortTime: 1_799_158_800,
+          dateLabel: "Jan 05", detailsURL: "https://www.rocketlaunch.live/launch/starlink-12-7"))
+    // Only a window: plannedTime falls back to win_open.
+    #expect(launches[1].plannedTime == 1_799_532_000)
+    #expect(launches[1].provider == "United Launch Alliance (ULA)")
+    #expect(
+      launches[4]
+        == Launch(
+          id: "rll:5003", name: "Blue Moon MK1 Pathfinder", missions: ["Blue Moon MK1 Pathfinder"], provider: "Blue Origin",
+          vehicle: "New Glenn", pad: "LC-36, Cape Canaveral SFS, Florida", country: "United States", plannedTime: nil,
+          sortTime: 1_803_859_199, dateLabel: "Feb 2027", detailsURL: "https://www.rocketlaunch.live/launch/blue-moon-mk1-pathfinder"))
+    #expect(launches[2].country == "New Zealand" && launches[2].plannedTime == nil && launches[2].dateLabel == "Jan 14")
+  }
+
+  @Test func launchLibrary2SampleDecodes() async throws {
+    let server = try Self.serving(try Self.sample("launch-library-2.json"))
+    defer { server.stop() }
+    let provider = LaunchLibrary2Provider(endpoint: server.url + "/2.2.0/launch/upcoming/")
+    #expect(provider.source == "launchlibrary2")
+    let launches = try await provider.fetch(limit: 10)
+    // The Success (Starlink 12-4, first in the file) is dropped; the rest sorted by net.
+    #expect(
+      launches.map(\.name) == [
+        "Progress MS-38", "Starlink Group 12-9", "Qianfan Group 12", "Blue Moon MK1 Pathfinder", "Project Kuiper KA-05",
+      ])
+    #expect(
+      launches[0]
+        == Launch(
+          id: "ll2:b2c3d4e5-f6a7-4b89-8c0d-1e2f3a4b5c66", name: "Progress MS-38", missions: ["Progress MS-38 (99P)"],
+          provider: "Russian Federal Space Agency (ROSCOSMOS)", vehicle: "Soyuz 2.1a",
+          pad: "31/6, Baikonur Cosmodrome, Republic of Kazakhstan", country: "KAZ", plannedTime: 1_799_061_720,
+          sortTime: 1_799_061_720, dateLabel: "Jan 04",
+          detailsURL: "https://ll.thespacedevs.com/2.2.0/launch/b2c3d4e5-f6a7-4b89-8c0d-1e2f3a4b5c66/"))
+    #expect(launches[1].plannedTime == 1_799_227_880)
+    // Day, Month and Quarter precision: estimates with labels.
+    #expect(launches[2].plannedTime == nil && launches[2].dateLabel == "Jan 18" && launches[2].country == "CHN")
+    #expect(launches[3].plannedTime == nil && launches[3].dateLabel == "Mar 2027" && launches[3].sortTime == 1_806_451_200)
+    #expect(
+      launches[4]
+        == Launch(
+          id: "ll2:9a3b4c5d-6e7f-4a80-9b1c-2d3e4f5a6b75", name: "Project Kuiper KA-05", missions: [], provider: "Arianespace",
+          vehicle: "Ariane 64", pad: "Ensemble de Lancement Ariane 4, Guiana Space Centre, French Guiana", country: "GUF",
+          plannedTime: nil, sortTime: 1_814_313_600, dateLabel: "Q2 2027",
+          detailsURL: "https://ll.thespacedevs.com/2.2.0/launch/9a3b4c5d-6e7f-4a80-9b1c-2d3e4f5a6b75/"))
+  }
+
+  @Test func limitCapsTheList() async throws {
+    let body = try Self.sample("rocketlaunch-live.json")
+    #expect(try await Self.rll(body, limit: 2).get().map(\.id) == ["rll:5001", "rll:5002"])
+    #expect(try await Self.rll(body, limit: 0).get() == [])
+    let ll2 = try Self.sample("launch-library-2.json")
+    #expect(try await Self.ll2(ll2, limit: 1).get().map(\.name) == ["Progress MS-38"])
+  }
+
+  @Test func fileEndpoints() async throws {
+    let rll = RocketLaunchLiveProvider(endpoint: "file://" + Self.samplePath("rocketlaunch-live.json"))
+    #expect(try await rll.fetch(limit: 3).map(\.id) == ["rll:5001", "rll:5002", "rll:5004"])
+    let ll2 = LaunchLibrary2Provider(endpoint: "file://" + Self.samplePath("launch-library-2.json"))
+    #expect(try await ll2.fetch(limit: 10).count == 5)
+    let missing = RocketLaunchLiveProvider(endpoint: "file:///nonexistent/lunar-launches.json")
+    let failure = await Self.result(missing)
+    guard case .failure(.network) = failure else {
+      Issue.record("expected a network error, got \(failure)")
+      return
+    }
+  }
+
+  // MARK: - Times and ordering
+
+  @Test(arguments: [
+    ("2027-01-05T14:20Z", 1_799_158_800.0),
+    ("2027-01-05T14:20:30Z", 1_799_158_830.0),
+    ("2027-01-05T14:20:30.25Z", 1_799_158_830.25),
+    ("2027-01-05T16:20:30.250+02:00", 1_799_158_830.25),
+    ("2027-01-05T09:20-05:00", 1_799_158_800.0),
+  ])
+  func t0Formats(t0: String, expected: Double) async throws {
+    let launches = try await Self.rll(Self.rllBody([Self.rllItem(1, t0: t0)])).get()
+    #expect(launches.map(\.plannedTime) == [expected])
+    let ll2 = try await Self.ll2(Self.ll2Body([Self.ll2Item("a", net: t0)])).get()
+    #expect(ll2.map(\.plannedTime) == [expected])
+    #expect(ll2.map(\.sortTime) == [expected])
+  }
+
+  @Test func plannedTimePrefersT0ToTheWindow() async throws {
+    let item = Self.rllItem(1, t0: "2027-01-05T14:20Z", changes: ["win_open": "2027-01-05T14:00Z", "win_close": "2027-01-05T15:00Z"])
+    #expect(try await Self.rll(Self.rllBody([item])).get().map(\.plannedTime) == [1_799_158_800])
+    let window = Self.rllItem(2, t0: NSNull(), changes: ["win_open": "2027-01-05T14:00Z"])
+    #expect(try await Self.rll(Self.rllBody([window])).get().map(\.plannedTime) == [1_799_157_600])
+  }
+
+  @Test func iso8601Parsing() {
+    #expect(ISO8601.parse("1970-01-01T00:00:00Z") == 0)
+    #expect(ISO8601.parse("1969-12-31T23:59:59Z") == -1)
+    #expect(ISO8601.parse("2000-03-01T00:00Z") == 951_868_800)
+    #expect(ISO8601.parse("2024-02-29T12:00:00Z") == 1_709_208_000)
+    #expect(ISO8601.parse("2027-01-05t14:20z") == 1_799_158_800)
+    #expect(ISO8601.parse("2027-01-05 14:20Z") == 1_799_158_800)
+    #expect(ISO8601.parse("2027-01-05T19:50+0530") == 1_799_158_800)
+    #expect(ISO8601.parse("2027-01-05T14:20:00.000001Z")! - 1_799_158_800 < 0.00001)
+    for bad in [
+      "soon", "", "2027-01-05", "2027-01-05T14:20", "2027-01-05T14Z", "2027-13-05T14:20Z", "2027-02-29T14:20Z",
+      "2100-02-29T00:00Z", "2027-01-05T24:00Z", "2027-01-05T14:60Z", "2027-01-05T14:20:61Z", "2027-01-05T14:20:30.Z",
+      "2027-01-05T14:20+2:00", "2027-01-05T14:20Z ", "27-01-05T14:20Z", "2027-1-5T14:20Z", "2027-01-05T14:20+24:00",
+    ] {
+      #expect(ISO8601.parse(bad) == nil, "\(bad)")
+    }
+    #expect(ISO8601.format(1_799_158_830.75) == "2027-01-05T14:20:30Z")
+    #expect(ISO8601.format(-1) == "1969-12-31T23:59:59Z")
+    for time in stride(from: -5_000_000_000.0, through: 5_000_000_000, by: 86_399 * 37) {
+      #expect(ISO8601.parse(ISO8601.format(time)) == time)
+    }
+  }
+
+  @Test func tiedSortDatesKeepSourceOrder() async throws {
+    // Twelve launches on one estimated day, and one earlier launch last in
+    // the source: it moves to the front, the twelve keep their order.
+    let tied = (1...12).map { Self.rllItem($0, sortDate: "1799971199", t0: NSNull()) }
+    let early = Self.rllItem(99, sortDate: "1799000000", t0: NSNull())
+    let launches = try await Self.rll(Self.rllBody(tied + [early]), limit: 20).get()
+    #expect(launches.map(\.id) == ["rll:99"] + (1...12).map { "rll:\($0)" })
+    let ll2Tied = (1...12).map { Self.ll2Item("t\($0)", net: "2027-03-31T00:00:00Z", precision: ["name": "Month"]) }
+    let ll2 = try await Self.ll2(Self.ll2Body(ll2Tied + [Self.ll2Item("early", net: "2027-01-01T00:00Z")]), limit: 20).get()
+    #expect(ll2.map(\.id) == ["ll2:early"] + (1...12).map { "ll2:t\($0)" })
+  }
+
+  @Test func sortDateAsNumberOrStringOnly() async throws {
+    let number = try await Self.rll(Self.rllBody([Self.rllItem(1, sortDate: 1_799_000_000)])).get()
+    #expect(number.map(\.sortTime) == [1_799_000_000])
+    for bad in ["soonish", "", "1e9", "inf", " 1799000000"] {
+      let result = try await Self.rll(Self.rllBody([Self.rllItem(1, sortDate: bad)]))
+      #expect(result == .failure(.invalidData("result[0].sort_date: not epoch seconds: '\(bad)'")))
+    }
+  }
+
+  // MARK: - Null, missing, malformed and unknown fields
+
+  @Test func rocketLaunchLiveNullAndMissingOptionalFields() async throws {
+    let item = Self.rllItem(
+      7, t0: NSNull(),
+      changes: ["slug": NSNull(), "pad": ["name": "LC-39A"], "mission_description": NSNull(), "launch_description": NSNull()],
+      removing: ["win_open", "win_close", "missions", "est_date", "tags", "media"])
+    let launches = try await Self.rll(Self.rllBody([item])).get()
+    #expect(
+      launches == [
+        Launch(
+          id: "rll:7", name: "Launch 7", missions: [], provider: "SpaceX", vehicle: "Falcon 9", pad: "LC-39A", country: nil,
+          plannedTime: nil, sortTime: 1_799_158_800, dateLabel: "Jan 05", detailsURL: nil)
+      ])
+  }
+
+  @Test func launchLibrary2NullAndMissingOptionalFields() async throws {
+    // No net_precision: treated as exact. No mission, null status, a pad
+    // without location (the pad's own country code is used), no url.
+    let item = Self.ll2Item(
+      "x", net: "2027-01-05T14:20:00Z", precision: nil, status: NSNull(),
+      changes: ["pad": ["name": "LC-1A", "location": NSNull(), "country_code": "NZL"], "name": "Electron | The Owl"],
+      removing: ["mission", "url"])
+    let launches = try await Self.ll2(Self.ll2Body([item])).get()
+    #expect(
+      launches == [
+        Launch(
+          id: "ll2:x", name: "The Owl", missions: [], provider: "SpaceX", vehicle: "Falcon 9", pad: "LC-1A", country: "NZL",
+          plannedTime: 1_799_158_800, sortTime: 1_799_158_800, dateLabel: "Jan 05", detailsURL: nil)
+      ])
+    // A null net_precision reads the same; a name without " | " is kept whole.
+    let plain = try await Self.ll2(
+      Self.ll2Body([Self.ll2Item("y", net: "2027-01-05T14:20:00Z", precision: NSNull(), changes: ["name": "Plain"])])
+    ).get()
+    #expect(plain.map(\.plannedTime) == [1_799_158_800] && plain.map(\.name) == ["Plain"])
+  }
+
+  @Test func unknownFieldsAreIgnored() async throws {
+    let extra: [String: Any] = [
+      "weather_summary": ["nested": [1, 2, ["deep": true]]], "quicktext": 42, "brand_new_field": NSNull(), "tags": "not even a list",
+    ]
+    let launches = try await Self.rll(Self.rllBody([Self.rllItem(1, changes: extra)])).get()
+    #expect(launches.map(\.id) == ["rll:1"])
+    let ll2 = try await Self.ll2(Self.ll2Body([Self.ll2Item("u", changes: extra)])).get()
+    #expect(ll2.map(\.id) == ["ll2:u"])
+  }
+
+  @Test(arguments: [
+    (Self.json(Self.rllItem(1, t0: "soon")), "result[1].t0: not an ISO 8601 time: 'soon'"),
+    (Self.json(Self.rllItem(1, changes: ["win_open": "2027-01-05"])), "result[1].win_open: not an ISO 8601 time: '2027-01-05'"),
+    (Self.json(Self.rllItem(1, removing: ["name"])), "result[1].name: missing field"),
+    (Self.json(Self.rllItem(1, changes: ["provider": NSNull()])), "result[1].provider: missing field"),
+    (Self.json(Self.rllItem(1, changes: ["vehicle": ["slug": "falcon-9"]])), "result[1].vehicle.name: missing field"),
+    (Self.json(Self.rllItem(1, changes: ["id": "abc"])), "result[1].id: integer expected, got string"),
+    (Self.json(Self.rllItem(1, changes: ["t0": 1_799_158_800])), "result[1].t0: string expected, got number"),
+    (Self.json(Self.rllItem(1, changes: ["pad": "SLC-40"])), "result[1].pad: object or array expected, got string"),
+    (Self.json(Self.rllItem(1, changes: ["missions": [["id": 3]]])), "result[1].missions[0].name: missing field"),
+  ])
+  func rocketLaunchLiveMalformedItems(item: String, message: String) async throws {
+    // The bad item is the second one: the error names it, no partial list.
+    let result = try await Self.rll(#"{"result": ["# + Self.json(Self.rllItem(0)) + "," + item + "]}")
+    #expect(result == .failure(.invalidData(message)))
+  }
+
+  @Test(arguments: [
+    (Self.json(Self.ll2Item("b", net: "tomorrow")), "results[1].net: not an ISO 8601 time: 'tomorrow'"),
+    (Self.json(Self.ll2Item("b", removing: ["net"])), "results[1].net: missing field"),
+    (Self.json(Self.ll2Item("b", changes: ["rocket": ["configuration": ["id": 1]]])), "results[1].rocket.configuration.name: missing field"),
+    (Self.json(Self.ll2Item("b", changes: ["id": 17])), "results[1].id: string expected, got number"),
+    (Self.json(Self.ll2Item("b", changes: ["status": "Go"])), "results[1].status: object or array expected, got string"),
+    (Self.json(Self.ll2Item("b", removing: ["launch_service_provider"])), "results[1].launch_service_provider: missing field"),
+  ])
+  func launchLibrary2MalformedItems(item: String, message: String) async throws {
+    let result = try await Self.ll2(#"{"results": ["# + Self.json(Self.ll2Item("a")) + "," + item + "]}")
+    #expect(result == .failure(.invalidData(message)))
+  }
+
+  @Test func malformedEnvelopes() async throws {
+    #expect(try await Self.rll(#"{"count": 1}"#) == .failure(.invalidData("result: missing field")))
+    #expect(try await Self.rll(#"[1, 2]"#) == .failure(.invalidData("result: missing field")))
+    #expect(try await Self.rll(#""text""#) == .failure(.invalidData("body: object or array expected, got string")))
+    #expect(try await Self.ll2(#"{"results": {"a": 1}}"#) == .failure(.invalidData("results: array expected, got object")))
+    #expect(try await Self.ll2(#"{"results": {}}"#) == .success([]))
+    let missions = Self.rllItem(1, changes: ["missions": ["name": "not a list"]])
+    #expect(try await Self.rll(Self.rllBody([missions])) == .failure(.invalidData("result[0].missions: array expected, got object")))
+    #expect(try await Self.ll2(#"{"results": 5}"#) == .failure(.invalidData("results: object or array expected, got number")))
+  }
+
+  @Test func malformedJSONIsOneInvalidDataError() async throws {
+    let truncated = String(try Self.sample("rocketlaunch-live.json").prefix(900))
+    let server = try Self.serving(truncated)
+    defer { server.stop() }
+    let result = await Self.result(RocketLaunchLiveProvider(endpoint: server.url))
+    guard case .failure(.invalidData(let reason)) = result else {
+      Issue.record("expected invalid data, got \(result)")
+      return
+    }
+    #expect(reason.hasPrefix("not JSON: "))
+    #expect(server.requests.count == 1)
+    let text = #"{"results": [{"id": "a", }]}"#
+    let parseError = try #require(throws: JSON.ParseError.self) { try JSON.decode(text) }
+    #expect(try await Self.ll2(text) == .failure(.invalidData("not JSON: \(parseError)")))
+  }
+
+  // MARK: - Launch Library 2 specifics
+
+  @Test func flownLaunchesAreDropped() async throws {
+    let statuses: [[String: Any]] = [
+      ["id": 3, "name": "Launch Successful", "abbrev": "Success"],
+      ["id": 4, "name": "Launch Failure", "abbrev": "Failure"],
+      ["id": 7, "name": "Launch was a Partial Failure", "abbrev": "Partial Failure"],
+      ["id": 6, "name": "Launch in Flight", "abbrev": "In Flight"],
+      ["name": "Launch Successful"],
+      ["abbrev": "success"],
+    ]
+    let kept: [[String: Any]] = [
+      ["id": 1, "name": "Go for Launch", "abbrev": "Go"], ["id": 2, "name": "To Be Determined", "abbrev": "TBD"],
+      ["id": 5, "name": "On Hold", "abbrev": "Hold"], ["id": 8, "name": "To Be Confirmed", "abbrev": "TBC"],
+    ]
+    let items =
+      statuses.enumerated().map { Self.ll2Item("flown\($0.offset)", status: $0.element) }
+      + kept.enumerated().map { Self.ll2Item("kept\($0.offset)", status: $0.element) }
+    let launches = try await Self.ll2(Self.ll2Body(items)).get()
+    #expect(launches.map(\.id) == ["ll2:kept0", "ll2:kept1", "ll2:kept2", "ll2:kept3"])
+  }
+
+  @Test(arguments: [
+    ("Second", "2027-05-07T14:20:05Z", true, "May 07"),
+    ("Minute", "2027-05-07T14:20:00Z", true, "May 07"),
+    ("Hour", "2027-05-07T14:00:00Z", false, "May 07 ~14:00 UTC"),
+    ("Day", "2027-05-07T00:00:00Z", false, "May 07"),
+    ("Week", "2027-05-07T00:00:00Z", false, "Week of May 07"),
+    ("Month", "2027-05-31T00:00:00Z", false, "May 2027"),
+    ("Quarter", "2027-06-30T00:00:00Z", false, "Q2 2027"),
+    ("Quarter", "2027-10-01T00:00:00Z", false, "Q4 2027"),
+    ("Half Year", "2027-06-30T00:00:00Z", false, "H1 2027"),
+    ("Half Year", "2027-12-31T00:00:00Z", false, "H2 2027"),
+    ("Year", "2027-12-31T00:00:00Z", false, "2027"),
+    ("Fiscal Year", "2027-12-31T00:00:00Z", false, "2027"),
+    ("Morning", "2027-05-07T06:00:00Z", false, "May 07"),
+  ])
+  func precisionLabels(precision: String, net: String, exact: Bool, label: String) async throws {
+    let time = try #require(ISO8601.parse(net))
+    let item = Self.ll2Item("p", net: net, precision: ["id": 1, "name": precision, "abbrev": "?"])
+    let launches = try await Self.ll2(Self.ll2Body([item])).get()
+    #expect(launches.map(\.dateLabel) == [label])
+    #expect(launches.map(\.plannedTime) == [exact ? time : nil])
+    #expect(launches.map(\.sortTime) == [time])
+  }
+
+  @Test func precisionByAbbreviationWhenUnnamed() {
+    let net = 1_814_313_600.0  // 2027-06-30T00:00Z
+    #expect(LaunchLibrary2Provider.schedule(net: net, precision: "MIN").plannedTime == net)
+    #expect(LaunchLibrary2Provider.schedule(net: net, precision: "MIN").dateLabel == "Jun 30")
+    #expect(LaunchLibrary2Provider.schedule(net: net, precision: "Q").dateLabel == "Q2 2027")
+    #expect(LaunchLibrary2Provider.schedule(net: net, precision: "M").dateLabel == "Jun 2027")
+    #expect(LaunchLibrary2Provider.schedule(net: net, precision: nil).plannedTime == net)
+  }
+
+  // MARK: - Statuses and transport failures
+
+  @Test func serverErrorWithAValidBody() async throws {
+    for status in [503, 404, 500] {
+      let rllServer = try Self.serving(try Self.sample("rocketlaunch-live.json"), status: status)
+      defer { rllServer.stop() }
+      #expect(await Self.result(RocketLaunchLiveProvider(endpoint: rllServer.url)) == .failure(.server(code: status)))
+      let ll2Server = try Self.serving(try Self.sample("launch-library-2.json"), status: status)
+      defer { ll2Server.stop() }
+      #expect(await Self.result(LaunchLibrary2Provider(endpoint: ll2Server.url)) == .failure(.server(code: status)))
+    }
+  }
+
+  @Test func offline() async throws {
+    #expect(await Self.result(RocketLaunchLiveProvider(endpoint: "http://127.0.0.1:1/launches")) == .failure(.offline))
+    #expect(await Self.result(LaunchLibrary2Provider(endpoint: "http://127.0.0.1:1/launches")) == .failure(.offline))
+  }
+
+  @Test func timesOut() async throws {
+    let server = try TestHTTPServer { _ in Reply(body: "{}", delay: 3) }
+    defer { server.stop() }
+    let start = ContinuousClock.now
+    let result = await Self.result(RocketLaunchLiveProvider(endpoint: server.url, timeout: 0.3))
+    #expect(result == .failure(.timedOut))
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
+  /// An HTTP service that fails or answers as told.
+  struct StubHTTP: HTTPService {
+    let outcome: @Sendable () throws -> HTTPResponse
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { try outcome() }
+  }
+
+  @Test func transportErrorsAreClassified() async throws {
+    let cases: [(any Error & Sendable, LaunchFetchError)] = [
+      (HTTPError.offline(url: "u", reason: "no route"), .offline),
+      (HTTPError.timedOut(url: "u"), .timedOut),
+      (HTTPError.cancelled, .cancelled),
+      (CancellationError(), .cancelled),
+      (HTTPError.transport(url: "u", reason: "SSL connect error"), .network("SSL connect error")),
+      (HTTPError.tooLarge(url: "u"), .network("u sent a body over the size limit")),
+      (HTTPError.status(url: "u", code: 502, body: ""), .server(code: 502)),
+    ]
+    for (error, expected) in cases {
+      let rll = RocketLaunchLiveProvider(endpoint: "https://example.invalid/", http: StubHTTP { throw error })
+      #expect(await Self.result(rll) == .failure(expected))
+      let ll2 = LaunchLibrary2Provider(endpoint: "https://example.invalid/", http: StubHTTP { throw error })
+      #expect(await Self.result(ll2) == .failure(expected))
+    }
+    // Status 0 is fine from a file URL, not from an HTTP one.
+    let body = Array(Self.rllBody([Self.rllItem(1)]).utf8)
+    let zero = StubHTTP { HTTPResponse(status: 0, body: body) }
+    #expect(await Self.result(RocketLaunchLiveProvider(endpoint: "https://example.invalid/", http: zero)) == .failure(.invalidResponse))
+    #expect(try await RocketLaunchLiveProvider(endpoint: "file:///tmp/x.json", http: zero).fetch(limit: 5).count == 1)
+  }
+
+  // MARK: - Cancellation
+
+  @Test(arguments: ["rll", "ll2"])
+  func cancellationStopsTheRequest(kind: String) async throws {
+    let server = try TestHTTPServer { _ in Reply(body: "{}", hold: true) }
+    defer {
+      server.release()
+      server.stop()
+    }
+    let endpoint = server.url + "/held"
+    let provider: any LaunchProvider =
+      kind == "rll" ? RocketLaunchLiveProvider(endpoint: endpoint, timeout: 0) : LaunchLibrary2Provider(endpoint: endpoint, timeout: 0)
+    let task = Task { await Self.result(provider) }
+    // Wait until the request is really at the server (held there).
+    let deadline = ContinuousClock.now + .seconds(5)
+    while server.requests.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(server.requests.count == 1)
+    // If the cancel did not reach the transfer, the reply goes after 3 s
+    // (and the elapsed time below fails) instead of hanging the test.
+    let watchdog = Task {
+      try? await Task.sleep(for: .seconds(3))
+      server.release()
+    }
+    let start = ContinuousClock.now
+    task.cancel()
+    let result = await task.value
+    watchdog.cancel()
+    #expect(result == .failure(.cancelled))
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
+  @Test func cancelledBeforeStartSendsNothing() async throws {
+    let calls = Atomic<Int>(0)
+    let body = Array(Self.rllBody([Self.rllItem(1)]).utf8)
+    let counting = StubHTTP {
+      calls.add(1, ordering: .relaxed)
+      return HTTPResponse(status: 200, body: body)
+    }
+    let server = try Self.serving(Self.rllBody([Self.rllItem(1)]))
+    defer { server.stop() }
+    let providers: [any LaunchProvider] = [
+      RocketLaunchLiveProvider(endpoint: "https://example.invalid/", http: counting),
+      LaunchLibrary2Provider(endpoint: "https://example.invalid/", http: counting),
+      RocketLaunchLiveProvider(endpoint: server.url),
+    ]
+    for provider in providers {
+      let task = Task {
+        while !Task.isCancelled { await Task.yield() }
+        return await Self.result(provider)
+      }
+      task.cancel()
+      #expect(await task.value == .failure(.cancelled))
+    }
+    #expect(calls.load(ordering: .relaxed) == 0)
+    #expect(server.requests.isEmpty)
+  }
+}
