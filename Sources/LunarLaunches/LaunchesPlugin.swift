@@ -148,6 +148,33 @@ public struct LaunchesPlugin: LunarPlugin {
         M.deliver_to(id, target)
         return id
       end
+
+      -- Launch fetches touch the outside world: record them in the journal
+      -- (lunar run --record) and answer them from it (--replay).
+      local actions = require "lunar.actions"
+      local fetch = M.upcoming
+      function M.upcoming(options)
+        local key = { source = type(options) == "table" and options.source or "all",
+                      limit = type(options) == "table" and options.limit or 10 }
+        if actions.replaying() then
+          local entry = actions.journal("launches", key)
+          if entry.error then error(entry.error, 2) end
+          return entry.launches or {}
+        end
+        local ok, list = pcall(fetch, options)
+        if not ok then
+          actions.journal("launches", key, { error = list })
+          error(list, 0)
+        end
+        actions.journal("launches", key, { launches = list })
+        return list
+      end
+
+      -- A service for actions (ctx.launches) and an action for workflows.
+      actions.service("launches", M)
+      lunar.action("launches.upcoming", { uses = { "launches" } }, function(ctx, input)
+        return ctx.launches.upcoming(input)
+      end)
       """, chunkName: "=lunar.launches")
 
     // launches.reminders() -> { { id =, launch =, minutes =, due_at =, state = }, ... }
