@@ -25,7 +25,7 @@ let package = Package(
     // HTTP through Debian's libcurl, opened on first use (not at start-up).
     .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
     // The workflow runtime built on LuaKit.
-    .target(name: "Lunar", dependencies: ["LuaKit", "CHTTP"]),
+    .target(name: "Lunar", dependencies: ["LuaKit", "CHTTP"], resources: [.embedInCode("Workflow/workflow.lua")]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches.
     .target(name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"]),
     // The busted-compatible spec runner and its reporters.

@@ -1,3 +1,5 @@
+import LuaKit
+
 /// How a runtime is set up: limits, clock, sandbox, traces and plugins.
 public struct RuntimeConfiguration: Sendable {
   /// Bytes Lua may hold at once (`--max-memory`); 0 for no limit.
@@ -20,6 +22,12 @@ public struct RuntimeConfiguration: Sendable {
   public var runsLuaInit = true
   /// Route Ctrl-C (SIGINT) to this runtime.
   public var catchesInterrupts = false
+  /// How a workflow returned by the main chunk runs: `only`, `from`,
+  /// `dry_run`, `jobs`, `journal`, `progress` (`"terminal"` or `"plain"`).
+  public var workflowOptions: LuaValue = .table(LuaTable())
+  /// Draw a returned workflow in this format (`mermaid`, `dot`) instead of
+  /// running it; the drawing is the run's result.
+  public var workflowGraphFormat: String?
   /// Build machines but never run them (`lunar graph` loads a file this way).
   public var inertMachines = false
   /// The HTTP service actions use (tests put a stub here).

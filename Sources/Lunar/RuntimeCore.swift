@@ -137,6 +137,7 @@ public final class RuntimeCore {
       emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
     try install(MachineModulePlugin())
     try install(ActionModulePlugin())
+    try install(WorkflowPlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
     if configuration.inertMachines {
@@ -319,6 +320,7 @@ public final class RuntimeCore {
       }
       let count = try script.load(into: state)
       try state.call(arguments: count)
+      try runReturnedWorkflow(above: base)
     } catch {
       let failure = failure(after: error)
       lunar_clearinterrupt(L)
@@ -339,6 +341,39 @@ public final class RuntimeCore {
   }
 
   private var ranLuaInit = false
+
+  /// If the main chunk returned a workflow, runs it (or draws it), leaving
+  /// its outcome as the only result.
+  private func runReturnedWorkflow(above base: Int32) throws(LuaError) {
+    let L = state.L
+    guard lua_gettop(L) > base else { return }
+    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    lua_getfield(L, -1, "lunar.workflow")
+    lunar_remove(L, -2)
+    let module = lua_gettop(L)
+    lua_getfield(L, module, "is")
+    lua_pushvalue(L, base + 1)
+    try state.call(arguments: 1, results: 1)
+    let isWorkflow = lua_toboolean(L, -1) != 0
+    lua_settop(L, module)
+    guard isWorkflow else {
+      lua_settop(L, module - 1)
+      return
+    }
+    if let format = configuration.workflowGraphFormat {
+      lua_getfield(L, module, "graph")
+      lua_pushvalue(L, base + 1)
+      state.push(format)
+    } else {
+      lua_getfield(L, module, "run")
+      lua_pushvalue(L, base + 1)
+      if (try? state.push(configuration.workflowOptions)) == nil { lua_pushnil(L) }
+    }
+    try state.call(arguments: 2, results: 1)
+    // The outcome replaces everything the chunk returned.
+    lunar_replace(L, base + 1)
+    lua_settop(L, base + 1)
+  }
 
   /// Runs the loop until no task is left; nil when all went well.
   func drain() -> RunFailure? {

@@ -7,7 +7,7 @@ import LunarLaunches
 enum GraphCommand {
   static let spec = CommandSpec(
     name: "graph",
-    summary: "Draw the state machines a file defines (Mermaid or Graphviz).",
+    summary: "Draw the workflow a file returns, or the state machines it defines (Mermaid or Graphviz).",
     operands: "FILE",
     options: [
       OptionSpec(name: "format", short: "f", value: "mermaid|dot", help: "output language (default mermaid)")
@@ -27,6 +27,7 @@ enum GraphCommand {
     configuration.environment = Environment.current
     configuration.clock = .virtual(start: 0)
     configuration.inertMachines = true
+    configuration.workflowGraphFormat = format.rawValue
     configuration.catchesInterrupts = true
     configuration.plugins = DefaultPlugins.all
     do {
@@ -34,6 +35,10 @@ enum GraphCommand {
       // Machines are built but never run, so code that needs their results
       // may fail after defining them: the machines are drawn all the same.
       let outcome = runtime.runBlocking(Script(source: file == "-" ? .standardInput : .file(file)))
+      if case .success(let results) = outcome, let drawing = results.first?.stringValue {
+        print(drawing, terminator: "")
+        return 0
+      }
       let text = Blocking.run {
         (try? await runtime.perform { core in
           core.machines.isEmpty ? nil : MachineGraph.render(core.machines.map(\.behavior), as: format)
@@ -41,7 +46,7 @@ enum GraphCommand {
       }
       guard let text else {
         if case .failure = outcome { return RunCommand.report(outcome) }
-        Console.error("lunar: \(file) defines no state machine")
+        Console.error("lunar: \(file) defines no state machine or workflow")
         return 1
       }
       print(text, terminator: "")

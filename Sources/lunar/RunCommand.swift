@@ -22,6 +22,11 @@ enum RunCommand {
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
       OptionSpec(name: "clock", value: "real|virtual", help: "virtual time jumps to the next timer when idle"),
       OptionSpec(name: "analytics", value: "FILE", help: "write action spans and analytics events as JSON lines"),
+      OptionSpec(name: "only", value: "STEP", help: "workflows: run STEP and what it needs"),
+      OptionSpec(name: "from", value: "STEP", help: "workflows: run STEP and everything after it"),
+      OptionSpec(name: "dry-run", help: "workflows: print the plan (order, parallel groups), run nothing"),
+      OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4)"),
+      OptionSpec(name: "journal", value: "FILE", help: "workflows: resume from FILE, skipping steps that succeeded"),
       OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
       OptionSpec(name: "replay", value: "FILE", help: "replay a journal: no outside calls, divergence is an error"),
     ],
@@ -90,6 +95,22 @@ enum RunCommand {
     if let path = parsed.value("analytics") {
       configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))
     }
+    var workflow = LuaTable()
+    if let step = parsed.value("only") { workflow["only"] = .string(LuaString(step)) }
+    if let step = parsed.value("from") { workflow["from"] = .string(LuaString(step)) }
+    if parsed.has("only") && parsed.has("from") {
+      throw UsageError(message: "--only and --from cannot be used together", command: "run")
+    }
+    if parsed.has("dry-run") { workflow["dry_run"] = true }
+    if let text = parsed.value("jobs") {
+      guard let jobs = Int(text), jobs > 0 else {
+        throw UsageError(message: "--jobs needs a positive number, got '\(text)'", command: "run")
+      }
+      workflow["jobs"] = .integer(Int64(jobs))
+    }
+    if let path = parsed.value("journal") { workflow["journal"] = .string(LuaString(path)) }
+    workflow["progress"] = isatty(1) != 0 && Environment.current["TERM"] != "dumb" ? "terminal" : "plain"
+    configuration.workflowOptions = .table(workflow)
     switch (parsed.value("record"), parsed.value("replay")) {
     case (let record?, nil): configuration.journal = .record(path: record)
     case (nil, let replay?): configuration.journal = .replay(path: replay)

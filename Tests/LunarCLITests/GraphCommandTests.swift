@@ -47,7 +47,7 @@ import Testing
   @Test func aFileWithoutMachinesIsAnError() throws {
     let outcome = try LunarProcess.run(["graph", "-"], input: "print('no machines')")
     #expect(outcome.status == 1)
-    #expect(outcome.stderr == "lunar: - defines no state machine\n")
+    #expect(outcome.stderr == "lunar: - defines no state machine or workflow\n")
   }
 
   @Test func badFormatsAreUsageErrors() throws {

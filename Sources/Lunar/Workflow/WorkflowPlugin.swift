@@ -1,0 +1,123 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lunar.workflow`: the declarative layer (written in Lua, `workflow.lua`)
+/// and the host functions it needs: the resume journal, input fingerprints
+/// and wall-clock time for progress.
+struct WorkflowPlugin: LunarPlugin {
+  let name = "lunar.workflow"
+
+  func install(in runtime: RuntimeCore) throws {
+    let state = runtime.state
+    let L = state.L
+    var journals: [WorkflowJournal] = []
+
+    try runtime.install(LuaModule("lunar.workflow"))
+
+    // The host table, built by hand so it can hold functions.
+    lua_createtable(L, 0, 8)
+    let table = lua_gettop(L)
+    func add(_ name: String, _ function: @escaping LuaFunction) {
+      state.push(function: function)
+      lua_setfield(L, table, name)
+    }
+    add("journal_open") { call in
+      let path = try call.string(1)
+      let journal = try WorkflowJournal(path: path)
+      journals.append(journal)
+      call.push(journals.count)
+      return .one
+    }
+    func journal(_ call: LuaCall) throws -> WorkflowJournal {
+      let index = Int(try call.integer(1))
+      guard index >= 1, index <= journals.count else { throw LuaArgumentError.invalid(1, "no such journal") }
+      return journals[index - 1]
+    }
+    add("journal_lookup") { call in
+      let entry = try journal(call).lookup(step: try call.string(2), key: try call.string(3))
+      if let entry { try call.push(entry) } else { call.pushNil() }
+      return .one
+    }
+    add("journal_last") { call in
+      let entry = try journal(call).last(step: try call.string(2))
+      if let entry { try call.push(entry) } else { call.pushNil() }
+      return .one
+    }
+    add("journal_store") { call in
+      try journal(call).store(step: try call.string(2), key: try call.string(3), output: try call.value(4, name: "output"))
+      return .none
+    }
+    // fingerprint(value) -> a stable text of a step's inputs
+    add("fingerprint") { call in
+      call.push(JSON.encode(try call.value(1, name: "input")))
+      return .one
+    }
+    add("monotonic") { call in
+      var spec = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &spec)
+      call.push(Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+      return .one
+    }
+    // real_sleep(seconds): wall-clock sleep for the progress spinner
+    add("real_sleep") { [unowned runtime] call in
+      let seconds = try call.number(1)
+      return runtime.await(call, subject: "progress") {
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        return .nil
+      }
+    }
+
+    // Run workflow.lua with the module table (holding _host) as `...`.
+    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    lua_getfield(L, -1, "lunar.workflow")
+    lua_pushvalue(L, table)
+    lua_setfield(L, -2, "_host")
+    try state.load(bytes: PackageResources.workflow_lua, name: "=lunar.workflow", mode: .text)
+    lua_rotate(L, -2, 1)
+    try state.call(arguments: 1, results: 0)
+    lua_settop(L, table - 1)
+  }
+}
+
+/// The resume journal: each succeeded step with the fingerprint of its
+/// inputs and its output, as JSON lines. A rerun reuses a step whose inputs
+/// have not changed.
+final class WorkflowJournal {
+  private var entries: [(step: String, key: String, output: LuaValue)] = []
+  private let output: FileOutput
+
+  init(path: String) throws {
+    if let text = FileSystemReader.read(path) {
+      for line in text.split(separator: "\n") where !line.isEmpty {
+        guard let entry = try? JSON.decode(String(line)), let step = entry["step"].stringValue,
+          let key = entry["key"].stringValue
+        else { continue }
+        entries.append((step, key, entry["output"]))
+      }
+    }
+    output = try FileOutput(path: path)
+    for entry in entries { write(entry.step, entry.key, entry.output) }
+  }
+
+  func lookup(step: String, key: String) -> LuaValue? {
+    entries.last { $0.step == step && $0.key == key }?.output
+  }
+
+  func last(step: String) -> LuaValue? {
+    entries.last { $0.step == step }?.output
+  }
+
+  func store(step: String, key: String, output value: LuaValue) {
+    entries.append((step, key, value))
+    write(step, key, value)
+  }
+
+  private func write(_ step: String, _ key: String, _ value: LuaValue) {
+    output.write(JSON.encode(["step": .string(LuaString(step)), "key": .string(LuaString(key)), "output": value], keyOrder: ["step", "key", "output"]) + "\n")
+  }
+}
