@@ -63,15 +63,6 @@ struct WorkflowPlugin: LunarPlugin {
       call.push(Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
       return .one
     }
-    // real_sleep(seconds): wall-clock sleep for the progress spinner
-    add("real_sleep") { [unowned runtime] call in
-      let seconds = try call.number(1)
-      return runtime.await(call, subject: "progress") {
-        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-        return .nil
-      }
-    }
-
     // Run workflow.lua with the module table (holding _host) as `...`.
     lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
     lua_getfield(L, -1, "lunar.workflow")

@@ -68,20 +68,28 @@ function M.step(name)
 end
 
 --- workflow "name" { step ..., ... }: checks the graph and returns the workflow.
+-- "file:line: " of a step's definition (the workflow call itself is often a
+-- tail call, `return workflow "x" {...}`, which leaves no position).
+local function at(s)
+  local info = s and s.position
+  if not info or not info.currentline or info.currentline < 0 then return "" end
+  return info.short_src .. ":" .. info.currentline .. ": "
+end
+
 local function define(name, steps)
-  if type(steps) ~= "table" then error(("workflow \"%s\": expected a list of steps"):format(name), 2) end
+  if type(steps) ~= "table" then error(("workflow \"%s\": expected a list of steps"):format(name), 0) end
   local wf = setmetatable({ name = name, steps = {}, by_name = {} }, WORKFLOW)
   for i, s in ipairs(steps) do
-    if getmetatable(s) ~= STEP then error(("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 2) end
-    if wf.by_name[s.name] then error(("workflow \"%s\": duplicate step \"%s\""):format(name, s.name), 2) end
+    if getmetatable(s) ~= STEP then error(("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0) end
+    if wf.by_name[s.name] then error(at(s) .. ("workflow \"%s\": duplicate step \"%s\""):format(name, s.name), 0) end
     s.index = i
     wf.steps[i] = s
     wf.by_name[s.name] = s
   end
   for _, s in ipairs(wf.steps) do
     for _, need in ipairs(s.needs) do
-      if not wf.by_name[need] then error(("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 2) end
-      if need == s.name then error(("step \"%s\": needs itself"):format(s.name), 2) end
+      if not wf.by_name[need] then error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0) end
+      if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
     end
   end
   -- Cycles: depth-first search with colours.
@@ -92,7 +100,7 @@ local function define(name, steps)
     for _, need in ipairs(s.needs) do
       if colour[need] == "grey" then
         path[#path + 1] = need
-        error(("workflow \"%s\": steps form a cycle: %s"):format(name, table.concat(path, " → ")), 0)
+        error(at(s) .. ("workflow \"%s\": steps form a cycle: %s"):format(name, table.concat(path, " → ")), 0)
       elseif colour[need] == nil then
         visit(wf.by_name[need], path)
       end
@@ -103,7 +111,7 @@ local function define(name, steps)
   for _, s in ipairs(wf.steps) do
     if colour[s.name] == nil then
       local ok, err = pcall(visit, s, {})
-      if not ok then error(err, 2) end
+      if not ok then error(err, 0) end
     end
   end
   return wf
@@ -111,7 +119,11 @@ end
 
 setmetatable(M, { __call = function(_, name)
   if type(name) ~= "string" then error(("bad argument #1 to 'workflow' (workflow name expected, got %s)"):format(type(name)), 2) end
-  return function(steps) return define(name, steps) end
+  return function(steps)
+    local ok, result = pcall(define, name, steps)
+    if not ok then error(result, 0) end
+    return result
+  end
 end })
 
 --- True if `value` is a workflow.
@@ -243,7 +255,9 @@ function M.execute(wf, options)
 
   local function emit(kind, fields) trace_emit(kind, fields) end
 
+  local quiet = options.quiet
   local function line(text)
+    if quiet then return end
     if terminal then io.write("\r\27[2K") end
     print(text)
   end
@@ -411,7 +425,7 @@ function M.execute(wf, options)
         end
         io.write("\r\27[2K" .. table.concat(parts, "  ") .. (" (%d/%d)"):format(done, total))
         io.stdout:flush()
-        host.real_sleep(0.1)
+        lunar.sleep(0.1)
       end
     end)
   end
@@ -458,6 +472,7 @@ function M.execute(wf, options)
   end
 
   -- The summary table.
+  local print = quiet and function() end or print
   local width = 4
   for _, s in ipairs(order) do width = math.max(width, #s.name) end
   print(("\n%-" .. width .. "s  %-9s  %8s  %9s"):format("step", "status", "attempts", "duration"))

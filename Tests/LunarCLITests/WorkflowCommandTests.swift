@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@Suite struct WorkflowCommandTests {
+  static let workflow = """
+    local workflow = require "lunar.workflow"
+    local step = workflow.step
+    return workflow "demo" {
+      step "a" { run = function() lunar.sleep(1); return 1 end },
+      step "b" { run = function() lunar.sleep(2); return 2 end },
+      step "sum" { needs = { "a", "b" }, run = function(ctx) return ctx.steps.a.output + ctx.steps.b.output end },
+      step "broken" { needs = { "sum" }, run = function() error("boom", 0) end },
+      step "after" { needs = { "broken" }, run = function() return 1 end },
+    }
+    """
+
+  @Test func plainProgressAndTheSummaryThroughAPipe() throws {
+    let outcome = try LunarProcess.run(["run", "--clock", "virtual", "-"], input: Self.workflow)
+    #expect(outcome.status == 1)
+    let lines = outcome.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    #expect(lines.prefix(9) == [
+      "[demo] step a started", "[demo] step b started", "[demo] step a succeeded in 1.00s",
+      "[demo] step b succeeded in 2.00s", "[demo] step sum started", "[demo] step sum succeeded in 0.00s",
+      "[demo] step broken started", "[demo] step broken failed: boom", "[demo] step after skipped (needs broken)",
+    ])
+    #expect(outcome.stdout.contains("step    status     attempts   duration\n"))
+    #expect(outcome.stdout.contains("b       succeeded         1      2.00s\n"))
+    #expect(outcome.stdout.contains("after   skipped           0      0.00s\n"))
+    #expect(outcome.stderr.hasPrefix("lunar: workflow demo failed: step broken failed"))
+    #expect(!outcome.stdout.contains("\u{1B}["), "no terminal codes in a pipe")
+  }
+
+  @Test func liveProgressOnATerminal() throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write("demo.lua", Self.workflow)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    process.arguments = ["-qec", "\(LunarProcess.binary) run --clock virtual \(script)", "/dev/null"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let deadline = Date().addingTimeInterval(20)
+    while process.isRunning && Date() < deadline { usleep(5000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(text.contains("\u{1B}[2K"), "lines are redrawn in place")
+    #expect(text.contains("⠋ a"), "a spinner beside each running step")
+    #expect(text.contains("(0/5)"), "and the count of finished steps")
+    #expect(text.contains("sum     succeeded         1      0.00s"))
+  }
+
+  @Test func dryRunPrintsThePlan() throws {
+    let outcome = try LunarProcess.run(["run", "--dry-run", "-"], input: Self.workflow)
+    #expect(outcome.status == 0)
+    #expect(outcome.stdout == "workflow demo: 4 groups\n  1. a, b\n  2. sum\n  3. broken\n  4. after\n")
+  }
+
+  @Test func onlyAndFrom() throws {
+    let only = try LunarProcess.run(["run", "--clock", "virtual", "--only", "sum", "-"], input: Self.workflow)
+    #expect(only.status == 0)
+    #expect(only.stdout.hasSuffix("workflow demo: succeeded in 0.00s\n"))
+    #expect(!only.stdout.contains("broken"))
+    let bad = try LunarProcess.run(["run", "--only", "nope", "-"], input: Self.workflow)
+    #expect(bad.status == 1)
+    #expect(bad.stderr.hasPrefix("lunar: --only: no step \"nope\" in workflow \"demo\""))
+    let both = try LunarProcess.run(["run", "--only", "a", "--from", "b", "-"], input: Self.workflow)
+    #expect(both.status == 2)
+  }
+
+  @Test func resumeFromAJournal() throws {
+    let folder = try TemporaryFolder()
+    let counter = folder.url.appendingPathComponent("count").path
+    let journal = folder.url.appendingPathComponent("journal.jsonl").path
+    let script = try folder.write("resume.lua", """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "resume" {
+        step "expensive" { run = function()
+          local f = io.open("\(counter)", "a"); f:write("x"); f:close()
+          return "data"
+        end },
+        step "flaky" { needs = { "expensive" }, run = function(ctx)
+          if os.getenv("FAIL") == "1" then error("not today", 0) end
+          return ctx.steps.expensive.output .. "!"
+        end },
+      }
+      """)
+    let first = try LunarProcess.run(["run", "--journal", journal, script], environment: ["FAIL": "1"])
+    #expect(first.status == 1)
+    let second = try LunarProcess.run(["run", "--journal", journal, script], environment: ["FAIL": "0"])
+    #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+    #expect(second.stdout.contains("[resume] step expensive reused"))
+    #expect(try String(contentsOfFile: counter, encoding: .utf8) == "x", "the succeeded step did not run again")
+  }
+
+  @Test func graphDrawsTheSteps() throws {
+    let outcome = try LunarProcess.run(["graph", "-"], input: Self.workflow)
+    #expect(outcome.status == 0)
+    #expect(outcome.stdout.contains("flowchart LR\n"))
+    #expect(outcome.stdout.contains("  sum --> broken\n"))
+    let dot = try LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.workflow)
+    #expect(dot.stdout.contains("  \"a\" -> \"sum\";\n"))
+  }
+
+  @Test func definitionErrorsNameTheStep() throws {
+    let outcome = try LunarProcess.run(["run", "-"], input: """
+      local workflow = require "lunar.workflow"
+      return workflow "w" { workflow.step "notify" { needs = { "nxt" }, run = print } }
+      """)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: stdin:2: step \"notify\": needs unknown step \"nxt\""))
+  }
+}
+
+extension ExampleTests {
+  @Test func workflowExamplesRun() throws {
+    let report = try LunarProcess.run(["run", "launch_report.lua"], in: Self.examples, environment: ["LUNAR_LAUNCHES_LIVE": "0"])
+    #expect(report.status == 0, "\(report.stderr)")
+    #expect(report.stdout.contains("next: "))
+    #expect(report.stdout.contains("workflow nightly-launch-report: succeeded"))
+    let train = try LunarProcess.run(["run", "release_train.lua"], in: Self.examples)
+    #expect(train.status == 0, "\(train.stderr)")
+    #expect(train.stdout.contains("released eu-1.2.0 and us-1.2.0\n"))
+  }
+}

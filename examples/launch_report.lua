@@ -1,0 +1,43 @@
+-- launch_report.lua: a workflow. Fetch launches, pick the next one, report.
+--   ./scripts/run examples/launch_report.lua      (offline: the shipped samples)
+--   lunar run --dry-run examples/launch_report.lua
+--   lunar graph examples/launch_report.lua
+--   LUNAR_LAUNCHES_LIVE=1 lunar run examples/launch_report.lua
+local workflow = require "lunar.workflow"
+local launches = require "lunar.launches"
+local step = workflow.step
+
+if os.getenv("LUNAR_LAUNCHES_LIVE") ~= "1" then
+  local here = arg[0]:match("^(.*)/") or "."
+  local data = (here:sub(1, 1) == "/" and here or (lunar.cwd() .. "/" .. here)) .. "/data/"
+  launches.configure { endpoints = {
+    ["rocketlaunch.live"] = "file://" .. data .. "rocketlaunch-live.json",
+    ["launchlibrary2"] = "file://" .. data .. "launch-library-2.json",
+  } }
+end
+
+lunar.action("report.print", { uses = { "log" } }, function(ctx, input)
+  print(input.text)
+  return input.text
+end)
+
+return workflow "nightly-launch-report" {
+  step "fetch_rll" { uses = "launches.upcoming", with = { source = "rocketlaunch.live", limit = 10 } },
+  step "fetch_ll2" { uses = "launches.upcoming", with = { source = "launchlibrary2", limit = 10 } },
+  step "next" { needs = { "fetch_rll", "fetch_ll2" }, run = function(ctx)
+    local soonest
+    for _, source in ipairs { "fetch_rll", "fetch_ll2" } do
+      for _, l in ipairs(ctx.steps[source].output) do
+        if l.planned_time and l.planned_time > ctx.now() and (not soonest or l.planned_time < soonest.planned_time) then
+          soonest = l
+        end
+      end
+    end
+    return soonest
+  end },
+  step "notify" { needs = { "next" }, uses = "report.print", retry = { attempts = 3, backoff = 0.5 },
+    with = function(ctx)
+      local l = ctx.steps.next.output
+      return { text = ("next: %s by %s, %s"):format(l.name, l.provider, os.date("!%Y-%m-%d %H:%M UTC", math.floor(l.planned_time))) }
+    end },
+}

@@ -1,0 +1,178 @@
+-- Workflows (`lunar.workflow`), specified from Lua.
+local workflow = require "lunar.workflow"
+local step = workflow.step
+local trace = require "lunar.trace"
+
+local function run(wf, options)
+  options = options or {}
+  options.quiet = true
+  return workflow.execute(wf, options)
+end
+
+local function step_events(kinds)
+  local lines = {}
+  for _, e in ipairs(trace.events("workflow.step.")) do
+    local kind = e.kind:sub(15)
+    if not kinds or kinds[kind] then lines[#lines + 1] = kind .. " " .. e.step end
+  end
+  return lines
+end
+
+local function sleeper(seconds, value)
+  return function() lunar.sleep(seconds); return value end
+end
+
+describe("lunar.workflow", function()
+  it("runs steps after what they need, independent ones in parallel", function()
+    local outcome = run(workflow "w" {
+      step "a" { run = sleeper(2, 1) },
+      step "b" { run = sleeper(3, 2) },
+      step "sum" { needs = { "a", "b" }, run = function(ctx) return ctx.steps.a.output + ctx.steps.b.output end },
+    })
+    assert.is_true(outcome.ok)
+    assert.are.equal(3, outcome.results.sum.output)
+    assert.are.same({ "started a", "started b", "succeeded a", "succeeded b", "started sum", "succeeded sum" },
+      step_events())
+  end)
+
+  it("bounds parallelism with jobs", function()
+    local start = lunar.now()
+    run(workflow "w" {
+      step "a" { run = sleeper(1) }, step "b" { run = sleeper(1) }, step "c" { run = sleeper(1) },
+    }, { jobs = 1 })
+    assert.are.equal(3, lunar.now() - start)
+    assert.are.same({ "started a", "succeeded a", "started b", "succeeded b", "started c", "succeeded c" }, step_events())
+  end)
+
+  it("runs steps sharing a queue one at a time in declaration order", function()
+    run(workflow "w" {
+      step "x" { queue = "db", run = sleeper(2) },
+      step "y" { queue = "db", run = sleeper(1) },
+      step "free" { run = sleeper(1) },
+    })
+    assert.are.same({ "started x", "started free", "succeeded free", "succeeded x", "started y", "succeeded y" }, step_events())
+  end)
+
+  it("skips what needs a failed step, unless it may continue", function()
+    local outcome = run(workflow "w" {
+      step "broken" { run = function() error("boom", 0) end },
+      step "after" { needs = { "broken" }, run = sleeper(0, "never") },
+      step "tolerated" { continue_on_error = true, run = function() error("meh", 0) end },
+      step "goes_on" { needs = { "tolerated" }, run = sleeper(0, "ran") },
+      step "independent" { run = sleeper(0, "ran") },
+    })
+    assert.is_false(outcome.ok)
+    assert.are.same({ "broken" }, outcome.failed)
+    assert.are.equal("skipped", outcome.results.after.status)
+    assert.are.equal("ran", outcome.results.goes_on.output)
+    assert.are.equal("ran", outcome.results.independent.output)
+  end)
+
+  it("retries with backoff on the runtime clock", function()
+    local tries = 0
+    local start = lunar.now()
+    local outcome = run(workflow "w" {
+      step "flaky" { retry = { attempts = 4, backoff = 1 }, run = function()
+        tries = tries + 1
+        if tries < 3 then error("not yet", 0) end
+        return tries
+      end },
+    })
+    assert.are.equal(3, outcome.results.flaky.output)
+    assert.are.equal(3, outcome.results.flaky.attempts)
+    assert.are.equal(1 + 2, lunar.now() - start)  -- backoff 1 s, then 2 s
+  end)
+
+  it("times a step out", function()
+    local outcome = run(workflow "w" { step "slow" { timeout = 5, run = sleeper(60) } })
+    assert.are.equal("failed", outcome.results.slow.status)
+    assert.are.same({ "started slow", "failed slow" }, step_events { started = true, failed = true })
+    assert.matches("timed out after 5 s", outcome.results.slow.error or trace.events("workflow.step.failed")[1].error)
+  end)
+
+  it("skips a step whose condition is false", function()
+    local outcome = run(workflow "w" {
+      step "check" { run = sleeper(0, false) },
+      step "maybe" { needs = { "check" }, ["if"] = function(ctx) return ctx.steps.check.output end, run = sleeper(0, 1) },
+    })
+    assert.is_true(outcome.ok)
+    assert.are.equal("skipped", outcome.results.maybe.status)
+  end)
+
+  it("runs only a step and what it needs, or from a step on", function()
+    local wf = workflow "w" {
+      step "a" { run = sleeper(0, "a") },
+      step "b" { needs = { "a" }, run = sleeper(0, "b") },
+      step "c" { needs = { "b" }, run = sleeper(0, "c") },
+      step "d" { run = sleeper(0, "d") },
+    }
+    local only = run(wf, { only = "b" })
+    assert.is_nil(only.results.c)
+    assert.is_nil(only.results.d)
+    assert.are.equal("b", only.results.b.output)
+    local from = run(wf, { from = "b" })
+    assert.is_nil(from.results.a)
+    assert.are.equal("c", from.results.c.output)
+  end)
+
+  it("plans without running", function()
+    local ran = false
+    local wf = workflow "w" {
+      step "a" { run = function() ran = true end },
+      step "b" { run = function() ran = true end },
+      step "c" { needs = { "a", "b" }, run = function() ran = true end },
+    }
+    assert.are.equal("workflow w: 2 groups\n  1. a, b\n  2. c", workflow.plan(wf))
+    assert.is_false(ran)
+  end)
+
+  it("resumes from a journal, reusing steps that succeeded", function()
+    local path = os.tmpname()
+    local effects = { fetch = 0, broken = 0 }
+    local fail = true
+    local wf = workflow "w" {
+      step "fetch" { run = function() effects.fetch = effects.fetch + 1; return { 1, 2 } end },
+      step "process" { needs = { "fetch" }, run = function(ctx)
+        effects.broken = effects.broken + 1
+        if fail then error("disk full", 0) end
+        return #ctx.steps.fetch.output
+      end },
+    }
+    assert.is_false(run(wf, { journal = path }).ok)
+    fail = false
+    local second = run(wf, { journal = path })
+    assert.is_true(second.ok)
+    assert.are.equal("reused", second.results.fetch.status)
+    assert.are.equal(2, second.results.process.output)
+    assert.are.same({ fetch = 1, broken = 2 }, effects)
+    os.remove(path)
+  end)
+
+  it("draws the step graph", function()
+    local wf = workflow "w" { step "a" { uses = "launches.upcoming" }, step "b" { needs = { "a" }, run = print } }
+    assert.matches("flowchart LR", workflow.graph(wf))
+    assert.matches("  a %-%-> b", workflow.graph(wf))
+    assert.matches('"a" %-> "b";', workflow.graph(wf, "dot"))
+  end)
+
+  describe("definition errors", function()
+    it("name the step and the field", function()
+      assert.error_matches(function() workflow "w" { step "notify" { needs = { "nxt" }, run = print } } end,
+        '^step "notify": needs unknown step "nxt"$')
+      assert.error_matches(function() workflow "w" { step "a" { run = print }, step "a" { run = print } } end,
+        'workflow "w": duplicate step "a"$')
+      assert.error_matches(function()
+        workflow "w" { step "a" { needs = { "b" }, run = print }, step "b" { needs = { "a" }, run = print } }
+      end, 'workflow "w": steps form a cycle: a → b → a$')
+      assert.has_error(function() step "x" { run = print, uses = "y" } end,
+        "step \"x\": needs exactly one of 'uses' (an action name) or 'run' (a function)")
+      assert.has_error(function() step "x" { run = print, retry = { attempts = 0 } } end,
+        "step \"x\": 'retry' must be { attempts = N (≥ 1), backoff = seconds }")
+      assert.has_error(function() step "x" { run = print, timeout = -1 } end,
+        "step \"x\": 'timeout' must be a positive number of seconds")
+      assert.has_error(function() step "x" { run = print, colour = "red" } end, "step \"x\": unknown field 'colour'")
+      assert.has_error(function() step "x" { uses = 42 } end, "step \"x\": 'uses' must be an action name, got number")
+      assert.has_error(function() workflow "w" { 42 } end, 'workflow "w": item 1 is not a step (use step "name" { ... })')
+    end)
+  end)
+end)
