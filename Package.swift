@@ -25,15 +25,17 @@ let package = Package(
     // HTTP through Debian's libcurl, opened on first use (not at start-up).
     .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
     // The workflow runtime built on LuaKit.
-    .target(name: "Lunar", dependencies: ["LuaKit", "CHTTP"], resources: [.embedInCode("Workflow/workflow.lua")]),
+    .target(name: "Lunar", dependencies: ["LuaKit", "CHTTP"], resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches.
     .target(name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"]),
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
       resources: [.embedInCode("lua/busted.lua"), .embedInCode("lua/luassert.lua")]),
+    // Line editing from Debian's libedit, opened by the REPL only.
+    .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
-    .executableTarget(name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit"]),
+    .executableTarget(name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit", "CLineEditor"]),
     // Benchmarks; run by scripts/bench, never by swift test.
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),

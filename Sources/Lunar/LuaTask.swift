@@ -29,8 +29,8 @@ public final class LuaTask {
   /// What the task waits for now, if anything.
   var waitingOn: Wait?
   var cancelRequested = false
-  /// False for tasks that leave no trace events.
-  var traced = true
+  /// False for tasks that leave no trace events (and are not listed).
+  public internal(set) var traced = true
   /// True for tasks whose owner (a queue) resolves a cancellation before
   /// start in its own time, instead of at once.
   public var defersCancellation = false

@@ -73,6 +73,26 @@ public final class Runtime: Sendable {
     return box.get()!
   }
 
+  /// Runs a chunk for an interactive session and blocks until it returns;
+  /// background tasks keep running afterwards.
+  public func evaluateBlocking(_ source: String, name: String = "=stdin", arguments: [LuaValue] = [])
+    -> Result<[LuaValue], RunFailure>
+  {
+    let done = DispatchSemaphore(value: 0)
+    let box = SetUpResult.Box<Result<[LuaValue], RunFailure>>()
+    let posted = inbox.post { core in
+      box.set(core.evaluate(source, name: name, arguments: arguments))
+      done.signal()
+    }
+    guard posted else { return .failure(.interrupted("the runtime has stopped")) }
+    done.wait()
+    return box.get()!
+  }
+
+  /// True if Ctrl-C was pressed and the loop has not cleared it yet; for a
+  /// console reading input while nothing runs.
+  public func takeInterrupt() -> Bool { control.take() }
+
   /// Runs `body` on the loop thread with the core, and returns its result.
   public func perform<T: Sendable>(_ body: @escaping @Sendable (RuntimeCore) throws -> T) async throws -> T {
     let result: Result<T, any Error> = await withCheckedContinuation { continuation in
@@ -146,6 +166,14 @@ final class ControlHandle: Sendable {
       guard let target else { return }
       let message = reason == LUNAR_INTERRUPT_TIMEOUT ? target.timeoutMessage : nil
       lunar_interrupt(lunar_control(target.L), reason, message)
+    }
+  }
+
+  /// Reads the interrupt flag (an atomic load; the loop clears it).
+  func take() -> Bool {
+    target.withLock { target in
+      guard let target else { return false }
+      return lunar_interrupted(target.L) != LUNAR_INTERRUPT_NONE
     }
   }
 

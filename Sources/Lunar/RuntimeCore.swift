@@ -138,6 +138,7 @@ public final class RuntimeCore {
     try install(MachineModulePlugin())
     try install(ActionModulePlugin())
     try install(WorkflowPlugin())
+    try install(ReplPlugin())
     for plugin in configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
     if configuration.inertMachines {
@@ -224,6 +225,28 @@ public final class RuntimeCore {
     } else {
       lua_settop(L, table - 1)
     }
+  }
+
+  /// Installs a module written in Lua: `source` runs with the module table
+  /// as `...`, the Swift `host` functions waiting in its `_host` field for
+  /// the source to take.
+  public func installLuaModule(_ name: String, source: [UInt8], host: [(String, LuaFunction)]) throws {
+    try install(LuaModule(name))
+    let L = state.L
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    lua_getfield(L, -1, name)
+    let module = lua_gettop(L)
+    lua_createtable(L, 0, Int32(host.count))
+    for (key, function) in host {
+      state.push(function: function)
+      lua_setfield(L, -2, key)
+    }
+    lua_setfield(L, module, "_host")
+    try state.load(bytes: source, name: "=" + name, mode: .text)
+    lua_pushvalue(L, module)
+    try state.call(arguments: 1, results: 0)
   }
 
   /// Wraps a Swift async function as a Lua function that waits for it. The
@@ -341,6 +364,33 @@ public final class RuntimeCore {
   }
 
   private var ranLuaInit = false
+
+  /// Runs a chunk for an interactive session: no `arg` table, no waiting
+  /// for background tasks afterwards (they go on between entries).
+  func evaluate(_ source: String, name: String, arguments: [LuaValue]) -> Result<[LuaValue], RunFailure> {
+    let L = state.L
+    let base = lua_gettop(L)
+    defer { lua_settop(L, base) }
+    lunar_clearinterrupt(L)
+    do {
+      if configuration.runsLuaInit && !ranLuaInit {
+        ranLuaInit = true
+        try runLuaInit()
+      }
+      try state.load(source, name: name)
+      for argument in arguments where (try? state.push(argument)) == nil { lua_pushnil(L) }
+      try state.call(arguments: Int32(arguments.count))
+    } catch {
+      let failure = lunar_interrupted(L) != LUNAR_INTERRUPT_NONE ? RunFailure.interrupted("interrupted") : .lua(error)
+      lunar_clearinterrupt(L)
+      return .failure(failure)
+    }
+    var results: [LuaValue] = []
+    for index in (base + 1)..<(lua_gettop(L) + 1) {
+      results.append((try? state.value(at: index, root: "result")) ?? .nil)
+    }
+    return .success(results)
+  }
 
   /// If the main chunk returned a workflow, runs it (or draws it), leaving
   /// its outcome as the only result.

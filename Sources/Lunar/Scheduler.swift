@@ -478,8 +478,11 @@ public final class Scheduler {
         continue
       }
       if let deadline = timers.nextDeadline {
-        if clock.isVirtual && inFlight == 0 {
+        if clock.isVirtual && inFlight == 0 && idle == .deadlock {
           clock.advance(to: deadline)
+        } else if clock.isVirtual {
+          // Between console entries virtual time stands still until moved.
+          _ = lunar_sleep(state.L, -1)
         } else {
           _ = lunar_sleep(state.L, max(0, deadline - clock.now))
         }

@@ -17,6 +17,7 @@ enum LunarCommandLine {
     CheckCommand.spec,
     TestCommand.spec,
     GraphCommand.spec,
+    ReplCommand.spec,
     CommandSpec(name: "version", summary: "Print Lunar's version and the Lua version.") { _ in
       print("lunar \(version) (\(LuaVersion.description))")
       return 0
@@ -47,12 +48,12 @@ enum LunarCommandLine {
     let words = Array(arguments.dropFirst())
     let program = arguments.first ?? "lunar"
     guard let first = words.first else {
-      // As lua.c: with no arguments, a piped standard input is the script.
+      // As lua.c: with no arguments, a piped standard input is the script;
+      // a terminal gets the console.
       if isatty(STDIN_FILENO) == 0 {
         return run(RunCommand.spec, ["-"], prefix: [program])
       }
-      print(overview)
-      return 0
+      return run(ReplCommand.spec, [], prefix: [program, "repl"])
     }
     if first == "--help" || first == "-h" {
       print(overview)

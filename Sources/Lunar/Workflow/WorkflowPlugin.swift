@@ -13,65 +13,44 @@ struct WorkflowPlugin: LunarPlugin {
   let name = "lunar.workflow"
 
   func install(in runtime: RuntimeCore) throws {
-    let state = runtime.state
-    let L = state.L
     var journals: [WorkflowJournal] = []
-
-    try runtime.install(LuaModule("lunar.workflow"))
-
-    // The host table, built by hand so it can hold functions.
-    lua_createtable(L, 0, 8)
-    let table = lua_gettop(L)
-    func add(_ name: String, _ function: @escaping LuaFunction) {
-      state.push(function: function)
-      lua_setfield(L, table, name)
-    }
-    add("journal_open") { call in
-      let path = try call.string(1)
-      let journal = try WorkflowJournal(path: path)
-      journals.append(journal)
-      call.push(journals.count)
-      return .one
-    }
     func journal(_ call: LuaCall) throws -> WorkflowJournal {
       let index = Int(try call.integer(1))
       guard index >= 1, index <= journals.count else { throw LuaArgumentError.invalid(1, "no such journal") }
       return journals[index - 1]
     }
-    add("journal_lookup") { call in
-      let entry = try journal(call).lookup(step: try call.string(2), key: try call.string(3))
-      if let entry { try call.push(entry) } else { call.pushNil() }
-      return .one
-    }
-    add("journal_last") { call in
-      let entry = try journal(call).last(step: try call.string(2))
-      if let entry { try call.push(entry) } else { call.pushNil() }
-      return .one
-    }
-    add("journal_store") { call in
-      try journal(call).store(step: try call.string(2), key: try call.string(3), output: try call.value(4, name: "output"))
-      return .none
-    }
-    // fingerprint(value) -> a stable text of a step's inputs
-    add("fingerprint") { call in
-      call.push(JSON.encode(try call.value(1, name: "input")))
-      return .one
-    }
-    add("monotonic") { call in
-      var spec = timespec()
-      clock_gettime(CLOCK_MONOTONIC, &spec)
-      call.push(Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
-      return .one
-    }
-    // Run workflow.lua with the module table (holding _host) as `...`.
-    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
-    lua_getfield(L, -1, "lunar.workflow")
-    lua_pushvalue(L, table)
-    lua_setfield(L, -2, "_host")
-    try state.load(bytes: PackageResources.workflow_lua, name: "=lunar.workflow", mode: .text)
-    lua_rotate(L, -2, 1)
-    try state.call(arguments: 1, results: 0)
-    lua_settop(L, table - 1)
+    try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
+      ("journal_open", { call in
+        journals.append(try WorkflowJournal(path: try call.string(1)))
+        call.push(journals.count)
+        return .one
+      }),
+      ("journal_lookup", { call in
+        let entry = try journal(call).lookup(step: try call.string(2), key: try call.string(3))
+        if let entry { try call.push(entry) } else { call.pushNil() }
+        return .one
+      }),
+      ("journal_last", { call in
+        let entry = try journal(call).last(step: try call.string(2))
+        if let entry { try call.push(entry) } else { call.pushNil() }
+        return .one
+      }),
+      ("journal_store", { call in
+        try journal(call).store(step: try call.string(2), key: try call.string(3), output: try call.value(4, name: "output"))
+        return .none
+      }),
+      // fingerprint(value) -> a stable text of a step's inputs
+      ("fingerprint", { call in
+        call.push(JSON.encode(try call.value(1, name: "input")))
+        return .one
+      }),
+      ("monotonic", { call in
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        call.push(Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+        return .one
+      }),
+    ])
   }
 }
 

@@ -1,0 +1,73 @@
+import CLua
+import CLuaShim
+import LuaKit
+
+/// `lunar.repl`: what the console evaluates entries with (`repl.lua`), and
+/// the runtime views its dot-commands show.
+struct ReplPlugin: LunarPlugin {
+  let name = "lunar.repl"
+
+  func install(in runtime: RuntimeCore) throws {
+    let printing = TextTraceSink(descriptor: 1)
+    var printingOn = false
+    try runtime.installLuaModule("lunar.repl", source: PackageResources.repl_lua, host: [
+      ("tasks", { [unowned runtime] call in
+        let tasks = runtime.scheduler.liveTasks.values.sorted { $0.id < $1.id }.filter(\.traced)
+        try call.push(.table(LuaTable(array: tasks.map { task in
+          var t = LuaTable()
+          t["label"] = .string(LuaString(task.label))
+          t["status"] = .string(LuaString(task.status.rawValue))
+          if let wait = task.waitingOn {
+            t["waiting"] = .string(LuaString(wait.subject))
+            t["where"] = .string(LuaString(wait.location))
+          }
+          return .table(t)
+        })))
+        return .one
+      }),
+      ("queues", { [unowned runtime] call in
+        try call.push(.table(LuaTable(array: runtime.queues.map { queue in
+          var t = LuaTable()
+          t["name"] = .string(LuaString(queue.name))
+          t["length"] = .integer(Int64(queue.length))
+          if let running = queue.running { t["running"] = .string(LuaString(running.task.label)) }
+          return .table(t)
+        })))
+        return .one
+      }),
+      ("machines", { [unowned runtime] call in
+        try call.push(.table(LuaTable(array: runtime.machines.map { machine in
+          var t = LuaTable()
+          t["name"] = .string(LuaString(machine.name))
+          t["state"] = .string(LuaString(machine.state))
+          t["mailbox"] = .integer(Int64(machine.mailboxCount))
+          t["stopped"] = .boolean(machine.isStopped)
+          return .table(t)
+        })))
+        return .one
+      }),
+      ("print_trace", { [unowned runtime] call in
+        let on = call.boolean(1)
+        if on && !printingOn { runtime.trace.add(printing) }
+        if !on { runtime.trace.remove(printing) }
+        printingOn = on
+        return .none
+      }),
+      ("clock_kind", { [unowned runtime] call in
+        call.push(runtime.clock.isVirtual ? "virtual" : "real")
+        return .one
+      }),
+      ("advance", { [unowned runtime] call in
+        let seconds = try call.number(1)
+        guard runtime.clock.isVirtual else {
+          call.push(false)
+          call.push("the clock is real; start with --clock virtual to move it")
+          return .values(2)
+        }
+        runtime.clock.advance(to: runtime.clock.now + seconds)
+        call.push(true)
+        return .one
+      }),
+    ])
+  }
+}

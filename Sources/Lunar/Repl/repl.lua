@@ -1,0 +1,189 @@
+-- lunar.repl: evaluates console entries. Unlike the stock console, a
+-- `local` declared at the prompt stays visible in later entries: leading
+-- `local` declarations are turned into variables of the session.
+local R = ...
+local host = R._host
+R._host = nil
+
+local locals, declared = {}, {}
+local env = setmetatable({}, {
+  __index = function(_, key)
+    if declared[key] then return locals[key] end
+    return _G[key]
+  end,
+  __newindex = function(_, key, value)
+    if declared[key] then locals[key] = value else _G[key] = value end
+  end,
+  __pairs = function() return pairs(_G) end,
+})
+
+-- `local a, b <const> = ...` -> `a, b = ...` with a and b remembered.
+local function rewrite(source)
+  local indent, name = source:match("^(%s*)local%s+function%s+([%a_][%w_]*)")
+  if name then
+    declared[name] = true
+    return (source:gsub("^%s*local%s+function", indent .. "function", 1))
+  end
+  local names, rest = source:match("^%s*local%s+([%a_][%w_%s,<>]-)%s*(=.*)$")
+  if not names then
+    names = source:match("^%s*local%s+([%a_][%w_%s,<>]-)%s*$")
+    if names then rest = "= nil" end
+  end
+  if not names then return source end
+  local list = {}
+  for n in (names:gsub("<%a+>", "")):gmatch("[%a_][%w_]*") do
+    declared[n] = true
+    list[#list + 1] = n
+  end
+  return table.concat(list, ", ") .. " " .. rest
+end
+
+local function handler(message)
+  if type(message) ~= "string" then
+    local mt = getmetatable(message)
+    message = (mt and mt.__tostring) and tostring(message) or ("(error object is a %s value)"):format(type(message))
+  end
+  local text = debug.traceback(message, 2)
+  -- The console's own frames are not the user's business.
+  local cut = text:find("\n\t%[C%]: in function 'xpcall'")
+  return cut and text:sub(1, cut - 1) or text
+end
+
+--- Evaluates one entry. Returns "ok", "incomplete" (the entry needs more
+--- lines) or "error" with the message and traceback.
+function R.eval(source)
+  if source:sub(1, 1) == "=" then source = "return " .. source:sub(2) end
+  local chunk = load("return " .. source, "=stdin", "t", env)
+  if not chunk then
+    local err
+    chunk, err = load(rewrite(source), "=stdin", "t", env)
+    if not chunk then
+      if err:match("<eof>$") then return "incomplete" end
+      return "error", err
+    end
+  end
+  local results = table.pack(xpcall(chunk, handler))
+  if not results[1] then return "error", results[2] end
+  if results.n > 1 then print(table.unpack(results, 2, results.n)) end
+  return "ok"
+end
+
+--- Runs a file in the session's environment (`.load FILE`, `-i FILE`).
+function R.load(path)
+  local chunk, err = loadfile(path, "t", env)
+  if not chunk then return "error", err end
+  local ok, message = xpcall(chunk, handler)
+  if not ok then return "error", message end
+  return "ok"
+end
+
+local commands = {}
+
+commands.help = function()
+  print([[
+.help                 this list
+.tasks                running and waiting tasks, and where they wait
+.queues               queues, their length and running job
+.machines             machines, their state and mailbox length
+.trace on|off         print the runtime's events as they happen
+.load FILE            run a file in this session
+.clock                the runtime clock; .clock advance N moves virtual time
+Ctrl-C interrupts a running entry; Ctrl-D or os.exit() leaves.]])
+end
+
+commands.tasks = function()
+  local tasks = host.tasks()
+  if #tasks == 0 then print("no tasks") return end
+  for _, t in ipairs(tasks) do
+    print(("%-10s %-8s %s"):format(t.label, t.status, t.waiting and ("waits for " .. t.waiting .. " at " .. t.where) or ""))
+  end
+end
+
+commands.queues = function()
+  local list = host.queues()
+  if #list == 0 then print("no queues") return end
+  for _, q in ipairs(list) do
+    print(("%-12s %d job%s%s"):format(q.name, q.length, q.length == 1 and "" or "s", q.running and (", running " .. q.running) or ""))
+  end
+end
+
+commands.machines = function()
+  local list = host.machines()
+  if #list == 0 then print("no machines") return end
+  for _, m in ipairs(list) do
+    print(("%-12s %-12s mailbox %d%s"):format(m.name, m.state, m.mailbox, m.stopped and " (stopped)" or ""))
+  end
+end
+
+commands.trace = function(arg)
+  if arg == "on" or arg == "off" then
+    host.print_trace(arg == "on")
+    print("trace " .. arg)
+  else
+    print("usage: .trace on|off")
+  end
+end
+
+commands.load = function(arg)
+  if not arg or arg == "" then print("usage: .load FILE") return end
+  local status, message = R.load(arg)
+  if status == "error" then return "error", message end
+end
+
+commands.clock = function(arg)
+  local what, amount = (arg or ""):match("^(%a+)%s+([%d%.]+)$")
+  if what == "advance" then
+    local ok, err = host.advance(tonumber(amount))
+    if not ok then print(err) return end
+  elseif arg and arg ~= "" then
+    print("usage: .clock [advance SECONDS]")
+    return
+  end
+  print(("%s clock: %.3f"):format(host.clock_kind(), lunar.now()))
+end
+
+--- Runs a dot-command (the entry without its dot).
+function R.command(entry)
+  local name, arg = entry:match("^(%a+)%s*(.-)%s*$")
+  local command = name and commands[name]
+  if not command then
+    print(("unknown command .%s (try .help)"):format(name or entry))
+    return "ok"
+  end
+  local status, message = command(arg)
+  return status or "ok", message
+end
+
+--- Completions for `text` (the word before the cursor): globals, or the
+--- fields of a table reached by a dotted path (`lunar.qu` -> `lunar.queue`).
+function R.complete(text)
+  local path, partial = text:match("^(.-)([%a_][%w_]*)$")
+  if not path then path, partial = text, "" end
+  local target = env
+  local prefix = ""
+  if path ~= "" then
+    local sep = path:sub(-1)
+    if sep ~= "." and sep ~= ":" then return {} end
+    for part in path:sub(1, -2):gmatch("[^.:]+") do
+      local ok, value = pcall(function() return target[part] end)
+      if not ok or type(value) ~= "table" then return {} end
+      target = value
+    end
+    prefix = path
+  end
+  local seen, matches = {}, {}
+  local function add(key)
+    if type(key) == "string" and key:sub(1, #partial) == partial and not seen[key] then
+      seen[key] = true
+      matches[#matches + 1] = prefix .. key
+    end
+  end
+  if target == env then
+    for key in pairs(declared) do add(key) end
+    for key in pairs(_G) do add(key) end
+  else
+    for key in pairs(target) do add(key) end
+  end
+  table.sort(matches)
+  return matches
+end

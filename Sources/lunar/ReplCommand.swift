@@ -1,0 +1,192 @@
+import CLineEditor
+import LuaKit
+import Lunar
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lunar repl`: an interactive console on a runtime. Entries run on the
+/// runtime's thread; between them, background tasks go on.
+enum ReplCommand {
+  static let spec = CommandSpec(
+    name: "repl",
+    summary: "Start an interactive Lua console (also: lunar with no arguments on a terminal).",
+    operands: "",
+    options: [
+      OptionSpec(name: "interactive", short: "i", value: "FILE", help: "run FILE first, then open the prompt with its globals"),
+      OptionSpec(name: "clock", value: "real|virtual", help: "virtual time moves with .clock advance N"),
+    ],
+    run: run
+  )
+
+  static func run(_ parsed: ParsedArguments) -> Int32 {
+    var configuration = RuntimeConfiguration()
+    configuration.environment = Environment.current
+    configuration.catchesInterrupts = true
+    configuration.plugins = DefaultPlugins.all
+    switch parsed.value("clock") {
+    case nil, "real": break
+    case "virtual": configuration.clock = .virtual(start: 0)
+    case let other?:
+      return LunarCommandLine.usageFailure(UsageError(message: "--clock is 'real' or 'virtual', got '\(other)'", command: "repl"))
+    }
+    let runtime: Runtime
+    do {
+      runtime = try Runtime(configuration)
+    } catch {
+      Console.error("lunar: \(error)")
+      return 1
+    }
+    let console = Console.Input(terminal: isatty(0) != 0)
+    Completion.runtime.withLock { $0 = runtime }
+    if console.terminal {
+      print("Lunar \(LunarCommandLine.version) (\(LuaVersion.description)); .help for commands, Ctrl-D to leave")
+    }
+    if let file = parsed.value("interactive") {
+      evaluate(runtime, "local repl = require 'lunar.repl'; return repl.load(...)", [.string(LuaString(file))])
+    } else {
+      // Runs LUA_INIT before the first prompt.
+      evaluate(runtime, "return 'ok'", [])
+    }
+    var buffer: [String] = []
+    while true {
+      let prompt = buffer.isEmpty ? promptText(runtime, "_PROMPT", "> ") : promptText(runtime, "_PROMPT2", ">> ")
+      guard let line = console.read(prompt: prompt) else {
+        if console.terminal && runtime.takeInterrupt() {
+          // Ctrl-C at the prompt clears the entry.
+          buffer.removeAll()
+          print("")
+          continue
+        }
+        break
+      }
+      if buffer.isEmpty && line.trimmingSpaces.isEmpty { continue }
+      if buffer.isEmpty && line.hasPrefix(".") {
+        console.remember(line)
+        evaluate(runtime, "return require('lunar.repl').command(...)", [.string(LuaString(String(line.dropFirst())))])
+        continue
+      }
+      buffer.append(line)
+      let entry = buffer.joined(separator: "\n")
+      let status = evaluate(runtime, "return require('lunar.repl').eval(...)", [.string(LuaString(entry))])
+      if status == "incomplete" { continue }
+      console.remember(entry)
+      buffer.removeAll()
+    }
+    console.close()
+    if console.terminal { print("") }
+    return 0
+  }
+
+  /// Runs a console chunk and reports its status (`ok`, `incomplete`,
+  /// `error` with the message printed).
+  @discardableResult
+  static func evaluate(_ runtime: Runtime, _ chunk: String, _ arguments: [LuaValue]) -> String {
+    switch runtime.evaluateBlocking(chunk, name: "=repl", arguments: arguments) {
+    case .success(let results):
+      fflush(nil)
+      let status = results.first?.stringValue ?? "ok"
+      if status == "error", let message = results.dropFirst().first?.stringValue { Console.error(message) }
+      return status
+    case .failure(.interrupted):
+      fflush(nil)
+      Console.error("interrupted")
+      return "error"
+    case .failure(.lua(let error)):
+      Console.error(error.description)
+      return "error"
+    case .failure(let other):
+      Console.error("\(other)")
+      return "error"
+    }
+  }
+
+  /// `_PROMPT` / `_PROMPT2` if the session set them, as lua.c reads them.
+  static func promptText(_ runtime: Runtime, _ global: String, _ fallback: String) -> String {
+    guard isatty(0) != 0 else { return "" }
+    if case .success(let results) = runtime.evaluateBlocking("return tostring(rawget(_G, ...) or '')", name: "=prompt", arguments: [.string(LuaString(global))]),
+      let text = results.first?.stringValue, !text.isEmpty
+    {
+      return text
+    }
+    return fallback
+  }
+}
+
+/// Tab completion: libedit asks for candidates one by one; the first call
+/// computes them all in the runtime (globals and table fields).
+enum Completion {
+  static let runtime = Mutex<Runtime?>(nil)
+  static let candidates = Mutex<[String]>([])
+
+  static let completer: lunar_completer = { text, state in
+    if state == 0 {
+      let word = text.map { String(cString: $0) } ?? ""
+      var found: [String] = []
+      if let runtime = runtime.withLock({ $0 }),
+        case .success(let results) = runtime.evaluateBlocking(
+          "return require('lunar.repl').complete(...)", name: "=complete", arguments: [.string(LuaString(word))])
+      {
+        found = results.first?.tableValue?.array.compactMap(\.stringValue) ?? []
+      }
+      candidates.withLock { $0 = found }
+    }
+    let index = Int(state)
+    guard let candidate = candidates.withLock({ index < $0.count ? $0[index] : nil }) else { return nil }
+    return strdup(candidate)
+  }
+}
+
+extension String {
+  var trimmingSpaces: String { String(drop(while: { $0 == " " || $0 == "\t" })) }
+}
+
+extension Console {
+  /// Where entries come from: libedit on a terminal (editing, history in
+  /// ~/.lunar_history), plain lines otherwise (no prompts, no noise).
+  final class Input {
+    let terminal: Bool
+    private let editing: Bool
+    private let historyPath: String?
+
+    init(terminal: Bool) {
+      self.terminal = terminal
+      editing = terminal && lunar_editor_open() != 0
+      if let home = getenv("HOME") {
+        historyPath = String(cString: home) + "/.lunar_history"
+      } else {
+        historyPath = nil
+      }
+      if editing, let historyPath {
+        lunar_editor_read_history(historyPath)
+      }
+      if editing { lunar_editor_set_completer(Completion.completer) }
+    }
+
+    /// The next line, or nil at the end of input.
+    func read(prompt: String) -> String? {
+      if editing {
+        guard let line = lunar_editor_readline(prompt) else { return nil }
+        defer { free(line) }
+        return String(cString: line)
+      }
+      if terminal {
+        print(prompt, terminator: "")
+        fflush(nil)
+      }
+      return readLine(strippingNewline: true)
+    }
+
+    /// Adds an entry to the history.
+    func remember(_ entry: String) {
+      if editing { lunar_editor_add_history(entry) }
+    }
+
+    /// Saves the history.
+    func close() {
+      if editing, let historyPath { lunar_editor_write_history(historyPath) }
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+
+/// The console driven through a pipe, as a script would.
+@Suite struct ReplPipeTests {
+  func repl(_ input: String, _ arguments: [String] = [], in folder: URL? = nil) throws -> LunarProcess.Outcome {
+    try LunarProcess.run(["repl"] + arguments, input: input, in: folder)
+  }
+
+  @Test func expressionsPrintAllTheirValues() throws {
+    let outcome = try repl("1 + 2\n1, 'two', nil\n=6 * 7\nprint('side effect')\n")
+    #expect(outcome.status == 0)
+    #expect(outcome.stdout == "3\n1\ttwo\tnil\n42\nside effect\n", "no prompts through a pipe")
+  }
+
+  @Test func incompleteStatementsContinue() throws {
+    let outcome = try repl("function twice(x)\n  return x * 2\nend\ntwice(21)\nt = {\n  'a',\n}\n#t\ns = [[multi\nline]]\ns\n")
+    #expect(outcome.stdout == "42\n1\nmulti\nline\n")
+  }
+
+  @Test func errorsAreReportedAndTheSessionGoesOn() throws {
+    let outcome = try repl("x = = 1\nerror('bad')\nprint('still here')\n")
+    #expect(outcome.status == 0)
+    #expect(outcome.stdout == "still here\n")
+    #expect(outcome.stderr.hasPrefix("stdin:1: unexpected symbol near '='\nstdin:1: bad\nstack traceback:\n"))
+    #expect(!outcome.stderr.contains("lunar.repl"), "the console's own frames are hidden")
+  }
+
+  @Test func localsStayVisible() throws {
+    let outcome = try repl("local a = 40\nlocal b <const> = 2\na + b\nlocal function f() return a end\nf()\na = 1\nf()\n")
+    #expect(outcome.stdout == "42\n40\n1\n")
+  }
+
+  @Test func waitingCallsWorkAtThePrompt() throws {
+    let outcome = try repl("t = lunar.spawn(function() lunar.sleep(0.01); return 'done' end)\nt:await()\nlunar.sleep(0.001)\n'after'\n")
+    #expect(outcome.stdout == "done\nafter\n")
+  }
+
+  @Test func backgroundTasksRunBetweenEntries() throws {
+    let outcome = try repl("done = false\nt = lunar.spawn(function() lunar.sleep(0.01); done = true end)\nlunar.sleep(0.05)\ndone\n")
+    #expect(outcome.stdout == "true\n")
+  }
+
+  @Test func dotCommands() throws {
+    let folder = try TemporaryFolder()
+    try folder.write("setup.lua", "loaded_value = 99")
+    let input = """
+      .help
+      q = require('lunar.queue').new('work')
+      job = q:submit(function() lunar.sleep(100) end)
+      .queues
+      .tasks
+      m = require('lunar.machine').new { name = 'door', initial = 'closed', states = { closed = {} } }
+      .machines
+      .load setup.lua
+      loaded_value
+      .trace on
+      lunar.spawn(function() end):await()
+      .trace off
+      .clock advance 5
+      .frobnicate
+      job:cancel()
+
+      """
+    let outcome = try repl(input, ["--clock", "virtual"], in: folder.url)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let out = outcome.stdout
+    #expect(out.contains(".tasks                running and waiting tasks"))
+    #expect(out.contains("work         1 job, running work#1\n"))
+    #expect(out.contains("work#1     running  waits for sleep 100s at "))
+    #expect(out.contains("door         closed       mailbox 0\n"))
+    #expect(out.contains("99\n"))
+    #expect(out.contains("trace on\n"))
+    #expect(out.contains("task.spawned id="))
+    #expect(out.contains("trace off\n"))
+    #expect(out.contains("virtual clock: 5.000\n"))
+    #expect(out.hasSuffix("true\n"), "the job was still waiting, so it could be cancelled")
+    #expect(out.contains("unknown command .frobnicate (try .help)\n"))
+  }
+
+  @Test func interactiveFileRunsFirst() throws {
+    let folder = try TemporaryFolder()
+    let file = try folder.write("init.lua", "greeting = 'hello from -i'")
+    let outcome = try repl("greeting\n", ["-i", file])
+    #expect(outcome.stdout == "hello from -i\n")
+  }
+
+  @Test func luaInitRunsAtStart() throws {
+    let outcome = try LunarProcess.run(["repl"], input: "from_init\n", environment: ["LUA_INIT": "from_init = 'set'"])
+    #expect(outcome.stdout == "set\n")
+  }
+
+  @Test func osExitLeaves() throws {
+    let outcome = try repl("print('before')\nos.exit(4)\nprint('after')\n")
+    #expect(outcome.status == 4)
+    #expect(outcome.stdout == "before\n")
+  }
+}
+
+/// The console through a terminal (tmux), as a person uses it.
+@Suite(.serialized) struct ReplTerminalTests {
+  static let tmux = "/usr/bin/tmux"
+
+  /// Runs a shell script driving tmux (a detached session on its own
+  /// socket); returns what it printed. Killed after 30 s.
+  func drive(_ script: String) throws -> String {
+    let folder = try TemporaryFolder()
+    let path = try folder.write("drive.sh", script)
+    let output = try TemporaryFile()
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = [path]
+    process.standardOutput = output.handle
+    process.standardError = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let deadline = Date().addingTimeInterval(30)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    return try output.contents()
+  }
+
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: tmux)))
+  func editingHistoryCompletionAndCtrlC() throws {
+    let home = try TemporaryFolder()
+    let socket = "lunar-\(UUID().uuidString.prefix(8))"
+    let screen = try drive("""
+      T="\(Self.tmux) -L \(socket)"
+      $T new-session -d -s s -x 100 -y 30 "env HOME=\(home.url.path) TERM=xterm \(LunarProcess.binary) repl"
+      sleep 0.5
+      $T send-keys -t s 'x = 40' Enter; sleep 0.2
+      $T send-keys -t s 'lunar.qu' Tab; sleep 0.3
+      $T send-keys -t s '== nil' Enter; sleep 0.2
+      $T send-keys -t s 'while true do end' Enter; sleep 0.5
+      $T send-keys -t s C-c; sleep 0.5
+      $T send-keys -t s 'x + 2' Enter; sleep 0.3
+      $T send-keys -t s 'partial' C-c; sleep 0.3
+      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; sleep 0.3
+      $T capture-pane -t s -p
+      $T send-keys -t s C-d; sleep 0.5
+      $T kill-server 2>/dev/null || true
+      """)
+    #expect(screen.contains("> lunar.queue == nil\nfalse"), "completion: \(screen)")
+    #expect(screen.contains("^Cinterrupted\n> x + 2\n42"), "Ctrl-C on a busy loop: \(screen)")
+    #expect(screen.contains("> 'edited'\nedited"), "history and editing: \(screen)")
+    #expect(!screen.contains("partial"), "Ctrl-C at the prompt cleared the line: \(screen)")
+    let history = try String(contentsOf: home.url.appendingPathComponent(".lunar_history"), encoding: .utf8)
+    #expect(history.contains("x\\040+\\0402"), "history kept in ~/.lunar_history: \(history)")
+  }
+}
