@@ -125,7 +125,8 @@ import Testing
     let home = try TemporaryFolder()
     let socket = "lunar-\(UUID().uuidString.prefix(8))"
     let screen = try drive("""
-      T="\(Self.tmux) -L \(socket)"
+      export TERM=xterm
+      T="\(Self.tmux) -f /dev/null -L \(socket)"
       $T new-session -d -s s -x 100 -y 30 "env HOME=\(home.url.path) TERM=xterm \(LunarProcess.binary) repl"
       sleep 0.5
       $T send-keys -t s 'x = 40' Enter; sleep 0.2
