@@ -11,14 +11,18 @@ public protocol LunarPlugin: Sendable {
 }
 
 /// A Lua module under construction: functions, async functions, values and
-/// Lua source, installed as `package.loaded[name]` so `require` finds it.
+/// Lua source. Installed in `package.preload`, it is built on its first
+/// `require` (or first use as `lunar.name`), so start-up only pays for the
+/// modules a script uses.
 public struct LuaModule {
   /// The module's name (`lunar.queue`).
   public let name: String
   var functions: [(String, LuaFunction)] = []
   var asyncFunctions: [(String, AsyncLuaFunction)] = []
   var values: [(String, LuaValue)] = []
-  var sources: [(source: String, chunkName: String)] = []
+  var sources: [(source: [UInt8], chunkName: String)] = []
+  var host: [(String, LuaFunction)] = []
+  var afterLoad: [(RuntimeCore) throws -> Void] = []
 
   /// An empty module called `name`.
   public init(_ name: String) { self.name = name }
@@ -42,7 +46,23 @@ public struct LuaModule {
   /// Adds Lua source run with the module table as its only argument (`...`),
   /// for the parts best written in Lua.
   public mutating func lua(_ source: String, chunkName: String) {
-    sources.append((source, chunkName))
+    sources.append((Array(source.utf8), chunkName))
+  }
+
+  /// Adds Lua source given as bytes (an embedded resource).
+  public mutating func lua(bytes: [UInt8], chunkName: String) {
+    sources.append((bytes, chunkName))
+  }
+
+  /// Adds Swift functions for the module's Lua source, reachable there as
+  /// the module table's `_host` field while the source runs.
+  public mutating func hostFunction(_ name: String, _ body: @escaping LuaFunction) {
+    host.append((name, body))
+  }
+
+  /// Runs `body` once the module has been built (on its first `require`).
+  public mutating func whenLoaded(_ body: @escaping (RuntimeCore) throws -> Void) {
+    afterLoad.append(body)
   }
 }
 

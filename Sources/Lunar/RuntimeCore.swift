@@ -188,6 +188,27 @@ public final class RuntimeCore {
   /// Builds `module` as a table and makes it `require`-able; `lunar` is also
   /// a global, and `lunar.x` modules are also fields of it.
   public func install(_ module: LuaModule) throws {
+    if module.name == "lunar" {
+      try build(module)
+      lua_settop(state.L, -2)
+      return
+    }
+    // package.preload[name] = a loader that builds the module on demand.
+    let L = state.L
+    lua_getfield(L, lunar_registryindex(), LUA_PRELOAD_TABLE)
+    state.push(function: { [unowned self] call in
+      // Built on the main thread's stack, handed to whichever thread required it.
+      try self.build(module)
+      if call.L != self.state.L { lua_xmove(self.state.L, call.L, 1) }
+      return .one
+    })
+    lua_setfield(L, -2, module.name)
+    lua_settop(L, -2)
+  }
+
+  /// Builds `module`, registers it in `package.loaded` (and as a field of
+  /// `lunar`), and leaves its table on the stack.
+  private func build(_ module: LuaModule) throws {
     let L = state.L
     lua_createtable(L, 0, Int32(module.functions.count + module.asyncFunctions.count + module.values.count))
     let table = lua_gettop(L)
@@ -203,50 +224,49 @@ public final class RuntimeCore {
       try state.push(value)
       lua_setfield(L, table, name)
     }
-    for (source, chunkName) in module.sources {
-      try state.load(source, name: chunkName, mode: .text)
-      lua_pushvalue(L, table)
-      try state.call(arguments: 1, results: 0)
-    }
-    // package.loaded[name] = table
+    // package.loaded[name] = table, first, so the sources may require it.
     lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
     lua_pushvalue(L, table)
     lua_setfield(L, -2, module.name)
     lua_settop(L, table)
     if module.name == "lunar" {
+      lua_pushvalue(L, table)
       state.setGlobal("lunar")
     } else if module.name.hasPrefix("lunar.") {
       state.getGlobal("lunar")
       if lua_type(L, -1) == LUA_TTABLE {
+        state.push(String(module.name.dropFirst("lunar.".count)))
         lua_pushvalue(L, table)
-        lua_setfield(L, -2, String(module.name.dropFirst("lunar.".count)))
+        lua_rawset(L, -3)
       }
-      lua_settop(L, table - 1)
-    } else {
-      lua_settop(L, table - 1)
+      lua_settop(L, table)
     }
+    if !module.host.isEmpty {
+      lua_createtable(L, 0, Int32(module.host.count))
+      for (key, function) in module.host {
+        state.push(function: function)
+        lua_setfield(L, -2, key)
+      }
+      lua_setfield(L, table, "_host")
+    }
+    for (source, chunkName) in module.sources {
+      try state.load(bytes: source, name: chunkName, mode: .text)
+      lua_pushvalue(L, table)
+      try state.call(arguments: 1, results: 0)
+    }
+    lua_settop(L, table)
+    for hook in module.afterLoad { try hook(self) }
+    lua_settop(L, table)
   }
 
   /// Installs a module written in Lua: `source` runs with the module table
   /// as `...`, the Swift `host` functions waiting in its `_host` field for
   /// the source to take.
   public func installLuaModule(_ name: String, source: [UInt8], host: [(String, LuaFunction)]) throws {
-    try install(LuaModule(name))
-    let L = state.L
-    let base = lua_gettop(L)
-    defer { lua_settop(L, base) }
-    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
-    lua_getfield(L, -1, name)
-    let module = lua_gettop(L)
-    lua_createtable(L, 0, Int32(host.count))
-    for (key, function) in host {
-      state.push(function: function)
-      lua_setfield(L, -2, key)
-    }
-    lua_setfield(L, module, "_host")
-    try state.load(bytes: source, name: "=" + name, mode: .text)
-    lua_pushvalue(L, module)
-    try state.call(arguments: 1, results: 0)
+    var module = LuaModule(name)
+    for (key, function) in host { module.hostFunction(key, function) }
+    module.lua(bytes: source, chunkName: "=" + name)
+    try install(module)
   }
 
   /// Wraps a Swift async function as a Lua function that waits for it. The
@@ -401,6 +421,11 @@ public final class RuntimeCore {
     lua_getfield(L, -1, "lunar.workflow")
     lunar_remove(L, -2)
     let module = lua_gettop(L)
+    // A workflow can only exist if the workflow module was loaded.
+    guard lua_type(L, module) == LUA_TTABLE else {
+      lua_settop(L, module - 1)
+      return
+    }
     lua_getfield(L, module, "is")
     lua_pushvalue(L, base + 1)
     try state.call(arguments: 1, results: 1)

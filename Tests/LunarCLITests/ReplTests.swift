@@ -127,16 +127,20 @@ import Testing
     let screen = try drive("""
       export TERM=xterm
       T="\(Self.tmux) -f /dev/null -L \(socket)"
-      $T new-session -d -s s -x 100 -y 30 "env HOME=\(home.url.path) TERM=xterm \(LunarProcess.binary) repl"
-      sleep 0.5
-      $T send-keys -t s 'x = 40' Enter; sleep 0.2
-      $T send-keys -t s 'lunar.qu' Tab; sleep 0.3
-      $T send-keys -t s '== nil' Enter; sleep 0.2
+      $T new-session -d -s s -x 100 -y 30 "env HOME=\(home.url.path) TERM=xterm \(LunarProcess.binary) repl; sleep 30"
+      # Wait for the banner (the machine may be busy running other tests).
+      for i in $(seq 100); do
+        $T capture-pane -t s -p | grep -q '^> ' && break
+        sleep 0.1
+      done
+      $T send-keys -t s 'x = 40' Enter; sleep 0.5
+      $T send-keys -t s 'lunar.qu' Tab; sleep 1.5
+      $T send-keys -t s '== nil' Enter; sleep 0.5
       $T send-keys -t s 'while true do end' Enter; sleep 0.5
-      $T send-keys -t s C-c; sleep 0.5
-      $T send-keys -t s 'x + 2' Enter; sleep 0.3
-      $T send-keys -t s 'partial' C-c; sleep 0.3
-      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; sleep 0.3
+      $T send-keys -t s C-c; sleep 1
+      $T send-keys -t s 'x + 2' Enter; sleep 0.5
+      $T send-keys -t s 'partial' C-c; sleep 0.5
+      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; sleep 0.5
       $T capture-pane -t s -p
       $T send-keys -t s C-d; sleep 0.5
       $T kill-server 2>/dev/null || true

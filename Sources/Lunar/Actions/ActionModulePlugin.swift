@@ -66,8 +66,8 @@ struct ActionModulePlugin: LunarPlugin {
     }
     module.value("limit", .integer(Int64(actions.recursionLimit)))
     module.lua(Self.runner, chunkName: "=lunar.actions")
+    module.whenLoaded { runtime in try ServiceObjects.install(in: runtime, scheduler: scheduler) }
     try runtime.install(module)
-    try ServiceObjects.install(in: runtime, scheduler: scheduler)
   }
 
   /// The action runner, in Lua: chains, spans, the declared-services rule,
