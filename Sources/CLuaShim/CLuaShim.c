@@ -259,8 +259,13 @@ void lunar_clearinterrupt(lua_State *L) {
 static _Atomic(lunar_Control *) sigint_targets[MAX_SIGINT_TARGETS];
 static atomic_flag sigint_installed = ATOMIC_FLAG_INIT;
 
+static atomic_int sigint_count;
+
+int lunar_sigintcount(void) { return atomic_load(&sigint_count); }
+
 static void on_sigint(int signal) {
   (void)signal;
+  atomic_fetch_add(&sigint_count, 1);
   for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
     lunar_Control *c = atomic_load(&sigint_targets[i]);
     if (c != NULL) lunar_interrupt(c, LUNAR_INTERRUPT_SIGNAL, "interrupted");

@@ -89,9 +89,8 @@ public final class Runtime: Sendable {
     return box.get()!
   }
 
-  /// True if Ctrl-C was pressed and the loop has not cleared it yet; for a
-  /// console reading input while nothing runs.
-  public func takeInterrupt() -> Bool { control.take() }
+  /// How many Ctrl-Cs the process has received so far.
+  public static var interruptCount: Int { Int(lunar_sigintcount()) }
 
   /// Runs `body` on the loop thread with the core, and returns its result.
   public func perform<T: Sendable>(_ body: @escaping @Sendable (RuntimeCore) throws -> T) async throws -> T {
@@ -166,14 +165,6 @@ final class ControlHandle: Sendable {
       guard let target else { return }
       let message = reason == LUNAR_INTERRUPT_TIMEOUT ? target.timeoutMessage : nil
       lunar_interrupt(lunar_control(target.L), reason, message)
-    }
-  }
-
-  /// Reads the interrupt flag (an atomic load; the loop clears it).
-  func take() -> Bool {
-    target.withLock { target in
-      guard let target else { return false }
-      return lunar_interrupted(target.L) != LUNAR_INTERRUPT_NONE
     }
   }
 

@@ -391,7 +391,6 @@ public final class RuntimeCore {
     let L = state.L
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
-    lunar_clearinterrupt(L)
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true

@@ -53,8 +53,9 @@ enum ReplCommand {
     var buffer: [String] = []
     while true {
       let prompt = buffer.isEmpty ? promptText(runtime, "_PROMPT", "> ") : promptText(runtime, "_PROMPT2", ">> ")
+      let interrupts = Runtime.interruptCount
       guard let line = console.read(prompt: prompt) else {
-        if console.terminal && runtime.takeInterrupt() {
+        if console.terminal && Runtime.interruptCount != interrupts {
           // Ctrl-C at the prompt clears the entry.
           buffer.removeAll()
           print("")

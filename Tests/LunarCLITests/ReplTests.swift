@@ -127,20 +127,26 @@ import Testing
     let screen = try drive("""
       export TERM=xterm
       T="\(Self.tmux) -f /dev/null -L \(socket)"
+      # Waits until the console shows an empty prompt (the machine may be
+      # busy running other tests, so no fixed pause is long enough).
+      ready() {
+        for i in $(seq 150); do
+          [ "$($T capture-pane -t s -p | grep -v '^$' | tail -n 1 | sed 's/ *$//')" = ">" ] && return 0
+          sleep 0.1
+        done
+      }
       $T new-session -d -s s -x 100 -y 30 "env HOME=\(home.url.path) TERM=xterm \(LunarProcess.binary) repl; sleep 30"
-      # Wait for the banner (the machine may be busy running other tests).
-      for i in $(seq 100); do
-        $T capture-pane -t s -p | grep -q '^> ' && break
-        sleep 0.1
-      done
-      $T send-keys -t s 'x = 40' Enter; sleep 0.5
-      $T send-keys -t s 'lunar.qu' Tab; sleep 1.5
-      $T send-keys -t s '== nil' Enter; sleep 0.5
+      ready
+      $T send-keys -t s 'x = 40' Enter; ready
+      $T send-keys -t s 'lunar.qu' Tab
+      for i in $(seq 100); do $T capture-pane -t s -p | grep -q 'lunar.queue' && break; sleep 0.1; done
+      $T send-keys -t s '== nil' Enter; ready
       $T send-keys -t s 'while true do end' Enter; sleep 0.5
-      $T send-keys -t s C-c; sleep 1
-      $T send-keys -t s 'x + 2' Enter; sleep 0.5
-      $T send-keys -t s 'partial' C-c; sleep 0.5
-      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; sleep 0.5
+      $T send-keys -t s C-c; ready
+      $T send-keys -t s 'x + 2' Enter; ready
+      $T send-keys -t s "print('partial')"; sleep 0.3
+      $T send-keys -t s C-c; ready
+      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; ready
       $T capture-pane -t s -p
       $T send-keys -t s C-d; sleep 0.5
       $T kill-server 2>/dev/null || true
@@ -148,7 +154,7 @@ import Testing
     #expect(screen.contains("> lunar.queue == nil\nfalse"), "completion: \(screen)")
     #expect(screen.contains("^Cinterrupted\n> x + 2\n42"), "Ctrl-C on a busy loop: \(screen)")
     #expect(screen.contains("> 'edited'\nedited"), "history and editing: \(screen)")
-    #expect(!screen.contains("partial"), "Ctrl-C at the prompt cleared the line: \(screen)")
+    #expect(!screen.contains("\npartial\n"), "Ctrl-C at the prompt dropped the line: \(screen)")
     let history = try String(contentsOf: home.url.appendingPathComponent(".lunar_history"), encoding: .utf8)
     #expect(history.contains("x\\040+\\0402"), "history kept in ~/.lunar_history: \(history)")
   }

@@ -65,6 +65,9 @@ int lunar_interrupted(lua_State *L);
 void lunar_clearinterrupt(lua_State *L);
 /// Routes SIGINT to this state (several states may be registered).
 void lunar_catchsigint(lua_State *L);
+/// How many SIGINTs the process has received (a console reading input
+/// tells a Ctrl-C from the end of input with it).
+int lunar_sigintcount(void);
 /// Stops routing SIGINT to this state.
 void lunar_releasesigint(lua_State *L);
 

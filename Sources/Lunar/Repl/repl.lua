@@ -183,6 +183,15 @@ function R.complete(text)
     for key in pairs(_G) do add(key) end
   else
     for key in pairs(target) do add(key) end
+    if rawequal(target, rawget(_G, "lunar")) then
+      -- lunar's sub-modules load on first use: offer them before that too.
+      for _, list in ipairs { package.preload, package.loaded } do
+        for name in pairs(list) do
+          if type(name) == "string" and name:sub(1, 6) == "lunar." then add(name:sub(7)) end
+        end
+      end
+      add("action"); add("run"); add("run_stubbed")
+    end
   end
   table.sort(matches)
   return matches
