@@ -43,18 +43,4 @@ public enum FileSystem {
   static func baseName(_ path: String) -> String {
     path.split(separator: "/").last.map(String.init) ?? path
   }
-
-  /// Reads a whole file, or nil.
-  static func read(_ path: String) -> String? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = fread(&buffer, 1, buffer.count, file)
-      if count <= 0 { break }
-      bytes += buffer[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
 }
