@@ -73,13 +73,16 @@ final class LuaFunctionBox {
   }()
 
   private static let dispatch: lunar_Dispatch = { L, function in
-    let box = Unmanaged<LuaFunctionBox>.fromOpaque(function!).takeUnretainedValue()
     let call = LuaCall(L: L!)
-    do {
-      return try box.body(call).status
-    } catch {
-      call.pushError(error)
-      return LUNAR_STATUS_ERROR
+    // The userdata holding the box keeps it alive for the whole call, so a
+    // guaranteed reference is enough: no retain and release per call.
+    return Unmanaged<LuaFunctionBox>.fromOpaque(function!)._withUnsafeGuaranteedRef { box in
+      do {
+        return try box.body(call).status
+      } catch {
+        call.pushError(error)
+        return LUNAR_STATUS_ERROR
+      }
     }
   }
 
