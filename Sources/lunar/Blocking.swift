@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Runs async work to completion from synchronous code (the CLI's main
 /// thread has nothing else to do while it waits).
@@ -7,16 +8,17 @@ enum Blocking {
     let box = Box<T>()
     let done = DispatchSemaphore(value: 0)
     Task {
-      box.value = await work()
+      box.set(await work())
       done.signal()
     }
     done.wait()
-    return box.value!
+    return box.get()!
   }
 
-  private final class Box<T: Sendable>: @unchecked Sendable {
-    // Safe: written once by the task before it signals the semaphore, read
-    // once by the waiting thread after; the semaphore orders the two.
-    var value: T?
+  /// Carries the result from the task to the waiting thread.
+  private final class Box<T: Sendable>: Sendable {
+    private let value = Mutex<T?>(nil)
+    func set(_ newValue: T) { value.withLock { $0 = newValue } }
+    func get() -> T? { value.withLock { $0 } }
   }
 }

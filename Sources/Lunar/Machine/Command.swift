@@ -54,3 +54,14 @@ public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
 
   public var description: String { value.description }
 }
+
+extension LuaCall {
+  /// Argument `n` as a machine message; a function in it is refused with
+  /// its path from `msg`.
+  func message(_ n: Int32) throws -> MachineMessage {
+    guard let message = MachineMessage(value: try value(n, name: "msg")) else {
+      throw LuaArgumentError.invalid(n, "a message is a name or a table whose first element is its name")
+    }
+    return message
+  }
+}

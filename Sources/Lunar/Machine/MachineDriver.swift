@@ -228,10 +228,7 @@ public final class MachineDriver {
     }
     LuaState(borrowing: L).push(function: { [weak self] call in
       guard let self else { return .none }
-      guard let message = MachineMessage(value: try call.value(1, name: "msg")) else {
-        throw LuaArgumentError.invalid(1, "a message is a name or a table whose first element is its name")
-      }
-      try self.send(message)
+      try self.send(try call.message(1))
       return .none
     })
     lua_pushvalue(L, -1)

@@ -12,9 +12,7 @@ struct MachineModulePlugin: LunarPlugin {
     machineClass.describe = { "machine \($0.name) (\($0.state))" }
 
     machineClass.method("send") { driver, call in
-      guard let message = MachineMessage(value: try call.value(2, name: "msg")) else {
-        throw LuaArgumentError.invalid(2, "a message is a name or a table whose first element is its name")
-      }
+      let message = try call.message(2)
       try Self.raising { try driver.send(message) }
       return .none
     }
@@ -25,9 +23,7 @@ struct MachineModulePlugin: LunarPlugin {
 
     // m:step(msg [, state]) -> next state, commands, handled (pure)
     machineClass.method("step") { driver, call in
-      guard let message = MachineMessage(value: try call.value(2, name: "msg")) else {
-        throw LuaArgumentError.invalid(2, "a message is a name or a table whose first element is its name")
-      }
+      let message = try call.message(2)
       let from = try call.optionalString(3)
       let result = try Self.raising { try driver.step(message, in: from, on: call.L) }
       call.push(result.state)
