@@ -35,7 +35,12 @@ let package = Package(
     // Line editing from Debian's libedit, opened by the REPL only.
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
-    .executableTarget(name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit", "CLineEditor"]),
+    .executableTarget(
+      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit", "CLineEditor"],
+      exclude: ["Linker"],
+      // Links libstdc++ statically with the static Swift runtime (see Linker/libstdc++.so).
+      linkerSettings: [.unsafeFlags(["-L", Context.packageDirectory + "/Sources/lunar/Linker"])]
+    ),
     // Benchmarks; run by scripts/bench, never by swift test.
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),

@@ -41,7 +41,7 @@ public final class Runtime: Sendable {
     let parts = try setUp.get()
     inbox = parts.inbox
     control = parts.control
-    if let timeout = configuration.timeout { startWatchdog(after: timeout) }
+    if let timeout = configuration.timeout { Self.startWatchdog(for: control, after: timeout) }
   }
 
   deinit {
@@ -71,6 +71,21 @@ public final class Runtime: Sendable {
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }
     done.wait()
     return box.get()!
+  }
+
+  /// Runs one script on the calling thread and returns the chunk's results
+  /// once it and every task it started are done. The calling thread serves
+  /// as the loop thread for that time, which saves starting one: for a
+  /// command line's main thread. Never call it from Swift's cooperative pool
+  /// (DESIGN.md, "the one thread rule").
+  public static func runOnCurrentThread(_ configuration: RuntimeConfiguration, _ script: Script) throws
+    -> Result<[LuaValue], RunFailure>
+  {
+    let core = try RuntimeCore(configuration: configuration)
+    if let timeout = configuration.timeout { startWatchdog(for: core.control, after: timeout) }
+    let result = core.run(script)
+    core.shutDown()
+    return result
   }
 
   /// Runs a chunk for an interactive session and blocks until it returns;
@@ -108,8 +123,7 @@ public final class Runtime: Sendable {
     control.interrupt(reason: LUNAR_INTERRUPT_REQUEST)
   }
 
-  private func startWatchdog(after seconds: Double) {
-    let control = self.control
+  private static func startWatchdog(for control: ControlHandle, after seconds: Double) {
     let thread = LoopThread(stackSize: 64 << 10) {
       var remaining = seconds
       while remaining > 0 {

@@ -169,7 +169,8 @@ public final class RuntimeCore {
   /// Ends `serve` after the current event.
   func stop() { stopped = true }
 
-  private func shutDown() {
+  /// Runs what is still posted and closes the state; later posts are refused.
+  func shutDown() {
     guard !state.isClosed else { return }
     control.invalidate()
     for event in inbox.close() { event(self) }

@@ -52,14 +52,13 @@ enum RunCommand {
       arguments: Array(parsed.operands.dropFirst()),
       interpreterArguments: parsed.prefix
     )
-    let runtime: Runtime
+    let outcome: Result<[LuaValue], RunFailure>
     do {
-      runtime = try Runtime(configuration)
+      outcome = try Runtime.runOnCurrentThread(configuration, script)
     } catch {
       Console.error("lunar: \(error)")
       return 1
     }
-    let outcome = runtime.runBlocking(script)
     fflush(nil)
     return report(outcome)
   }
@@ -109,7 +108,7 @@ enum RunCommand {
       workflow["jobs"] = .integer(Int64(jobs))
     }
     if let path = parsed.value("journal") { workflow["journal"] = .string(LuaString(path)) }
-    workflow["progress"] = isatty(1) != 0 && Environment.current["TERM"] != "dumb" ? "terminal" : "plain"
+    workflow["progress"] = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? "terminal" : "plain"
     configuration.workflowOptions = .table(workflow)
     switch (parsed.value("record"), parsed.value("replay")) {
     case (let record?, nil): configuration.journal = .record(path: record)
@@ -155,17 +154,19 @@ enum RunCommand {
   }
 }
 
-/// The process environment as a dictionary.
+/// The environment variables Lunar reads (`LUA_INIT`, `LUNAR_PATH`, ...):
+/// only those named `LUA_*` or `LUNAR_*`, so start-up does not pay for the rest.
 enum Environment {
   static var current: [String: String] {
     var result: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {
+      entry += 1
+      guard strncmp(pointer, "LUA_", 4) == 0 || strncmp(pointer, "LUNAR_", 6) == 0 else { continue }
       let text = String(cString: pointer)
       if let equals = text.firstIndex(of: "=") {
         result[String(text[..<equals])] = String(text[text.index(after: equals)...])
       }
-      entry += 1
     }
     return result
   }
