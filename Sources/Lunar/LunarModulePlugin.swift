@@ -14,15 +14,14 @@ struct LunarModulePlugin: LunarPlugin {
   func install(in runtime: RuntimeCore) throws {
     let scheduler = runtime.scheduler
     let clock = runtime.clock
-    let taskClass = runtime.taskClass
     var module = LuaModule("lunar")
     module.value("version", .string(LuaString(Lunar.version)))
 
     // lunar.spawn(fn, ...) -> task
-    module.function("spawn") { [unowned scheduler] call in
+    module.function("spawn") { [unowned runtime] call in
       try call.check(1, is: .function)
-      let task = scheduler.spawn(on: call.L, function: 1, arguments: call.argumentCount - 1)
-      LuaState(borrowing: call.L).push(task, as: taskClass)
+      let task = runtime.scheduler.spawn(on: call.L, function: 1, arguments: call.argumentCount - 1)
+      LuaState(borrowing: call.L).push(task, as: runtime.taskClass)
       return .one
     }
 
@@ -61,8 +60,8 @@ struct LunarModulePlugin: LunarPlugin {
     }
 
     // lunar.await_all{t1, t2, ...} -> first result of each, in order
-    module.function("await_all") { [unowned scheduler] call in
-      let tasks = try Self.tasks(call, taskClass)
+    module.function("await_all") { [unowned scheduler, unowned runtime] call in
+      let tasks = try Self.tasks(call, runtime.taskClass)
       if let failed = tasks.first(where: { $0.status == .failed || $0.status == .cancelled }) {
         return scheduler.deliver(failed.waitResult(appendingTraceback: true), on: call.L)
       }
@@ -73,8 +72,8 @@ struct LunarModulePlugin: LunarPlugin {
     }
 
     // lunar.await_any{t1, t2, ...} -> index of the first to finish, its results
-    module.function("await_any") { [unowned scheduler] call in
-      let tasks = try Self.tasks(call, taskClass)
+    module.function("await_any") { [unowned scheduler, unowned runtime] call in
+      let tasks = try Self.tasks(call, runtime.taskClass)
       guard !tasks.isEmpty else { throw LuaArgumentError.invalid(1, "at least one task expected") }
       let wait = Wait(subject: "any of \(tasks.map(\.label).joined(separator: ", "))")
       let group = GroupWait(tasks: tasks, wait: wait, scheduler: scheduler, mode: .any)

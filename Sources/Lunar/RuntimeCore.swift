@@ -27,7 +27,7 @@ public final class RuntimeCore {
   let control: ControlHandle
   private var stopped = false
   /// The userdata class of task handles.
-  public private(set) var taskClass = LuaClass<LuaTask>(name: "lunar.task")
+  public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
   private var installedPlugins: Set<String> = []
   /// Swift work running as tasks, by task id.
   var swiftWork: [Int: LuaTask] = [:]
@@ -120,7 +120,6 @@ public final class RuntimeCore {
     timeoutMessageC = strdup(timeoutMessage)
     control = ControlHandle(L: state.L, timeoutMessage: UnsafePointer(timeoutMessageC))
     scheduler.core = self
-    taskClass = TaskHandle.makeClass(scheduler: scheduler)
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     setUpPackagePath()
@@ -194,16 +193,23 @@ public final class RuntimeCore {
       lua_settop(state.L, -2)
       return
     }
+    install(moduleNamed: module.name) { _ in module }
+  }
+
+  /// Makes `name` `require`-able, with `make` describing the module on its
+  /// first `require`: a plugin's closures, classes and Lua source cost
+  /// nothing at start-up until a script uses them.
+  public func install(moduleNamed name: String, _ make: @escaping (RuntimeCore) throws -> LuaModule) {
     // package.preload[name] = a loader that builds the module on demand.
     let L = state.L
     lua_getfield(L, lunar_registryindex(), LUA_PRELOAD_TABLE)
     state.push(function: { [unowned self] call in
       // Built on the main thread's stack, handed to whichever thread required it.
-      try self.build(module)
+      try self.build(make(self))
       if call.L != self.state.L { lua_xmove(self.state.L, call.L, 1) }
       return .one
     })
-    lua_setfield(L, -2, module.name)
+    lua_setfield(L, -2, name)
     lua_settop(L, -2)
   }
 
@@ -513,7 +519,8 @@ public final class RuntimeCore {
       folders += extra.split(separator: ";").map(String.init).filter { !$0.isEmpty }
     }
     folders.append("./plugins")
-    let prefix = folders.map { "\($0)/?.lua;\($0)/?/init.lua;" }.joined()
+    var prefix = ""
+    for folder in folders { prefix += folder + "/?.lua;" + folder + "/?/init.lua;" }
     let L = state.L
     lua_getglobal(L, "package")
     guard lua_type(L, -1) == LUA_TTABLE else {

@@ -39,6 +39,8 @@ enum RunCommand {
       return LunarCommandLine.usageFailure(UsageError(message: "missing script file", command: "run"))
     }
     let configuration: RuntimeConfiguration
+    var t = timespec(); clock_gettime(CLOCK_MONOTONIC, &t); let t0 = Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3
+    defer { clock_gettime(CLOCK_MONOTONIC, &t); fputs("TIMING command \(Int(Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3 - t0))\n", fdopen(2, "w")) }
     do {
       configuration = try makeConfiguration(parsed)
     } catch let error as UsageError {

@@ -9,6 +9,11 @@ struct ActionModulePlugin: LunarPlugin {
   let name = "lunar.actions"
 
   func install(in runtime: RuntimeCore) throws {
+    runtime.install(moduleNamed: name) { runtime in try Self.makeModule(runtime) }
+  }
+
+  /// The module, described on its first `require`.
+  static func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let actions: ActionRunner = runtime.actions
     let scheduler = runtime.scheduler
     var module = LuaModule("lunar.actions")
@@ -67,7 +72,7 @@ struct ActionModulePlugin: LunarPlugin {
     module.value("limit", .integer(Int64(actions.recursionLimit)))
     module.lua(Self.runner, chunkName: "=lunar.actions")
     module.whenLoaded { runtime in try ServiceObjects.install(in: runtime, scheduler: scheduler) }
-    try runtime.install(module)
+    return module
   }
 
   /// The action runner, in Lua: chains, spans, the declared-services rule,

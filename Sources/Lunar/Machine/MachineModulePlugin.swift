@@ -7,6 +7,11 @@ struct MachineModulePlugin: LunarPlugin {
   let name = "lunar.machine"
 
   func install(in runtime: RuntimeCore) throws {
+    runtime.install(moduleNamed: name) { runtime in try Self.makeModule(runtime) }
+  }
+
+  /// The module, described on its first `require`.
+  static func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let scheduler = runtime.scheduler
     var machineClass = LuaClass<MachineDriver>(name: "lunar.machine")
     machineClass.describe = { "machine \($0.name) (\($0.state))" }
@@ -98,7 +103,7 @@ struct MachineModulePlugin: LunarPlugin {
       return .one
     }
     module.lua(Self.testStore, chunkName: "=lunar.machine")
-    try runtime.install(module)
+    return module
   }
 
   /// `machine.test(m)`: an exhaustive test store in the spirit of TCA's

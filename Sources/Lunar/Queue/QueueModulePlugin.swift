@@ -15,6 +15,11 @@ struct QueueModulePlugin: LunarPlugin {
   let name = "lunar.queue"
 
   func install(in runtime: RuntimeCore) throws {
+    runtime.install(moduleNamed: name) { runtime in try Self.makeModule(runtime) }
+  }
+
+  /// The module, described on its first `require`.
+  static func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let scheduler = runtime.scheduler
     let taskClass = runtime.taskClass
     var queueClass = LuaClass<LuaQueue>(name: "lunar.queue")
@@ -77,7 +82,7 @@ struct QueueModulePlugin: LunarPlugin {
       LuaState(borrowing: call.L).push(queue, as: queueClass)
       return .one
     }
-    try runtime.install(module)
+    return module
   }
 
   /// The name and policy from `new`'s argument.
