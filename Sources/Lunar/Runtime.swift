@@ -81,16 +81,10 @@ public final class Runtime: Sendable {
   public static func runOnCurrentThread(_ configuration: RuntimeConfiguration, _ script: Script) throws
     -> Result<[LuaValue], RunFailure>
   {
-    func now() -> Double { var t = timespec(); clock_gettime(CLOCK_MONOTONIC, &t); return Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3 }
-    let t0 = now()
     let core = try RuntimeCore(configuration: configuration)
-    let t1 = now()
     if let timeout = configuration.timeout { startWatchdog(for: core.control, after: timeout) }
     let result = core.run(script)
-    let t2 = now()
     core.shutDown()
-    let t3 = now()
-    fputs("TIMING init \(Int(t1-t0)) run \(Int(t2-t1)) shutdown \(Int(t3-t2))\n", fdopen(2, "w"))
     return result
   }
 

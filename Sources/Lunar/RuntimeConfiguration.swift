@@ -22,9 +22,8 @@ public struct RuntimeConfiguration: Sendable {
   public var runsLuaInit = true
   /// Route Ctrl-C (SIGINT) to this runtime.
   public var catchesInterrupts = false
-  /// How a workflow returned by the main chunk runs: `only`, `from`,
-  /// `dry_run`, `jobs`, `journal`, `progress` (`"terminal"` or `"plain"`).
-  public var workflowOptions: LuaValue = .table(LuaTable())
+  /// How a workflow returned by the main chunk runs.
+  public var workflowOptions = WorkflowRunOptions()
   /// Draw a returned workflow in this format (`mermaid`, `dot`) instead of
   /// running it; the drawing is the run's result.
   public var workflowGraphFormat: String?

@@ -448,7 +448,7 @@ public final class RuntimeCore {
     } else {
       lua_getfield(L, module, "run")
       lua_pushvalue(L, base + 1)
-      if (try? state.push(configuration.workflowOptions)) == nil { lua_pushnil(L) }
+      if (try? state.push(configuration.workflowOptions.luaValue)) == nil { lua_pushnil(L) }
     }
     try state.call(arguments: 2, results: 1)
     // The outcome replaces everything the chunk returned.

@@ -27,6 +27,12 @@ public struct LaunchesPlugin: LunarPlugin {
   }
 
   public func install(in runtime: RuntimeCore) throws {
+    runtime.install(moduleNamed: name) { runtime in try makeModule(runtime) }
+  }
+
+  /// The module, with its schedule and reminders: made on the first
+  /// `require`, so a script that never fetches launches pays nothing.
+  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let environment = runtime.configuration.environment
     let http = runtime.configuration.httpService
     let rll = endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"]
@@ -45,150 +51,146 @@ public struct LaunchesPlugin: LunarPlugin {
     runtime.retain(reminders)
     runtime.services.register("launches", current.schedule)
 
-    let minimumRefreshInterval = self.minimumRefreshInterval
-    // The module is described on its first `require`.
-    runtime.install(moduleNamed: name) { runtime in
-      var module = LuaModule("lunar.launches")
-      module.value("sources", .table(LuaTable(array: schedule.sources.map { .string(LuaString($0)) })))
+    var module = LuaModule("lunar.launches")
+    module.value("sources", .table(LuaTable(array: schedule.sources.map { .string(LuaString($0)) })))
 
-      // launches.configure{ endpoints = { [source] = url }, cooldown = seconds }:
-      // a new schedule (the old one's snapshots and reminders are dropped).
-      module.function("configure") { call in
-        let options = try call.value(1, name: "options")
-        guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
-        let endpoints = options["endpoints"]
-        let cooldown = options["cooldown"].numberValue ?? minimumRefreshInterval
-        current.schedule = makeSchedule(
-          rll: endpoints["rocketlaunch.live"].stringValue ?? rll, ll2: endpoints["launchlibrary2"].stringValue ?? ll2,
-          cooldown: cooldown)
-        return .none
-      }
-
-      // launches.upcoming{ source =, limit = } -> { launch, ... } (refreshes first)
-      module.function("upcoming") { [unowned runtime] call in
-        let schedule = current.schedule
-        let options = call.isNil(1) ? LuaValue.table(LuaTable()) : try call.value(1, name: "options")
-        guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
-        let limit = Int(options["limit"].integerValue ?? 10)
-        let sources: [String]
-        switch options["source"] {
-        case .nil: sources = schedule.sources
-        case .string(let s):
-          guard schedule.sources.contains(s.lossyString) else {
-            throw LuaArgumentError.invalid(1, "unknown source '\(s.lossyString)' (\(schedule.sources.joined(separator: ", ")))")
-          }
-          sources = [s.lossyString]
-        case let other: throw LuaArgumentError.invalid(1, "field 'source' must be a string, got \(other.typeName)")
-        }
-        return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
-          var all: [Launch] = []
-          for source in sources {
-            let snapshot = try await schedule.refresh(source)
-            if case .failed(let error) = snapshot.phase { throw LuaScriptError("launches: \(source) failed: \(error)") }
-            all += snapshot.launches
-          }
-          all.sort { $0.sortTime < $1.sortTime }
-          return .table(LuaTable(array: all.prefix(limit).map(Self.table)))
-        }
-      }
-
-      // launches.next() -> the next launch, or nil (no fetch)
-      module.function("next") { [unowned runtime] call in
-        let schedule = current.schedule
-        return runtime.await(call, subject: "next launch") {
-          await schedule.nextLaunch().map(Self.table) ?? .nil
-        }
-      }
-
-      // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
-      module.function("snapshot") { [unowned runtime] call in
-        let source = try call.string(1)
-        let schedule = current.schedule
-        return runtime.await(call, subject: "snapshot") {
-          Self.table(await schedule.snapshot(source))
-        }
-      }
-
-      // launches.remind(launch or id, minutes, target) -> reminder id; the
-      // target (a function, or a machine sent { "reminder", ... }) is called
-      // when the reminder is due on the runtime clock.
-      module.function("set_reminder") { [unowned runtime] call in
-        let id: String
-        if call.type(1) == .table {
-          guard let text = (try call.value(1, name: "launch"))["id"].stringValue else {
-            throw LuaArgumentError.invalid(1, "a launch table with an 'id' expected")
-          }
-          id = text
-        } else {
-          id = try call.string(1)
-        }
-        let minutes = Int(try call.integer(2))
-        let schedule = current.schedule
-        return runtime.await(call, subject: "reminder") {
-          do {
-            return .integer(Int64(try await schedule.remind(id, minutesBefore: minutes).id))
-          } catch {
-            throw LuaScriptError("cannot set reminder: \(error)")
-          }
-        }
-      }
-      module.function("deliver_to") { [unowned runtime] call in
-        let id = Int(try call.integer(1))
-        guard call.type(2) == .function || call.type(2) == .userdata else {
-          throw LuaArgumentError.type(2, expected: "function or machine")
-        }
-        lua_pushvalue(call.L, 2)
-        reminders.register(id, target: LuaReference(popping: call.L, in: runtime.state))
-        return .none
-      }
-      module.lua("""
-        local M = ...
-        function M.remind(launch, minutes, target)
-          if type(target) ~= "function" and type(target) ~= "userdata" then
-            error(("bad argument #3 to 'remind' (function or machine expected, got %s)"):format(type(target)), 2)
-          end
-          local id = M.set_reminder(launch, minutes)
-          M.deliver_to(id, target)
-          return id
-        end
-
-        -- Launch fetches touch the outside world: record them in the journal
-        -- (lunar run --record) and answer them from it (--replay).
-        local actions = require "lunar.actions"
-        local fetch = M.upcoming
-        function M.upcoming(options)
-          local key = { source = type(options) == "table" and options.source or "all",
-                        limit = type(options) == "table" and options.limit or 10 }
-          if actions.replaying() then
-            local entry = actions.journal("launches", key)
-            if entry.error then error(entry.error, 2) end
-            return entry.launches or {}
-          end
-          local ok, list = pcall(fetch, options)
-          if not ok then
-            actions.journal("launches", key, { error = list })
-            error(list, 0)
-          end
-          actions.journal("launches", key, { launches = list })
-          return list
-        end
-
-        -- A service for actions (ctx.launches) and an action for workflows.
-        actions.service("launches", M)
-        lunar.action("launches.upcoming", { uses = { "launches" } }, function(ctx, input)
-          return ctx.launches.upcoming(input)
-        end)
-        """, chunkName: "=lunar.launches")
-
-      // launches.reminders() -> { { id =, launch =, minutes =, due_at =, state = }, ... }
-      module.function("reminders") { [unowned runtime] call in
-        let schedule = current.schedule
-        return runtime.await(call, subject: "reminders") {
-          .table(LuaTable(array: await schedule.reminders.map(Self.table)))
-        }
-      }
-      return module
+    // launches.configure{ endpoints = { [source] = url }, cooldown = seconds }:
+    // a new schedule (the old one's snapshots and reminders are dropped).
+    module.function("configure") { call in
+      let options = try call.value(1, name: "options")
+      guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
+      let endpoints = options["endpoints"]
+      let cooldown = options["cooldown"].numberValue ?? minimumRefreshInterval
+      current.schedule = makeSchedule(
+        rll: endpoints["rocketlaunch.live"].stringValue ?? rll, ll2: endpoints["launchlibrary2"].stringValue ?? ll2,
+        cooldown: cooldown)
+      return .none
     }
+
+    // launches.upcoming{ source =, limit = } -> { launch, ... } (refreshes first)
+    module.function("upcoming") { [unowned runtime] call in
+      let schedule = current.schedule
+      let options = call.isNil(1) ? LuaValue.table(LuaTable()) : try call.value(1, name: "options")
+      guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
+      let limit = Int(options["limit"].integerValue ?? 10)
+      let sources: [String]
+      switch options["source"] {
+      case .nil: sources = schedule.sources
+      case .string(let s):
+        guard schedule.sources.contains(s.lossyString) else {
+          throw LuaArgumentError.invalid(1, "unknown source '\(s.lossyString)' (\(schedule.sources.joined(separator: ", ")))")
+        }
+        sources = [s.lossyString]
+      case let other: throw LuaArgumentError.invalid(1, "field 'source' must be a string, got \(other.typeName)")
+      }
+      return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
+        var all: [Launch] = []
+        for source in sources {
+          let snapshot = try await schedule.refresh(source)
+          if case .failed(let error) = snapshot.phase { throw LuaScriptError("launches: \(source) failed: \(error)") }
+          all += snapshot.launches
+        }
+        all.sort { $0.sortTime < $1.sortTime }
+        return .table(LuaTable(array: all.prefix(limit).map(Self.table)))
+      }
+    }
+
+    // launches.next() -> the next launch, or nil (no fetch)
+    module.function("next") { [unowned runtime] call in
+      let schedule = current.schedule
+      return runtime.await(call, subject: "next launch") {
+        await schedule.nextLaunch().map(Self.table) ?? .nil
+      }
+    }
+
+    // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
+    module.function("snapshot") { [unowned runtime] call in
+      let source = try call.string(1)
+      let schedule = current.schedule
+      return runtime.await(call, subject: "snapshot") {
+        Self.table(await schedule.snapshot(source))
+      }
+    }
+
+    // launches.remind(launch or id, minutes, target) -> reminder id; the
+    // target (a function, or a machine sent { "reminder", ... }) is called
+    // when the reminder is due on the runtime clock.
+    module.function("set_reminder") { [unowned runtime] call in
+      let id: String
+      if call.type(1) == .table {
+        guard let text = (try call.value(1, name: "launch"))["id"].stringValue else {
+          throw LuaArgumentError.invalid(1, "a launch table with an 'id' expected")
+        }
+        id = text
+      } else {
+        id = try call.string(1)
+      }
+      let minutes = Int(try call.integer(2))
+      let schedule = current.schedule
+      return runtime.await(call, subject: "reminder") {
+        do {
+          return .integer(Int64(try await schedule.remind(id, minutesBefore: minutes).id))
+        } catch {
+          throw LuaScriptError("cannot set reminder: \(error)")
+        }
+      }
+    }
+    module.function("deliver_to") { [unowned runtime] call in
+      let id = Int(try call.integer(1))
+      guard call.type(2) == .function || call.type(2) == .userdata else {
+        throw LuaArgumentError.type(2, expected: "function or machine")
+      }
+      lua_pushvalue(call.L, 2)
+      reminders.register(id, target: LuaReference(popping: call.L, in: runtime.state))
+      return .none
+    }
+    module.lua("""
+      local M = ...
+      function M.remind(launch, minutes, target)
+        if type(target) ~= "function" and type(target) ~= "userdata" then
+          error(("bad argument #3 to 'remind' (function or machine expected, got %s)"):format(type(target)), 2)
+        end
+        local id = M.set_reminder(launch, minutes)
+        M.deliver_to(id, target)
+        return id
+      end
+
+      -- Launch fetches touch the outside world: record them in the journal
+      -- (lunar run --record) and answer them from it (--replay).
+      local actions = require "lunar.actions"
+      local fetch = M.upcoming
+      function M.upcoming(options)
+        local key = { source = type(options) == "table" and options.source or "all",
+                      limit = type(options) == "table" and options.limit or 10 }
+        if actions.replaying() then
+          local entry = actions.journal("launches", key)
+          if entry.error then error(entry.error, 2) end
+          return entry.launches or {}
+        end
+        local ok, list = pcall(fetch, options)
+        if not ok then
+          actions.journal("launches", key, { error = list })
+          error(list, 0)
+        end
+        actions.journal("launches", key, { launches = list })
+        return list
+      end
+
+      -- A service for actions (ctx.launches) and an action for workflows.
+      actions.service("launches", M)
+      lunar.action("launches.upcoming", { uses = { "launches" } }, function(ctx, input)
+        return ctx.launches.upcoming(input)
+      end)
+      """, chunkName: "=lunar.launches")
+
+    // launches.reminders() -> { { id =, launch =, minutes =, due_at =, state = }, ... }
+    module.function("reminders") { [unowned runtime] call in
+      let schedule = current.schedule
+      return runtime.await(call, subject: "reminders") {
+        .table(LuaTable(array: await schedule.reminders.map(Self.table)))
+      }
+    }
+    return module
   }
 
   /// The schedule in use (replaced by `launches.configure`).

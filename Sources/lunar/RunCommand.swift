@@ -39,8 +39,6 @@ enum RunCommand {
       return LunarCommandLine.usageFailure(UsageError(message: "missing script file", command: "run"))
     }
     let configuration: RuntimeConfiguration
-    var t = timespec(); clock_gettime(CLOCK_MONOTONIC, &t); let t0 = Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3
-    defer { clock_gettime(CLOCK_MONOTONIC, &t); fputs("TIMING command \(Int(Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3 - t0))\n", fdopen(2, "w")) }
     do {
       configuration = try makeConfiguration(parsed)
     } catch let error as UsageError {
@@ -96,22 +94,22 @@ enum RunCommand {
     if let path = parsed.value("analytics") {
       configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))
     }
-    var workflow = LuaTable()
-    if let step = parsed.value("only") { workflow["only"] = .string(LuaString(step)) }
-    if let step = parsed.value("from") { workflow["from"] = .string(LuaString(step)) }
+    var workflow = WorkflowRunOptions()
+    workflow.only = parsed.value("only")
+    workflow.from = parsed.value("from")
     if parsed.has("only") && parsed.has("from") {
       throw UsageError(message: "--only and --from cannot be used together", command: "run")
     }
-    if parsed.has("dry-run") { workflow["dry_run"] = true }
+    workflow.dryRun = parsed.has("dry-run")
     if let text = parsed.value("jobs") {
       guard let jobs = Int(text), jobs > 0 else {
         throw UsageError(message: "--jobs needs a positive number, got '\(text)'", command: "run")
       }
-      workflow["jobs"] = .integer(Int64(jobs))
+      workflow.jobs = jobs
     }
-    if let path = parsed.value("journal") { workflow["journal"] = .string(LuaString(path)) }
-    workflow["progress"] = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? "terminal" : "plain"
-    configuration.workflowOptions = .table(workflow)
+    workflow.journal = parsed.value("journal")
+    workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
+    configuration.workflowOptions = workflow
     switch (parsed.value("record"), parsed.value("replay")) {
     case (let record?, nil): configuration.journal = .record(path: record)
     case (nil, let replay?): configuration.journal = .replay(path: replay)

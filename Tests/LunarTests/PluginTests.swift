@@ -1,5 +1,6 @@
 import LuaKit
 
+import Synchronization
 import Testing
 
 @testable import Lunar
@@ -136,5 +137,44 @@ enum GreeterError: Error, CustomStringConvertible {
   @Test func installingTheSamePluginTwiceIsHarmless() async throws {
     let lua = try TestRuntime { $0.plugins = [GreeterPlugin(), GreeterPlugin()] }
     #expect(try await lua.run("return require('greeter').answer") == [42])
+  }
+}
+
+/// Counts how often its module is described, to show it happens on the first
+/// `require` and only then.
+struct LazyCounterPlugin: LunarPlugin {
+  let name = "lazy.counter"
+  let builds: Counter
+
+  final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+  }
+
+  func install(in runtime: RuntimeCore) throws {
+    let builds = self.builds
+    runtime.install(moduleNamed: name) { _ in
+      builds.increment()
+      var module = LuaModule("lazy.counter")
+      module.value("ready", true)
+      return module
+    }
+  }
+}
+
+@Suite struct LazyModuleTests {
+  @Test func aModuleIsDescribedOnItsFirstRequireOnly() async throws {
+    let counter = LazyCounterPlugin.Counter()
+    let lua = try TestRuntime { $0.plugins = [LazyCounterPlugin(builds: counter)] }
+    _ = try await lua.run("return 1")
+    #expect(counter.value == 0)
+    let results = try await lua.run("""
+      local a = require 'lazy.counter'
+      local b = require 'lazy.counter'
+      return a.ready, a == b
+      """)
+    #expect(results == [true, true])
+    #expect(counter.value == 1)
   }
 }

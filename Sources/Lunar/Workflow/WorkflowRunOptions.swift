@@ -1,0 +1,42 @@
+import LuaKit
+
+/// How a workflow returned by a script's main chunk runs: the `lunar run`
+/// flags `--only`, `--from`, `--dry-run`, `--jobs` and `--journal`, and how
+/// progress is shown.
+public struct WorkflowRunOptions: Sendable, Equatable {
+  /// How progress is drawn.
+  public enum Progress: String, Sendable {
+    /// Lines redrawn in place, for a terminal.
+    case terminal
+    /// One line per event, for pipes and files.
+    case plain
+  }
+
+  /// Run this step and what it needs.
+  public var only: String?
+  /// Run this step and everything after it.
+  public var from: String?
+  /// Print the plan and run nothing.
+  public var dryRun = false
+  /// How many steps run at once; nil leaves the workflow's own default.
+  public var jobs: Int?
+  /// The resume journal's path.
+  public var journal: String?
+  /// How progress is drawn.
+  public var progress = Progress.plain
+
+  /// Plain progress, every step, the workflow's own parallelism.
+  public init() {}
+
+  /// The options table `workflow.run` takes.
+  var luaValue: LuaValue {
+    var table = LuaTable()
+    if let only { table["only"] = .string(LuaString(only)) }
+    if let from { table["from"] = .string(LuaString(from)) }
+    if dryRun { table["dry_run"] = true }
+    if let jobs { table["jobs"] = .integer(Int64(jobs)) }
+    if let journal { table["journal"] = .string(LuaString(journal)) }
+    table["progress"] = .string(LuaString(progress.rawValue))
+    return .table(table)
+  }
+}
