@@ -19,9 +19,12 @@ enum Harness {
   /// Prints one result line: subject, baseline, and their ratio.
   static func report(_ name: String, subject: Double, baseline: Double, baselineName: String, unit: String = "ns/op", goal: String) {
     let ratio = subject / baseline
+    // Small ratios also read as "N× faster", which two decimals would hide.
+    let faster = ratio < 0.5 ? String(format: " (%.0f× faster)", 1 / ratio) : ""
     print(
-      String(format: "%-44@ %10.1f %@   %@ %10.1f %@   ratio %.2f×   (goal: %@)",
-        name as NSString, subject, unit as NSString, baselineName as NSString, baseline, unit as NSString, ratio, goal as NSString))
+      String(format: "%-44@ %10.1f %@   %@ %10.1f %@   ratio %.3f×%@   (goal: %@)",
+        name as NSString, subject, unit as NSString, baselineName as NSString, baseline, unit as NSString, ratio,
+        faster as NSString, goal as NSString))
   }
 }
 

@@ -173,3 +173,39 @@ final class Gate: Sendable {
     }
   }
 }
+
+@Suite struct OrderedQueueDrainTests {
+  @Test func drainsWaitingAtDifferentPointsAllWake() async throws {
+    let queue = OrderedQueue(name: "q")
+    let log = EventLog()
+    let gate = Gate()
+    queue.submit { await gate.wait() }
+    for i in 0..<50 { queue.submit { log.add("\(i)") } }
+    // Drains taken at different lengths, all waiting while the gate is shut.
+    async let first: Void = queue.drain()
+    queue.submit { log.add("late") }
+    async let second: Void = queue.drain()
+    gate.open()
+    _ = await (first, second)
+    #expect(log.all.count == 51)
+    #expect(queue.count == 0)
+  }
+
+  @Test func jobsFromManyProducersWithDrainsInBetweenAllRunOnce() async throws {
+    let queue = OrderedQueue(name: "q")
+    let log = EventLog()
+    await withTaskGroup(of: Void.self) { group in
+      for producer in 0..<4 {
+        group.addTask {
+          for job in 0..<2_000 {
+            queue.submit { log.add("\(producer):\(job)") }
+            if job % 500 == 0 { await queue.drain() }
+          }
+        }
+      }
+    }
+    await queue.drain()
+    #expect(log.all.count == 8_000)
+    #expect(Set(log.all).count == 8_000)
+  }
+}

@@ -36,71 +36,134 @@ public struct JobHandle<Value: Sendable>: Sendable {
 /// One job of an `OrderedQueue`, its value type erased so the queue's
 /// consumer runs every job through the same non-generic code (generic
 /// classes would look up type metadata on every call).
+///
+/// Each job has its own lock: the consumer takes it when the job starts and
+/// when it ends, and `cancel` takes it to reach the consumer's task only
+/// while this job runs, so a late cancel can never reach the next job.
 @usableFromInline
 final class QueuedJob: Sendable {
   let sequence: Int
   private let work: @Sendable () async throws -> any Sendable
-  private unowned let queue: OrderedQueue
-  private let cancelFlag = Atomic<Bool>(false)
-
-  private struct State {
-    var result: Result<any Sendable, any Error>?
-    var waiters: [CheckedContinuation<Result<any Sendable, any Error>, Never>] = []
-  }
-
   private let state = Mutex(State())
 
-  @usableFromInline
-  init(sequence: Int, queue: OrderedQueue, work: @escaping @Sendable () async throws -> any Sendable) {
-    self.sequence = sequence
-    self.queue = queue
-    self.work = work
+  private enum Phase {
+    case waiting
+    case running(ConsumerTask)
+    case finished
   }
 
-  func outcome() async -> Result<any Sendable, any Error> {
-    await withCheckedContinuation { continuation in
-      let ready: Result<any Sendable, any Error>? = state.withLock { state in
-        if let result = state.result { return result }
-        state.waiters.append(continuation)
-        return nil
-      }
-      if let ready { continuation.resume(returning: ready) }
+  /// Plain fields rather than an optional `Result`: the consumer sets them
+  /// for every job, and an enum of existentials costs runtime calls to copy.
+  private struct State {
+    var phase = Phase.waiting
+    var cancelRequested = false
+    var value: any Sendable = ()
+    var error: (any Error)?
+    var waiters: [CheckedContinuation<Void, Never>] = []
+
+    var isFinished: Bool {
+      if case .finished = phase { return true }
+      return false
     }
   }
 
-  var isFinished: Bool { state.withLock { $0.result != nil } }
-
-  func cancel() {
-    markCancelled()
-    queue.cancelRunning(sequence)
+  @usableFromInline
+  init(sequence: Int, work: @escaping @Sendable () async throws -> any Sendable) {
+    self.sequence = sequence
+    self.work = work
   }
 
-  /// Marks the job cancelled without telling the queue (the stop policy).
-  func markCancelled() { cancelFlag.store(true, ordering: .sequentiallyConsistent) }
+  /// The outcome, once there is one.
+  func outcome() async -> Result<any Sendable, any Error> {
+    await withCheckedContinuation { continuation in
+      let finished = state.withLock { state in
+        if !state.isFinished { state.waiters.append(continuation) }
+        return state.isFinished
+      }
+      if finished { continuation.resume() }
+    }
+    return state.withLock { state in
+      if let error = state.error { return .failure(error) }
+      return .success(state.value)
+    }
+  }
 
-  var cancelRequested: Bool { cancelFlag.load(ordering: .sequentiallyConsistent) }
+  var isFinished: Bool { state.withLock { $0.isFinished } }
 
-  /// Runs the work and keeps its outcome; true if it failed.
+  func cancel() {
+    state.withLock { state in
+      state.cancelRequested = true
+      if case .running(let consumer) = state.phase { consumer.cancel() }
+    }
+  }
+
+  /// Asks the job not to run, without cancelling it if it runs already
+  /// (the stop policy, for jobs still waiting).
+  func markCancelled() { state.withLock { $0.cancelRequested = true } }
+
+  /// Marks the job running on `consumer`'s task; false if it was cancelled
+  /// before its turn (it is then finished as cancelled).
+  func start(on consumer: ConsumerTask) -> Bool {
+    let cancelled = state.withLock { state -> Bool in
+      if state.cancelRequested { return true }
+      state.phase = .running(consumer)
+      return false
+    }
+    if cancelled { finish(value: (), error: CancellationError()) }
+    return !cancelled
+  }
+
+  /// Runs the work (after `start`) and keeps its outcome; true if it failed.
+  /// Inlined into the consumer loop: one async call per job, not two.
+  @inline(__always)
   func run() async -> Bool {
     do {
-      resolve(.success(try await work()))
+      finish(value: try await work(), error: nil)
       return false
     } catch {
-      resolve(.failure(error))
+      finish(value: (), error: error)
       return true
     }
   }
 
-  /// Ends the job as cancelled without running it.
-  func resolveCancelled() { resolve(.failure(CancellationError())) }
-
-  private func resolve(_ result: Result<any Sendable, any Error>) {
-    let waiters = state.withLock { state -> [CheckedContinuation<Result<any Sendable, any Error>, Never>] in
-      guard state.result == nil else { return [] }
-      state.result = result
+  private func finish(value: any Sendable, error: (any Error)?) {
+    let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+      state.phase = .finished
+      state.value = value
+      state.error = error
+      guard !state.waiters.isEmpty else { return [] }
       defer { state.waiters = [] }
       return state.waiters
     }
-    for waiter in waiters { waiter.resume(returning: result) }
+    for waiter in waiters { waiter.resume() }
+  }
+}
+
+/// The task a queue's consumer loop runs in, so that cancelling the running
+/// job can cancel it (a cancel that arrives before the task is attached is
+/// delivered on attaching).
+final class ConsumerTask: Sendable {
+  private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+  private let cancelledFlag = Atomic<Bool>(false)
+
+  /// True once a job running on this task was cancelled (cheaper to ask
+  /// than `Task.isCancelled`, and only this type cancels the task).
+  var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
+
+  func attach(_ task: Task<Void, Never>) {
+    let cancelled = state.withLock { state in
+      state.task = task
+      return state.cancelled
+    }
+    if cancelled { task.cancel() }
+  }
+
+  func cancel() {
+    let task = state.withLock { state in
+      state.cancelled = true
+      return state.task
+    }
+    task?.cancel()
+    cancelledFlag.store(true, ordering: .releasing)
   }
 }

@@ -8,8 +8,9 @@ import Synchronization
 /// One consumer loop per queue drains a FIFO buffer, taking every waiting
 /// job in one step; the loop exists while there is work, so an idle queue
 /// costs nothing and a burst of jobs costs one task, not one or two per job.
-/// Submitters and the consumer share only the buffer's lock, once per
-/// batch; the consumer's per-job bookkeeping has a lock of its own.
+/// Submitters and the consumer share the buffer's lock once per batch; per
+/// job, the consumer takes only that job's own lock and updates two
+/// counters.
 public final class OrderedQueue: Sendable {
   /// The queue's name, for traces and messages.
   public let name: String
@@ -18,20 +19,26 @@ public final class OrderedQueue: Sendable {
 
   @usableFromInline
   struct Buffer {
-    @usableFromInline var jobs: [QueuedJob] = []
+    /// Waiting jobs. The consumer swaps in its emptied array for them, so
+    /// submitters append into storage that has already grown.
+    @usableFromInline var jobs: [QueuedJob?] = []
     @usableFromInline var consumerRunning = false
     @usableFromInline var nextSequence = 1
   }
 
-  private struct Progress {
-    var consumer: Task<Void, Never>?
-    var running = 0
-    var finishedThrough = 0
-    var drainWaiters: [(upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
+  private struct DrainWaiters {
+    var waiters: [(upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
   }
 
   @usableFromInline let buffer = Mutex(Buffer())
-  private let progress = Mutex(Progress())
+  /// The sequence number of the job running now, 0 for none.
+  private let running = Atomic<Int>(0)
+  /// Every job up to this sequence number has finished.
+  private let finishedThrough = Atomic<Int>(0)
+  /// The smallest sequence a drain waits for (`Int.max` when none does):
+  /// the consumer looks at the waiters only when a job reaches it.
+  private let nextDrainWake = Atomic<Int>(.max)
+  private let drainWaiters = Mutex(DrainWaiters())
 
   /// A queue called `name` with a failure policy.
   public init(name: String, policy: QueuePolicy = .continue) {
@@ -43,112 +50,118 @@ public final class OrderedQueue: Sendable {
   @inlinable
   @discardableResult
   public func submit<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> JobHandle<Value> {
-    let (handle, start) = buffer.withLock { buffer -> (JobHandle<Value>, Bool) in
-      let job = QueuedJob(sequence: buffer.nextSequence, queue: self) { try await work() }
+    let (job, start) = buffer.withLock { buffer -> (QueuedJob, Bool) in
+      let job = QueuedJob(sequence: buffer.nextSequence) { try await work() }
       buffer.nextSequence += 1
       buffer.jobs.append(job)
       let start = !buffer.consumerRunning
       buffer.consumerRunning = true
-      return (JobHandle<Value>(job: job), start)
+      return (job, start)
     }
     if start { startConsumer() }
-    return handle
+    return JobHandle(job: job)
   }
 
   /// Jobs waiting or running.
   public var count: Int {
     let submitted = buffer.withLock { $0.nextSequence - 1 }
-    return submitted - progress.withLock { $0.finishedThrough }
+    return submitted - finishedThrough.load(ordering: .sequentiallyConsistent)
   }
 
   /// The sequence number of the running job, if any.
-  public var runningSequence: Int? { progress.withLock { $0.running == 0 ? nil : $0.running } }
+  public var runningSequence: Int? {
+    let sequence = running.load(ordering: .sequentiallyConsistent)
+    return sequence == 0 ? nil : sequence
+  }
 
   /// Waits until every job submitted so far has finished.
   public func drain() async {
     let last = buffer.withLock { $0.nextSequence - 1 }
+    guard finishedThrough.load(ordering: .sequentiallyConsistent) < last else { return }
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      let done = progress.withLock { progress -> Bool in
-        if progress.finishedThrough >= last { return true }
-        progress.drainWaiters.append((last, continuation))
-        return false
-      }
-      if done { continuation.resume() }
+      drainWaiters.withLock { $0.waiters.append((last, continuation)) }
+      // Announce the wait, then look again: either this sees the consumer's
+      // progress or the consumer sees the announcement (both are
+      // sequentially consistent), so no wake-up is lost.
+      lowerNextDrainWake(to: last)
+      wakeDrainWaiters(finished: finishedThrough.load(ordering: .sequentiallyConsistent))
     }
+  }
+
+  private func lowerNextDrainWake(to sequence: Int) {
+    var current = nextDrainWake.load(ordering: .sequentiallyConsistent)
+    while sequence < current {
+      let (exchanged, original) = nextDrainWake.compareExchange(
+        expected: current, desired: sequence, ordering: .sequentiallyConsistent)
+      if exchanged { break }
+      current = original
+    }
+  }
+
+  /// Resumes the drains that wait for jobs up to `finished` (whoever removes
+  /// a waiter from the list resumes it, so each is resumed once).
+  private func wakeDrainWaiters(finished: Int) {
+    let ready = drainWaiters.withLock { state -> [CheckedContinuation<Void, Never>] in
+      let ready = state.waiters.filter { $0.upTo <= finished }.map(\.continuation)
+      guard !ready.isEmpty else { return [] }
+      state.waiters.removeAll { $0.upTo <= finished }
+      nextDrainWake.store(state.waiters.map(\.upTo).min() ?? .max, ordering: .sequentiallyConsistent)
+      return ready
+    }
+    for continuation in ready { continuation.resume() }
   }
 
   @usableFromInline
   func startConsumer() {
-    progress.withLock { progress in
-      progress.consumer = Task { await self.consume() }
-    }
+    let consumer = ConsumerTask()
+    consumer.attach(Task { await self.consume(as: consumer) })
   }
 
-  /// Cancels the consumer task if it is running job `sequence` now; the
-  /// check and the consumer's move to the next job share the lock, so a
-  /// late cancel never reaches the next job.
-  func cancelRunning(_ sequence: Int) {
-    progress.withLock { progress in
-      if progress.running == sequence { progress.consumer?.cancel() }
-    }
-  }
-
-  /// The consumer loop.
-  private func consume() async {
+  /// The consumer loop. Runs in its own task; a job cancelled while running
+  /// cancels that task, so the loop then hands the rest to a fresh task.
+  private func consume(as consumer: ConsumerTask) async {
+    var batch: [QueuedJob?] = []
     while true {
-      let batch = buffer.withLock { buffer -> [QueuedJob] in
-        if buffer.jobs.isEmpty {
+      buffer.withLock { buffer in
+        swap(&batch, &buffer.jobs)
+        if batch.isEmpty {
           buffer.consumerRunning = false
-          return []
+          // An idle queue keeps no large storage.
+          if buffer.jobs.capacity > 4096 { buffer.jobs = [] }
         }
-        defer { buffer.jobs = [] }
-        return buffer.jobs
       }
-      guard let first = batch.first else { return }
-      progress.withLock { $0.running = first.sequence }
-      for (index, job) in batch.enumerated() {
-        let failed: Bool
-        if job.cancelRequested {
-          job.resolveCancelled()
-          failed = false
-        } else {
-          failed = await job.run()
+      if batch.isEmpty { return }
+      var index = batch.startIndex
+      while index < batch.endIndex {
+        let job = batch[index]!
+        batch[index] = nil  // released as soon as it is done, not with the batch
+        index += 1
+        running.store(job.sequence, ordering: .relaxed)
+        let failed = job.start(on: consumer) ? await job.run() : false
+        if failed && policy == .stop { cancelWaiting(batch[index...]) }
+        if index == batch.endIndex { running.store(0, ordering: .relaxed) }
+        finishedThrough.store(job.sequence, ordering: .sequentiallyConsistent)
+        if job.sequence >= nextDrainWake.load(ordering: .sequentiallyConsistent) {
+          wakeDrainWaiters(finished: job.sequence)
         }
-        let rest = batch[(index + 1)...]
-        if failed && policy == .stop { cancelWaiting(rest) }
-        if end(job, next: rest.first) {
-          // A running job was cancelled through this task: hand the rest of
-          // the queue to a fresh consumer so later jobs do not start cancelled.
-          buffer.withLock { buffer in buffer.jobs = Array(rest) + buffer.jobs }
+        if consumer.isCancelled {
+          // A running job was cancelled through this task: hand the rest to
+          // a fresh consumer so later jobs do not start cancelled.
+          let rest = batch[index...].compactMap { $0 }
+          buffer.withLock { buffer in buffer.jobs = rest + buffer.jobs }
+          running.store(0, ordering: .sequentiallyConsistent)
           startConsumer()
           return
         }
       }
+      batch.removeAll(keepingCapacity: true)
     }
   }
 
-  private func cancelWaiting(_ rest: ArraySlice<QueuedJob>) {
-    for job in rest { job.markCancelled() }
+  private func cancelWaiting(_ rest: ArraySlice<QueuedJob?>) {
+    for job in rest { job?.markCancelled() }
     buffer.withLock { buffer in
-      for job in buffer.jobs { job.markCancelled() }
+      for job in buffer.jobs { job?.markCancelled() }
     }
-  }
-
-  /// Records the end of `job` and the start of `next`, in one step; returns
-  /// true if this consumer was cancelled.
-  private func end(_ job: QueuedJob, next: QueuedJob?) -> Bool {
-    let (ready, cancelled) = progress.withLock { progress -> ([CheckedContinuation<Void, Never>], Bool) in
-      let cancelled = Task.isCancelled
-      progress.running = cancelled ? 0 : (next?.sequence ?? 0)
-      progress.finishedThrough = job.sequence
-      var ready: [CheckedContinuation<Void, Never>] = []
-      if !progress.drainWaiters.isEmpty {
-        ready = progress.drainWaiters.filter { $0.upTo <= job.sequence }.map(\.continuation)
-        progress.drainWaiters.removeAll { $0.upTo <= job.sequence }
-      }
-      return (ready, cancelled)
-    }
-    for continuation in ready { continuation.resume() }
-    return cancelled
   }
 }
