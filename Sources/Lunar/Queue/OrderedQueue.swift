@@ -51,7 +51,7 @@ public final class OrderedQueue: Sendable {
   @discardableResult
   public func submit<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> JobHandle<Value> {
     let (job, start) = buffer.withLock { buffer -> (QueuedJob, Bool) in
-      let job = QueuedJob(sequence: buffer.nextSequence) { try await work() }
+      let job: QueuedJob = TypedJob(sequence: buffer.nextSequence, body: work)
       buffer.nextSequence += 1
       buffer.jobs.append(job)
       let start = !buffer.consumerRunning
@@ -133,8 +133,8 @@ public final class OrderedQueue: Sendable {
       if batch.isEmpty { return }
       var index = batch.startIndex
       while index < batch.endIndex {
-        let job = batch[index]!
-        batch[index] = nil  // released as soon as it is done, not with the batch
+        // Moved out, so it is released as soon as it is done, not with the batch.
+        let job = batch[index].take()!
         index += 1
         running.store(job.sequence, ordering: .relaxed)
         let failed = job.start(on: consumer) ? await job.run() : false
