@@ -29,9 +29,12 @@ extension LuaState {
     LuaState.pushBytes(L, string)
   }
 
-  static func readValue(_ L: OpaquePointer, at index: Int32, root: String) throws(LuaConversionError) -> LuaValue {
+  /// `root` names the value in error messages only, so it is built lazily.
+  static func readValue(_ L: OpaquePointer, at index: Int32, root: @autoclosure () -> String)
+    throws(LuaConversionError) -> LuaValue
+  {
     var reader = ValueReader(L: L)
-    return try reader.read(lua_absindex(L, index), path: LuaPath(root), depth: 0)
+    return try reader.read(lua_absindex(L, index), path: LuaPath(root()), depth: 0)
   }
 
   static func pushBytes(_ L: OpaquePointer, _ string: LuaString) {
@@ -72,7 +75,12 @@ extension LuaState {
 /// is fine: it is copied twice).
 private struct ValueReader {
   let L: OpaquePointer
-  var onPath: Set<UnsafeRawPointer> = []
+  /// The tables from the root down to the one being read. Nesting is
+  /// shallow in practice, so a linear search beats hashing, and a scalar or
+  /// a flat table costs no allocation at all.
+  var onPath: [UnsafeRawPointer] = []
+  /// The outermost table, kept apart so a flat table allocates nothing.
+  var root: UnsafeRawPointer?
 
   mutating func read(_ index: Int32, path: @autoclosure () -> LuaPath, depth: Int) throws(LuaConversionError)
     -> LuaValue
@@ -84,7 +92,7 @@ private struct ValueReader {
       if lua_isinteger(L, index) != 0 { return .integer(lua_tointegerx(L, index, nil)) }
       return .number(lua_tonumberx(L, index, nil))
     case LUA_TSTRING: return .string(readString(index))
-    case LUA_TTABLE: return .table(try readTable(index, path: path(), depth: depth))
+    case LUA_TTABLE: return .table(try readTable(index, path: path(), depth: depth))  // path() stays lazy: an autoclosure
     default:
       throw LuaConversionError(.cannotCross(typeName: String(cString: lunar_typename(L, index))), at: path())
     }
@@ -97,13 +105,17 @@ private struct ValueReader {
     return LuaString(bytes: bytes)
   }
 
-  mutating func readTable(_ index: Int32, path: LuaPath, depth: Int) throws(LuaConversionError) -> LuaTable {
+  /// `path` is only built when an error needs it.
+  mutating func readTable(_ index: Int32, path: @autoclosure () -> LuaPath, depth: Int) throws(LuaConversionError)
+    -> LuaTable
+  {
     guard depth < LuaState.maximumDepth, lua_checkstack(L, 4) != 0 else {
-      throw LuaConversionError(.tooDeep(limit: LuaState.maximumDepth), at: path)
+      throw LuaConversionError(.tooDeep(limit: LuaState.maximumDepth), at: path())
     }
     let identity = lua_topointer(L, index)!
-    guard onPath.insert(identity).inserted else { throw LuaConversionError(.cycle, at: path) }
-    defer { onPath.remove(identity) }
+    guard identity != root, !onPath.contains(identity) else { throw LuaConversionError(.cycle, at: path()) }
+    if root == nil { root = identity } else { onPath.append(identity) }
+    defer { if identity == root { root = nil } else { onPath.removeLast() } }
 
     var array: [LuaValue] = []
     let border = lua_rawlen(L, index)
@@ -116,10 +128,11 @@ private struct ValueReader {
       if lua_type(L, -2) == LUA_TNUMBER, lua_isinteger(L, -2) != 0,
         lua_tointegerx(L, -2, nil) == Int64(array.count + 1)
       {
-        array.append(try read(lua_gettop(L), path: path.appending(.integer(Int64(array.count + 1))), depth: depth + 1))
+        let position = Int64(array.count + 1)
+        array.append(try read(lua_gettop(L), path: path().appending(.integer(position)), depth: depth + 1))
       } else {
-        let key = try readKey(path: path)
-        fields[key] = try read(lua_gettop(L), path: path.appending(key), depth: depth + 1)
+        let key = try readKey(path: path())
+        fields[key] = try read(lua_gettop(L), path: path().appending(key), depth: depth + 1)
       }
       lua_settop(L, -2)
     }

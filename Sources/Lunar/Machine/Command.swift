@@ -7,8 +7,8 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
   /// The whole command as Lua sees it (`[1]` is the name).
   public let value: LuaValue
 
-  /// The command's name.
-  public var name: String { value[1].stringValue ?? "?" }
+  /// The command's name (read once: the driver looks it up per command).
+  public let name: String
 
   /// The arguments after the name (`cmd[2]`, `cmd[3]`, ...).
   public var arguments: [LuaValue] { Array((value.tableValue?.array ?? []).dropFirst()) }
@@ -16,12 +16,14 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
   /// A command from its name and arguments.
   public init(_ name: String, _ arguments: LuaValue...) {
     value = .table(LuaTable(array: [.string(LuaString(name))] + arguments))
+    self.name = name
   }
 
   /// A command from its Lua form; nil unless `value[1]` is a string.
   public init?(value: LuaValue) {
-    guard case .table = value, value[1].stringValue != nil else { return nil }
+    guard case .table = value, let name = value[1].stringValue else { return nil }
     self.value = value
+    self.name = name
   }
 
   public var description: String { value.description }

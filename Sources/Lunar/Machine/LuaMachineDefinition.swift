@@ -23,6 +23,10 @@ final class LuaMachineDefinition: MachineBehavior {
   let initial: String
   let strict: Bool
   private(set) var edges: [(from: String, message: String, to: String)] = []
+  /// States that have an `enter` or `exit` function: the others skip the
+  /// lookup on every state change.
+  private let statesWithEnter: Set<String>
+  private let statesWithExit: Set<String>
   private let definition: LuaReference
   private let context: LuaReference
   private let state: LuaState
@@ -77,6 +81,8 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     // Each state: `on` handlers (string targets, functions, or { run, targets }),
     // `enter` and `exit` functions.
+    var enterStates: Set<String> = []
+    var exitStates: Set<String> = []
     for stateName in names {
       lua_pushstring(L, stateName)
       lua_rawget(L, statesIndex)
@@ -88,6 +94,8 @@ final class LuaMachineDefinition: MachineBehavior {
           lua_settop(L, stateTable - 1)
           throw MachineError("machine '\(name)': state '\(stateName)': '\(hook)' must be a function")
         }
+        if type == .function && hook == "enter" { enterStates.insert(stateName) }
+        if type == .function && hook == "exit" { exitStates.insert(stateName) }
       }
       let onType = field("on", of: stateTable)
       if onType == .table {
@@ -140,6 +148,8 @@ final class LuaMachineDefinition: MachineBehavior {
       lua_settop(L, stateTable - 1)
     }
     lua_settop(L, -2)  // states
+    statesWithEnter = enterStates
+    statesWithExit = exitStates
     edges.sort { ($0.from, $0.message, $0.to) < ($1.from, $1.message, $1.to) }
 
     // The context: copied (so the caller cannot change it later) behind a
@@ -223,6 +233,7 @@ final class LuaMachineDefinition: MachineBehavior {
   }
 
   private func hook(_ key: String, _ stateName: String, on L: OpaquePointer) throws -> [Command] {
+    guard (key == "enter" ? statesWithEnter : statesWithExit).contains(stateName) else { return [] }
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     push(stateName, key, on: L)
@@ -233,15 +244,15 @@ final class LuaMachineDefinition: MachineBehavior {
   }
 
   /// The command list at `index`: nil or an array of command tables.
-  private func commands(at index: Int32, on L: OpaquePointer, from origin: String) throws -> [Command] {
+  private func commands(at index: Int32, on L: OpaquePointer, from origin: @autoclosure () -> String) throws -> [Command] {
     if lua_type(L, index) == LUA_TNIL { return [] }
     let value = try LuaState(borrowing: L).value(at: index, root: "commands")
     guard case .table(let list) = value, list.fields.isEmpty else {
-      throw MachineError("machine '\(name)': \(origin): commands must be an array of commands, got \(value.typeName)")
+      throw MachineError("machine '\(name)': \(origin()): commands must be an array of commands, got \(value.typeName)")
     }
     return try list.array.enumerated().map { offset, element in
       guard let command = Command(value: element) else {
-        throw MachineError("machine '\(name)': \(origin): commands[\(offset + 1)] must be a table whose first element is the command's name")
+        throw MachineError("machine '\(name)': \(origin()): commands[\(offset + 1)] must be a table whose first element is the command's name")
       }
       return command
     }

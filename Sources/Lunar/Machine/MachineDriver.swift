@@ -77,53 +77,72 @@ public final class MachineDriver {
 
   // MARK: Processing
 
+  /// How many messages a machine handles in a row before the loop runs
+  /// other work: enough to skip a round trip per message, few enough to be
+  /// fair to other machines and tasks.
+  private static let messagesPerTurn = 64
+
   private func schedule() {
     guard !busy else { return }
     busy = true
-    core.scheduler.later { [weak self] L in self?.processNext(on: L) }
+    core.scheduler.later { [weak self] L in self?.processMessages(on: L) }
   }
 
-  private func processNext(on L: OpaquePointer) {
-    guard !isStopped, mailboxHead < mailbox.count else {
-      mailbox.removeAll(keepingCapacity: true)
-      mailboxHead = 0
-      busy = false
-      notifySettled()
-      return
+  /// Handles messages in order, each with its commands, up to
+  /// `messagesPerTurn`; then comes back through the loop. A command carried
+  /// out by Swift suspends this: its completion resumes the machine.
+  private func processMessages(on L: OpaquePointer) {
+    for _ in 0..<Self.messagesPerTurn {
+      guard !isStopped, mailboxHead < mailbox.count else {
+        mailbox.removeAll(keepingCapacity: true)
+        mailboxHead = 0
+        busy = false
+        notifySettled()
+        return
+      }
+      guard let commands = handleNext(on: L) else { continue }
+      guard runCommands(commands, from: 0, on: L) else { return }
     }
+    core.scheduler.later { [weak self] L in self?.processMessages(on: L) }
+  }
+
+  /// Takes the next message and steps the machine; the commands to carry
+  /// out, or nil when the message was dropped or the step failed.
+  private func handleNext(on L: OpaquePointer) -> [Command]? {
     let message = mailbox[mailboxHead]
     mailboxHead += 1
     let commands: [Command]
     do {
       guard let (next, issued) = try behavior.step(state, message, on: L) else {
         unhandled(message)
-        core.scheduler.later { [weak self] L in self?.processNext(on: L) }
-        return
+        return nil
       }
       trace("machine.handled", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
       if let next, next != state {
         let exitCommands = try behavior.exit(state, on: L)
-        for timer in timers where timer.state == state { core.scheduler.timers.cancel(timer.id) }
-        timers.removeAll { $0.state == state }
+        if !timers.isEmpty {
+          for timer in timers where timer.state == state { core.scheduler.timers.cancel(timer.id) }
+          timers.removeAll { $0.state == state }
+        }
         let from = state
         state = next
         trace("machine.state", [
           .init("from", .string(LuaString(from))), .init("to", .string(LuaString(next))),
           .init("message", .string(LuaString(message.name))),
         ])
-        commands = exitCommands + issued + (try behavior.enter(next, on: L))
+        let enterCommands = try behavior.enter(next, on: L)
+        commands = exitCommands.isEmpty && enterCommands.isEmpty ? issued : exitCommands + issued + enterCommands
       } else {
         commands = issued
       }
     } catch {
       failures.append(describe(error))
-      core.scheduler.later { [weak self] L in self?.processNext(on: L) }
-      return
+      return nil
     }
     if core.trace.isEnabled {
       for command in commands { trace("machine.command", [.init("command", .string(LuaString(command.name)))]) }
     }
-    run(commands, from: 0, on: L)
+    return commands
   }
 
   private func unhandled(_ message: MachineMessage) {
@@ -137,49 +156,50 @@ public final class MachineDriver {
     }
   }
 
-  /// Carries out `commands[index...]` in order, then takes the next message.
-  /// `L` is the loop's thread when called from the loop; nil after Swift
-  /// work, when the rest goes through the loop again.
-  private func run(_ commands: [Command], from index: Int, on L: OpaquePointer?) {
-    guard index < commands.count, !isStopped else {
-      core.scheduler.later { [weak self] L in self?.processNext(on: L) }
-      return
-    }
-    let command = commands[index]
-    guard let L else {
-      core.scheduler.later { [weak self] L in self?.run(commands, from: index, on: L) }
-      return
-    }
-    let next: () -> Void = { [weak self] in self?.run(commands, from: index + 1, on: L) }
-    switch core.interpreters.entry(for: command.name) {
-    case nil:
-      failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
-      next()
-    case .after:
-      startTimer(command)
-      interpreted(command)
-      next()
-    case .log:
-      let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
-      trace("machine.log", [.init("text", .string(LuaString(text)))])
-      core.log("[\(name)] \(text)")
-      interpreted(command)
-      next()
-    case .emit:
-      var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
-      if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
-        for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
-          fields.append(.init(key.description, value))
+  /// Carries out `commands[start...]` in order on the loop's thread `L`;
+  /// false if a Swift interpreter took over (its completion resumes).
+  private func runCommands(_ commands: [Command], from start: Int, on L: OpaquePointer) -> Bool {
+    var index = start
+    while index < commands.count, !isStopped {
+      let command = commands[index]
+      index += 1
+      switch core.interpreters.entry(for: command.name) {
+      case nil:
+        failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
+      case .after:
+        startTimer(command)
+        interpreted(command)
+      case .log:
+        let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
+        trace("machine.log", [.init("text", .string(LuaString(text)))])
+        core.log("[\(name)] \(text)")
+        interpreted(command)
+      case .emit:
+        var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
+        if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
+          for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
+            fields.append(.init(key.description, value))
+          }
         }
+        core.trace.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
+        interpreted(command)
+      case .lua(let function):
+        runLua(function, command, on: L)
+      case .swift(let interpreter):
+        let rest = index
+        runSwift(interpreter, command) { [weak self] in self?.resume(commands, from: rest) }
+        return false
       }
-      core.trace.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
-      interpreted(command)
-      next()
-    case .lua(let function):
-      runLua(function, command, on: L)
-      next()
-    case .swift(let interpreter):
-      runSwift(interpreter, command) { [weak self] in self?.run(commands, from: index + 1, on: nil) }
+    }
+    return true
+  }
+
+  /// After a Swift interpreter: the remaining commands, then the next
+  /// messages, back on the loop.
+  private func resume(_ commands: [Command], from index: Int) {
+    core.scheduler.later { [weak self] L in
+      guard let self else { return }
+      if self.runCommands(commands, from: index, on: L) { self.processMessages(on: L) }
     }
   }
 
