@@ -49,7 +49,7 @@ enum MachineBenchmark {
     configuration.plugins = [Setup()]
     let runtime = try Runtime(configuration)
     let n = 100_000
-    let luaMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
+    let luaMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 5, """
       local machine, n = require('lunar.machine'), ...
       machine.interpreter('noop', function() end)
       local m = machine.new { name = 'toggle', initial = 'off', states = {
@@ -59,7 +59,7 @@ enum MachineBenchmark {
       for i = 1, n do m:send('flip') end
       m:settle()
       """)
-    let plain = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
+    let plain = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 5, """
       local n = ...
       local handlers = {
         off = { flip = function() return 'on', { { 'noop' } } end },
