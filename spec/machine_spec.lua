@@ -199,6 +199,31 @@ describe("lunar.machine", function()
         "msg.done: a function cannot cross into Swift")
     end)
 
+    it("refuses functions in command payloads with their path", function()
+      local m = machine.new { name = "p", initial = "a", states = {
+        a = { on = { go = function() return nil, { { "log", "x", { done = print } } } end } },
+      } }
+      local ok, err = pcall(m.step, m, "go")
+      assert.is_false(ok)
+      assert.is_truthy(tostring(err):find("commands[1][3].done: a function cannot cross into Swift", 1, true))
+    end)
+
+    it("rejects a command without a name, naming its position", function()
+      local m = machine.new { name = "p", initial = "a", states = {
+        a = { on = { go = function() return nil, { { "log" }, { 42 } } end } },
+      } }
+      assert.error_matches(function() m:step("go") end,
+        "machine 'p': state 'a': handler 'go': commands%[2%] must be a table whose first element is the command's name")
+    end)
+
+    it("keeps keyed fields and nested payloads of commands", function()
+      local m = machine.new { name = "p", initial = "a", states = {
+        a = { on = { go = function() return "a", { { "load", 2, { page = 3 }, limit = 10 } } end } },
+      } }
+      local _, commands = m:step("go")
+      assert.same({ { "load", 2, { page = 3 }, limit = 10 } }, commands)
+    end)
+
     it("rejects bad definitions at definition time, naming the state", function()
       assert.has_error(function() machine.new { name = "x", initial = "nowhere", states = { a = {} } } end,
         "machine 'x': unknown initial state 'nowhere'")

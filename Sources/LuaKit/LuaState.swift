@@ -171,7 +171,7 @@ public final class LuaState {
   /// Pushes the global `name`, raw (no `__index` on `_G` runs).
   public func getGlobal(_ name: String) {
     lunar_pushglobaltable(L)
-    lua_pushstring(L, name)
+    push(name)
     lua_rawget(L, -2)
     lua_rotate(L, -2, 1)
     pop()
@@ -180,7 +180,7 @@ public final class LuaState {
   /// Pops the top value into the global `name`, raw.
   public func setGlobal(_ name: String) {
     lunar_pushglobaltable(L)
-    lua_pushstring(L, name)
+    push(name)
     lua_rotate(L, -3, -1)
     lua_rawset(L, -3)
     pop()

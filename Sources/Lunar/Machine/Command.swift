@@ -4,26 +4,34 @@ import LuaKit
 /// Lua a command is an array whose first element is the name:
 /// `{ "load", 20 }`, `{ "after", 60, { "expire" } }`.
 public struct Command: Sendable, Equatable, CustomStringConvertible {
-  /// The whole command as Lua sees it (`[1]` is the name).
-  public let value: LuaValue
-
-  /// The command's name (read once: the driver looks it up per command).
+  /// The command's name (`cmd[1]`).
   public let name: String
-
   /// The arguments after the name (`cmd[2]`, `cmd[3]`, ...).
-  public var arguments: [LuaValue] { Array((value.tableValue?.array ?? []).dropFirst()) }
+  public let arguments: [LuaValue]
+  /// Keyed fields, if any (`{ "load", page = 2 }`).
+  public let fields: [LuaKey: LuaValue]
+
+  /// The whole command as Lua sees it (`[1]` is the name).
+  public var value: LuaValue {
+    .table(LuaTable(array: [.string(LuaString(name))] + arguments, fields: fields))
+  }
 
   /// A command from its name and arguments.
   public init(_ name: String, _ arguments: LuaValue...) {
-    value = .table(LuaTable(array: [.string(LuaString(name))] + arguments))
+    self.init(name: name, arguments: arguments)
+  }
+
+  /// A command from its parts.
+  public init(name: String, arguments: [LuaValue] = [], fields: [LuaKey: LuaValue] = [:]) {
     self.name = name
+    self.arguments = arguments
+    self.fields = fields
   }
 
   /// A command from its Lua form; nil unless `value[1]` is a string.
   public init?(value: LuaValue) {
-    guard case .table = value, let name = value[1].stringValue else { return nil }
-    self.value = value
-    self.name = name
+    guard case .table(let table) = value, let name = value[1].stringValue else { return nil }
+    self.init(name: name, arguments: Array(table.array.dropFirst()), fields: table.fields)
   }
 
   public var description: String { value.description }

@@ -178,12 +178,13 @@ final class LuaMachineDefinition: MachineBehavior {
 
   /// Pushes states[state][key] (nil if absent).
   private func push(_ stateName: String, _ key: String, on L: OpaquePointer) {
+    let state = LuaState(borrowing: L)
     definition.push(on: L)
     lua_pushstring(L, "states")
     lua_rawget(L, -2)
-    lua_pushstring(L, stateName)
+    state.push(stateName)  // not lua_pushstring: a Swift String argument would be copied to a C string
     lua_rawget(L, -2)
-    lua_pushstring(L, key)
+    state.push(key)
     if lua_type(L, -2) == LUA_TTABLE { lua_rawget(L, -2) } else { lua_settop(L, -2); lua_pushnil(L) }
     lunar_replace(L, -4)
     lua_settop(L, -3)
@@ -194,13 +195,13 @@ final class LuaMachineDefinition: MachineBehavior {
     defer { lua_settop(L, base) }
     push(stateName, "on", on: L)
     guard lua_type(L, -1) == LUA_TTABLE else { return nil }
-    lua_pushstring(L, message.name)
+    pushName(of: message, on: L)
     lua_rawget(L, -2)
     switch lua_type(L, -1) {
     case LUA_TNIL:
       return nil
     case LUA_TSTRING:
-      return (state.string(atThread: L, index: -1), [])
+      return (knownState(at: -1, on: L), [])
     case LUA_TTABLE:
       lua_pushstring(L, "run")
       lua_rawget(L, -2)
@@ -214,12 +215,13 @@ final class LuaMachineDefinition: MachineBehavior {
     var next: String?
     switch lua_type(L, -2) {
     case LUA_TNIL: next = nil
-    case LUA_TSTRING: next = state.string(at: -2)
+    case LUA_TSTRING: next = knownState(at: -2, on: L)
     default:
       throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' must return a state name or nil, got \(String(cString: lunar_typename(L, -2)))")
     }
-    if let next, !states.contains(next) {
-      throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' returned unknown state '\(next)'")
+    if next == nil && lua_type(L, -2) == LUA_TSTRING {
+      let unknown = state.string(at: -2) ?? "?"
+      throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' returned unknown state '\(unknown)'")
     }
     return (next, try commands(at: -1, on: L, from: "state '\(stateName)': handler '\(message.name)'"))
   }
@@ -243,18 +245,113 @@ final class LuaMachineDefinition: MachineBehavior {
     return try commands(at: -1, on: L, from: "state '\(stateName)': \(key)")
   }
 
-  /// The command list at `index`: nil or an array of command tables.
+  /// The command list at `index`: nil or an array of command tables. Read
+  /// field by field rather than as one `LuaValue`, and names seen before are
+  /// reused, so a plain `{ "name", ... }` costs no table or string copies.
   private func commands(at index: Int32, on L: OpaquePointer, from origin: @autoclosure () -> String) throws -> [Command] {
     if lua_type(L, index) == LUA_TNIL { return [] }
-    let value = try LuaState(borrowing: L).value(at: index, root: "commands")
-    guard case .table(let list) = value, list.fields.isEmpty else {
+    let list = lua_absindex(L, index)
+    let state = LuaState(borrowing: L)
+    guard lua_type(L, list) == LUA_TTABLE, Self.isSequence(list, on: L) else {
+      let value = try state.value(at: list, root: "commands")
       throw MachineError("machine '\(name)': \(origin()): commands must be an array of commands, got \(value.typeName)")
     }
-    return try list.array.enumerated().map { offset, element in
-      guard let command = Command(value: element) else {
-        throw MachineError("machine '\(name)': \(origin()): commands[\(offset + 1)] must be a table whose first element is the command's name")
+    let count = Int(lua_rawlen(L, list))
+    var result: [Command] = []
+    result.reserveCapacity(count)
+    for position in 1..<(count + 1) {
+      lua_rawgeti(L, list, lua_Integer(position))
+      defer { lua_settop(L, -2) }
+      let command = lua_gettop(L)
+      let nameType = lua_type(L, command) == LUA_TTABLE ? lua_rawgeti(L, command, 1) : LUA_TNIL
+      let issued = nameType == LUA_TSTRING ? commandName(at: -1, on: L) : nil
+      lua_settop(L, command)
+      guard let issued else {
+        throw MachineError("machine '\(name)': \(origin()): commands[\(position)] must be a table whose first element is the command's name")
       }
-      return command
+      guard Self.isSequence(command, on: L) else {
+        // Keyed fields too: read the whole table.
+        let value = try state.value(at: command, root: "commands[\(position)]")
+        result.append(Command(value: value)!)
+        continue
+      }
+      let length = Int(lua_rawlen(L, command))
+      var arguments: [LuaValue] = []
+      if length > 1 {
+        arguments.reserveCapacity(length - 1)
+        for element in 2..<(length + 1) {
+          lua_rawgeti(L, command, lua_Integer(element))
+          defer { lua_settop(L, -2) }
+          arguments.append(try state.value(at: -1, root: "commands[\(position)][\(element)]"))
+        }
+      }
+      result.append(Command(name: issued, arguments: arguments))
+    }
+    return result
+  }
+
+  /// True if the table at `index` has keys 1...#t and no others.
+  private static func isSequence(_ index: Int32, on L: OpaquePointer) -> Bool {
+    let length = lua_rawlen(L, index)
+    var entries: lua_Unsigned = 0
+    lua_pushnil(L)
+    while lua_next(L, index) != 0 {
+      entries += 1
+      lua_settop(L, -2)
+    }
+    return entries == length
+  }
+
+  /// The state named by the string at `index`, as the `states` entry
+  /// (no new string); nil if no state has that name.
+  private func knownState(at index: Int32, on L: OpaquePointer) -> String? {
+    var length = 0
+    guard let chars = lua_tolstring(L, index, &length) else { return nil }
+    let bytes = UnsafeRawBufferPointer(start: chars, count: length)
+    return states.first { $0.utf8.elementsEqual(bytes) }
+  }
+
+  /// Pushes a message's name as it came (bytes, not a decoded string).
+  private func pushName(of message: MachineMessage, on L: OpaquePointer) {
+    let state = LuaState(borrowing: L)
+    switch message.value {
+    case .string(let name): state.push(name)
+    case .table(let table):
+      if case .string(let name)? = table.array.first { state.push(name) } else { lua_pushnil(L) }
+    default: lua_pushnil(L)
+    }
+  }
+
+  /// Command names seen so far, to reuse rather than decode again.
+  private var commandNames: [String] = []
+
+  /// The string at `index` as a command name; nil if it is not UTF-8.
+  private func commandName(at index: Int32, on L: OpaquePointer) -> String? {
+    var length = 0
+    guard let chars = lua_tolstring(L, index, &length) else { return nil }
+    let bytes = UnsafeRawBufferPointer(start: chars, count: length)
+    if let known = commandNames.first(where: { $0.utf8.elementsEqual(bytes) }) { return known }
+    guard let name = String(validating: bytes, as: UTF8.self) else { return nil }
+    if commandNames.count < 64 { commandNames.append(name) }
+    return name
+  }
+}
+
+extension Command {
+  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`.
+  func push(on L: OpaquePointer) throws(LuaConversionError) {
+    let state = LuaState(borrowing: L)
+    lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
+    state.push(name)
+    lua_rawseti(L, -2, 1)
+    for (offset, argument) in arguments.enumerated() {
+      try state.push(argument)
+      lua_rawseti(L, -2, lua_Integer(offset + 2))
+    }
+    for (key, field) in fields {
+      try state.push(key.value)
+      try state.push(field)
+      lua_rawset(L, -3)
     }
   }
 }

@@ -230,7 +230,7 @@ public final class MachineDriver {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     function.push(on: L)
-    if (try? state.push(command.value)) == nil { lua_pushnil(L) }
+    if (try? command.push(on: L)) == nil { lua_pushnil(L) }
     pushSendFunction(on: L)
     do {
       try state.call(arguments: 2, results: 0)
