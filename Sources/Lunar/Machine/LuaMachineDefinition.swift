@@ -28,6 +28,7 @@ final class LuaMachineDefinition: MachineBehavior {
   private let statesWithEnter: Set<String>
   private let statesWithExit: Set<String>
   private let definition: LuaReference
+  private let views = BorrowedLuaState()
   private let context: LuaReference
   private let state: LuaState
 
@@ -178,7 +179,7 @@ final class LuaMachineDefinition: MachineBehavior {
 
   /// Pushes states[state][key] (nil if absent).
   private func push(_ stateName: String, _ key: String, on L: OpaquePointer) {
-    let state = LuaState(borrowing: L)
+    let state = views.on(L)
     definition.push(on: L)
     lua_pushstring(L, "states")
     lua_rawget(L, -2)
@@ -209,8 +210,8 @@ final class LuaMachineDefinition: MachineBehavior {
       break
     }
     context.push(on: L)
-    try LuaState(borrowing: L).push(message.value)
-    let state = LuaState(borrowing: L)
+    try views.on(L).push(message.value)
+    let state = views.on(L)
     try state.call(arguments: 2, results: 2)
     var next: String?
     switch lua_type(L, -2) {
@@ -241,7 +242,7 @@ final class LuaMachineDefinition: MachineBehavior {
     push(stateName, key, on: L)
     guard lua_type(L, -1) == LUA_TFUNCTION else { return [] }
     context.push(on: L)
-    try LuaState(borrowing: L).call(arguments: 1, results: 1)
+    try views.on(L).call(arguments: 1, results: 1)
     return try commands(at: -1, on: L, from: "state '\(stateName)': \(key)")
   }
 
@@ -251,7 +252,7 @@ final class LuaMachineDefinition: MachineBehavior {
   private func commands(at index: Int32, on L: OpaquePointer, from origin: @autoclosure () -> String) throws -> [Command] {
     if lua_type(L, index) == LUA_TNIL { return [] }
     let list = lua_absindex(L, index)
-    let state = LuaState(borrowing: L)
+    let state = views.on(L)
     guard lua_type(L, list) == LUA_TTABLE, Self.isSequence(list, on: L) else {
       let value = try state.value(at: list, root: "commands")
       throw MachineError("machine '\(name)': \(origin()): commands must be an array of commands, got \(value.typeName)")
@@ -313,7 +314,7 @@ final class LuaMachineDefinition: MachineBehavior {
 
   /// Pushes a message's name as it came (bytes, not a decoded string).
   private func pushName(of message: MachineMessage, on L: OpaquePointer) {
-    let state = LuaState(borrowing: L)
+    let state = views.on(L)
     switch message.value {
     case .string(let name): state.push(name)
     case .table(let table):
@@ -339,8 +340,8 @@ final class LuaMachineDefinition: MachineBehavior {
 
 extension Command {
   /// Pushes the command as a Lua table, `{ name, arguments..., fields }`.
-  func push(on L: OpaquePointer) throws(LuaConversionError) {
-    let state = LuaState(borrowing: L)
+  func push(on state: LuaState) throws(LuaConversionError) {
+    let L = state.L
     lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
     state.push(name)
     lua_rawseti(L, -2, 1)

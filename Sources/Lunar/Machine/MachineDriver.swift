@@ -85,7 +85,7 @@ public final class MachineDriver {
   private func schedule() {
     guard !busy else { return }
     busy = true
-    core.scheduler.later { [weak self] L in self?.processMessages(on: L) }
+    core.scheduler.later { [self] L in processMessages(on: L) }
   }
 
   /// Handles messages in order, each with its commands, up to
@@ -103,7 +103,7 @@ public final class MachineDriver {
       guard let commands = handleNext(on: L) else { continue }
       guard runCommands(commands, from: 0, on: L) else { return }
     }
-    core.scheduler.later { [weak self] L in self?.processMessages(on: L) }
+    core.scheduler.later { [self] L in processMessages(on: L) }
   }
 
   /// Takes the next message and steps the machine; the commands to carry
@@ -187,7 +187,7 @@ public final class MachineDriver {
         runLua(function, command, on: L)
       case .swift(let interpreter):
         let rest = index
-        runSwift(interpreter, command) { [weak self] in self?.resume(commands, from: rest) }
+        runSwift(interpreter, command) { [self] in resume(commands, from: rest) }
         return false
       }
     }
@@ -197,9 +197,8 @@ public final class MachineDriver {
   /// After a Swift interpreter: the remaining commands, then the next
   /// messages, back on the loop.
   private func resume(_ commands: [Command], from index: Int) {
-    core.scheduler.later { [weak self] L in
-      guard let self else { return }
-      if self.runCommands(commands, from: index, on: L) { self.processMessages(on: L) }
+    core.scheduler.later { [self] L in
+      if runCommands(commands, from: index, on: L) { processMessages(on: L) }
     }
   }
 
@@ -213,8 +212,8 @@ public final class MachineDriver {
     }
     let token = nextTimerToken
     nextTimerToken += 1
-    let id = core.scheduler.timers.schedule(at: core.clock.now + seconds) { [weak self] in
-      guard let self, !self.isStopped else { return }
+    let id = core.scheduler.timers.schedule(at: core.clock.now + seconds) { [self] in
+      guard !self.isStopped else { return }
       self.timers.removeAll { $0.token == token }
       try? self.send(message)
     }
@@ -226,11 +225,11 @@ public final class MachineDriver {
   /// until it is done (other tasks and machines go on meanwhile), and this
   /// machine's next command starts after it, as the order requires.
   private func runLua(_ function: LuaReference, _ command: Command, on L: OpaquePointer) {
-    let state = LuaState(borrowing: L)
+    let state = views.on(L)
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     function.push(on: L)
-    if (try? command.push(on: L)) == nil { lua_pushnil(L) }
+    if (try? command.push(on: state)) == nil { lua_pushnil(L) }
     pushSendFunction(on: L)
     do {
       try state.call(arguments: 2, results: 0)
@@ -246,8 +245,9 @@ public final class MachineDriver {
       sendFunction.push(on: L)
       return
     }
-    LuaState(borrowing: L).push(function: { [weak self] call in
-      guard let self else { return .none }
+    // Unowned: the Lua function lives in this driver's `sendFunction`, and
+    // the runtime keeps its machines until the state is closed.
+    LuaState(borrowing: L).push(function: { [unowned self] call in
       try self.send(try call.message(1))
       return .none
     })
@@ -256,6 +256,7 @@ public final class MachineDriver {
   }
 
   private var sendFunction: LuaReference?
+  private let views = BorrowedLuaState()
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
     let inbox = core.inbox
@@ -267,8 +268,7 @@ public final class MachineDriver {
       },
       services: core.services)
     core.scheduler.inFlight += 1
-    let token = core.expectCompletion { [weak self] failure in
-      guard let self else { return }
+    let token = core.expectCompletion { [self] failure in
       if let failure { self.commandFailed(command, failure) } else { self.interpreted(command) }
       next()
     }
@@ -309,7 +309,7 @@ public final class MachineDriver {
       core.scheduler.complete(wait, settleResult())
     } else {
       settleWaits.append(wait)
-      wait.onCancel = { [weak self, weak wait] in self?.settleWaits.removeAll { $0 === wait } }
+      wait.onCancel = { [unowned self, weak wait] in self.settleWaits.removeAll { $0 === wait } }
     }
     return wait
   }
