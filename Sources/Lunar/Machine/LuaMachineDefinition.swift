@@ -29,6 +29,11 @@ final class LuaMachineDefinition: MachineBehavior {
   private let statesWithExit: Set<String>
   private let definition: LuaReference
   private let views = BorrowedLuaState()
+  /// `{ [state name] = position in states }`: turns a name a handler returns
+  /// into the `states` entry without decoding it.
+  private let stateIndex: LuaReference
+  /// `{ [command name] = position in commandNames }`, for the same reason.
+  private let commandIndex: LuaReference
   private let context: LuaReference
   private let state: LuaState
 
@@ -175,6 +180,15 @@ final class LuaMachineDefinition: MachineBehavior {
     lua_settop(L, -2)
     lua_pushvalue(L, table)
     definition = LuaReference(popping: L, in: state)
+    lua_createtable(L, 0, Int32(names.count))
+    for (position, stateName) in names.enumerated() {
+      state.push(stateName)
+      lua_pushinteger(L, lua_Integer(position + 1))
+      lua_rawset(L, -3)
+    }
+    stateIndex = LuaReference(popping: L, in: state)
+    lua_createtable(L, 0, 4)
+    commandIndex = LuaReference(popping: L, in: state)
   }
 
   /// Pushes states[state][key] (nil if absent).
@@ -306,10 +320,19 @@ final class LuaMachineDefinition: MachineBehavior {
   /// The state named by the string at `index`, as the `states` entry
   /// (no new string); nil if no state has that name.
   private func knownState(at index: Int32, on L: OpaquePointer) -> String? {
-    var length = 0
-    guard let chars = lua_tolstring(L, index, &length) else { return nil }
-    let bytes = UnsafeRawBufferPointer(start: chars, count: length)
-    return states.first { $0.utf8.elementsEqual(bytes) }
+    let position = lookUp(at: index, in: stateIndex, on: L)
+    return position > 0 ? states[position - 1] : nil
+  }
+
+  /// `table[value at index]` as an integer, 0 if absent.
+  private func lookUp(at index: Int32, in table: LuaReference, on L: OpaquePointer) -> Int {
+    let key = lua_absindex(L, index)
+    table.push(on: L)
+    lua_pushvalue(L, key)
+    lua_rawget(L, -2)
+    let position = Int(lua_tointegerx(L, -1, nil))
+    lua_settop(L, -3)
+    return position
   }
 
   /// Pushes a message's name as it came (bytes, not a decoded string).
@@ -328,12 +351,21 @@ final class LuaMachineDefinition: MachineBehavior {
 
   /// The string at `index` as a command name; nil if it is not UTF-8.
   private func commandName(at index: Int32, on L: OpaquePointer) -> String? {
+    let known = lookUp(at: index, in: commandIndex, on: L)
+    if known > 0 { return commandNames[known - 1] }
     var length = 0
-    guard let chars = lua_tolstring(L, index, &length) else { return nil }
-    let bytes = UnsafeRawBufferPointer(start: chars, count: length)
-    if let known = commandNames.first(where: { $0.utf8.elementsEqual(bytes) }) { return known }
-    guard let name = String(validating: bytes, as: UTF8.self) else { return nil }
-    if commandNames.count < 64 { commandNames.append(name) }
+    guard let chars = lua_tolstring(L, index, &length),
+      let name = String(validating: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
+    else { return nil }
+    if commandNames.count < 64 {
+      commandNames.append(name)
+      let key = lua_absindex(L, index)
+      commandIndex.push(on: L)
+      lua_pushvalue(L, key)
+      lua_pushinteger(L, lua_Integer(commandNames.count))
+      lua_rawset(L, -3)
+      lua_settop(L, -2)
+    }
     return name
   }
 }

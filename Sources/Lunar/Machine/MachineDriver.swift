@@ -9,7 +9,9 @@ import LuaKit
 public final class MachineDriver {
   /// What the machine does.
   public let behavior: any MachineBehavior
-  unowned let core: RuntimeCore
+  // Safe without reference counting: the core keeps every driver in
+  // `machines` until it is itself deinitialised, so it outlives them all.
+  unowned(unsafe) let core: RuntimeCore
   /// The current state.
   public private(set) var state: String
   private var mailbox: [MachineMessage] = []
