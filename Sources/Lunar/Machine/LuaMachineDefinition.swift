@@ -181,8 +181,9 @@ final class LuaMachineDefinition: MachineBehavior {
     lua_pushvalue(L, table)
     definition = LuaReference(popping: L, in: state)
     lua_createtable(L, 0, Int32(names.count))
+    let thread = LuaState(borrowing: L)  // `state` is the main thread; this runs on L
     for (position, stateName) in names.enumerated() {
-      state.push(stateName)
+      thread.push(stateName)
       lua_pushinteger(L, lua_Integer(position + 1))
       lua_rawset(L, -3)
     }
