@@ -31,17 +31,26 @@ public final class InterpreterRegistry {
   }
 
   private var entries: [String: Entry] = ["after": .after, "log": .log, "emit": .emit]
+  /// The last lookup: machines mostly issue the same few commands in a row.
+  private var last: (name: String, entry: Entry?)?
 
   /// Registers (or replaces) a Swift interpreter.
   public func register(_ interpreter: any CommandInterpreter) {
     entries[interpreter.name] = .swift(interpreter)
+    last = nil
   }
 
   func register(_ name: String, lua function: LuaReference) {
     entries[name] = .lua(function)
+    last = nil
   }
 
-  func entry(for name: String) -> Entry? { entries[name] }
+  func entry(for name: String) -> Entry? {
+    if let last, last.name == name { return last.entry }
+    let entry = entries[name]
+    last = (name, entry)
+    return entry
+  }
 
   /// Every registered command name.
   public var names: [String] { entries.keys.sorted() }
