@@ -184,6 +184,12 @@ describe("lunar.machine", function()
       local m = machine.new { name = "u", initial = "a", states = { a = { on = { go = function() return nil, { { "teleport" } } end } } } }
       m:send("go")
       assert.has_error(function() m:settle() end, "machine 'u': unknown command 'teleport' (no interpreter registered)")
+      -- Registered later, the same command is found from then on.
+      local carried = 0
+      machine.interpreter("teleport", function() carried = carried + 1 end)
+      m:send("go")
+      m:settle()
+      assert.equal(1, carried)
     end)
 
     it("refuses to send to a stopped machine", function()
