@@ -41,11 +41,9 @@ public struct JobHandle<Value: Sendable>: Sendable {
 /// when it ends, and `cancel` takes it to reach the consumer's task only
 /// while this job runs, so a late cancel can never reach the next job.
 @usableFromInline
-class QueuedJob: @unchecked Sendable {
-  // Safe: every stored property is a `let` of a Sendable type or the Mutex,
-  // and the only subclass, `TypedJob`, adds one `let` closure that is
-  // @Sendable. (Not `final` only so that subclass can keep the work typed.)
+final class QueuedJob: Sendable {
   let sequence: Int
+  private let work: @Sendable () async throws -> any Sendable
   private let state = Mutex(State())
 
   private enum Phase {
@@ -70,13 +68,9 @@ class QueuedJob: @unchecked Sendable {
   }
 
   @usableFromInline
-  init(sequence: Int) {
+  init(sequence: Int, work: @escaping @Sendable () async throws -> any Sendable) {
     self.sequence = sequence
-  }
-
-  /// The work itself; `TypedJob` overrides it.
-  func work() async throws -> any Sendable {
-    preconditionFailure("QueuedJob.work is overridden by TypedJob")
+    self.work = work
   }
 
   /// The outcome, once there is one.
@@ -143,22 +137,6 @@ class QueuedJob: @unchecked Sendable {
     }
     for waiter in waiters { waiter.resume() }
   }
-}
-
-/// A job whose work produces a `Value`: the closure is kept as it is, so
-/// submitting allocates the job and nothing else.
-@usableFromInline
-final class TypedJob<Value: Sendable>: QueuedJob, @unchecked Sendable {
-  // Safe: adds one immutable @Sendable closure to QueuedJob's state.
-  private let body: @Sendable () async throws -> Value
-
-  @usableFromInline
-  init(sequence: Int, body: @escaping @Sendable () async throws -> Value) {
-    self.body = body
-    super.init(sequence: sequence)
-  }
-
-  override func work() async throws -> any Sendable { try await body() }
 }
 
 /// The task a queue's consumer loop runs in, so that cancelling the running

@@ -51,7 +51,7 @@ public final class OrderedQueue: Sendable {
   @discardableResult
   public func submit<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) -> JobHandle<Value> {
     let (job, start) = buffer.withLock { buffer -> (QueuedJob, Bool) in
-      let job: QueuedJob = TypedJob(sequence: buffer.nextSequence, body: work)
+      let job = QueuedJob(sequence: buffer.nextSequence) { try await work() }
       buffer.nextSequence += 1
       buffer.jobs.append(job)
       let start = !buffer.consumerRunning
