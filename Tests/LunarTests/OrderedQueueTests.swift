@@ -113,19 +113,9 @@ struct Failure: Error, Equatable, CustomStringConvertible {
 
   @Test func manyProducersKeepTheirOwnOrder() async throws {
     let queue = OrderedQueue(name: "shared")
-    let log = EventLog()
-    await withTaskGroup(of: Void.self) { group in
-      for producer in 0..<8 {
-        group.addTask {
-          for job in 0..<100 {
-            queue.submit { log.add("\(producer):\(job)") }
-            if job % 10 == 0 { await Task.yield() }
-          }
-        }
-      }
+    let entries = await submitFromProducers(to: queue, producers: 8, jobs: 100) { job in
+      if job % 10 == 0 { await Task.yield() }
     }
-    await queue.drain()
-    let entries = log.all
     #expect(entries.count == 800)
     #expect(Set(entries).count == 800, "every job ran once")
     for producer in 0..<8 {
@@ -193,19 +183,31 @@ final class Gate: Sendable {
 
   @Test func jobsFromManyProducersWithDrainsInBetweenAllRunOnce() async throws {
     let queue = OrderedQueue(name: "q")
-    let log = EventLog()
-    await withTaskGroup(of: Void.self) { group in
-      for producer in 0..<4 {
-        group.addTask {
-          for job in 0..<2_000 {
-            queue.submit { log.add("\(producer):\(job)") }
-            if job % 500 == 0 { await queue.drain() }
-          }
+    let entries = await submitFromProducers(to: queue, producers: 4, jobs: 2_000) { job in
+      if job % 500 == 0 { await queue.drain() }
+    }
+    #expect(entries.count == 8_000)
+    #expect(Set(entries).count == 8_000)
+  }
+}
+
+/// Submits `jobs` jobs from each of `producers` concurrent tasks (job `j` of
+/// producer `p` logs "p:j"), each producer calling `between` after every
+/// submit; returns the log once the queue has drained.
+func submitFromProducers(
+  to queue: OrderedQueue, producers: Int, jobs: Int, between: @escaping @Sendable (Int) async -> Void
+) async -> [String] {
+  let log = EventLog()
+  await withTaskGroup(of: Void.self) { group in
+    for producer in 0..<producers {
+      group.addTask {
+        for job in 0..<jobs {
+          queue.submit { log.add("\(producer):\(job)") }
+          await between(job)
         }
       }
     }
-    await queue.drain()
-    #expect(log.all.count == 8_000)
-    #expect(Set(log.all).count == 8_000)
   }
+  await queue.drain()
+  return log.all
 }
