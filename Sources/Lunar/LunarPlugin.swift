@@ -10,6 +10,19 @@ public protocol LunarPlugin: Sendable {
   func install(in runtime: RuntimeCore) throws
 }
 
+/// A plugin that is one Lua module, described on its first `require`, so a
+/// script that never uses it pays nothing at start-up.
+public protocol ModulePlugin: LunarPlugin {
+  /// The module called `name`, made when a script first requires it.
+  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule
+}
+
+extension ModulePlugin {
+  public func install(in runtime: RuntimeCore) throws {
+    runtime.install(moduleNamed: name) { runtime in try makeModule(runtime) }
+  }
+}
+
 /// A Lua module under construction: functions, async functions, values and
 /// Lua source. Installed in `package.preload`, it is built on its first
 /// `require` (or first use as `lunar.name`), so start-up only pays for the

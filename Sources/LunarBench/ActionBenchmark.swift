@@ -15,10 +15,7 @@ enum ActionBenchmark {
   }
 
   static func run() throws {
-    var configuration = RuntimeConfiguration()
-    configuration.clock = .virtual(start: 0)
-    configuration.plugins = [Setup()]
-    let runtime = try Runtime(configuration)
+    let runtime = try RuntimeBenchmark.makeRuntime(plugins: [Setup()])
     let n = 100_000
     let lua = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
       local n = ...

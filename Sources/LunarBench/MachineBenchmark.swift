@@ -44,10 +44,7 @@ enum MachineBenchmark {
   }
 
   static func run() throws {
-    var configuration = RuntimeConfiguration()
-    configuration.clock = .virtual(start: 0)
-    configuration.plugins = [Setup()]
-    let runtime = try Runtime(configuration)
+    let runtime = try RuntimeBenchmark.makeRuntime(plugins: [Setup()])
     let n = 100_000
     let luaMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 5, """
       local machine, n = require('lunar.machine'), ...

@@ -58,9 +58,7 @@ enum QueueBenchmark {
       1e9 / subject.ns, 1e9 / baseline.ns, subject.peakKB / 1024, baseline.peakKB / 1024, subject.peakKB / baseline.peakKB))
     Harness.report("    the same closures run in a bare loop", subject: subject.ns, baseline: floor.ns, baselineName: "loop:", goal: "report")
 
-    var configuration = RuntimeConfiguration()
-    configuration.clock = .virtual(start: 0)
-    let runtime = try Runtime(configuration)
+    let runtime = try RuntimeBenchmark.makeRuntime()
     let luaJobs = try RuntimeBenchmark.timeScript(runtime, iterations: 100_000, rounds: 3, """
       local q, n = require('lunar.queue').new('bench'), ...
       for i = 1, n do q:submit(function() return i * i end) end

@@ -18,10 +18,7 @@ enum RuntimeBenchmark {
   }
 
   static func run() throws {
-    var configuration = RuntimeConfiguration()
-    configuration.clock = .virtual(start: 0)
-    configuration.plugins = [Immediate()]
-    let runtime = try Runtime(configuration)
+    let runtime = try makeRuntime(plugins: [Immediate()])
 
     // 1. await of a value that is already there.
     let awaitN = 1_000_000
@@ -67,6 +64,14 @@ enum RuntimeBenchmark {
   }
 
   /// Nanoseconds per iteration of `source`, which receives the count as `...`.
+  /// A runtime on the virtual clock (sleeps cost nothing) with `plugins`.
+  static func makeRuntime(plugins: [any LunarPlugin] = []) throws -> Runtime {
+    var configuration = RuntimeConfiguration()
+    configuration.clock = .virtual(start: 0)
+    configuration.plugins = plugins
+    return try Runtime(configuration)
+  }
+
   static func timeScript(_ runtime: Runtime, iterations: Int, rounds: Int = 5, _ source: String) throws -> Double {
     try Harness.nanoseconds(iterations: iterations, rounds: rounds) { n in
       let script = Script(source: .text(source, chunkName: "=bench"), arguments: [String(n)])

@@ -13,7 +13,7 @@ import Lunar
 /// end
 /// print(launches.next().name)
 /// ```
-public struct LaunchesPlugin: LunarPlugin {
+public struct LaunchesPlugin: ModulePlugin {
   public let name = "lunar.launches"
   /// Endpoint per source; `LUNAR_LAUNCHES_RLL_URL` / `LUNAR_LAUNCHES_LL2_URL`
   /// override the live APIs when not given here.
@@ -26,13 +26,9 @@ public struct LaunchesPlugin: LunarPlugin {
     self.minimumRefreshInterval = minimumRefreshInterval
   }
 
-  public func install(in runtime: RuntimeCore) throws {
-    runtime.install(moduleNamed: name) { runtime in try makeModule(runtime) }
-  }
-
   /// The module, with its schedule and reminders: made on the first
   /// `require`, so a script that never fetches launches pays nothing.
-  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
+  public func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let environment = runtime.configuration.environment
     let http = runtime.configuration.httpService
     let rll = endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"]

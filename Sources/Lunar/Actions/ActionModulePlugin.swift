@@ -5,15 +5,10 @@ import LuaKit
 /// `lunar.action`, `lunar.run`, `lunar.run_stubbed` and the services actions
 /// use (`http`, `store`, `log`, `clock`). The runner is written in Lua on
 /// top of host functions for Swift actions, services, spans and the journal.
-struct ActionModulePlugin: LunarPlugin {
+struct ActionModulePlugin: ModulePlugin {
   let name = "lunar.actions"
 
-  func install(in runtime: RuntimeCore) throws {
-    runtime.install(moduleNamed: name) { runtime in try Self.makeModule(runtime) }
-  }
-
-  /// The module, described on its first `require`.
-  static func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
+  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let actions: ActionRunner = runtime.actions
     let scheduler = runtime.scheduler
     var module = LuaModule("lunar.actions")

@@ -3,15 +3,10 @@ import CLuaShim
 import LuaKit
 
 /// `lunar.machine`: actor state machines and command interpreters from Lua.
-struct MachineModulePlugin: LunarPlugin {
+struct MachineModulePlugin: ModulePlugin {
   let name = "lunar.machine"
 
-  func install(in runtime: RuntimeCore) throws {
-    runtime.install(moduleNamed: name) { runtime in try Self.makeModule(runtime) }
-  }
-
-  /// The module, described on its first `require`.
-  static func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
+  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let scheduler = runtime.scheduler
     var machineClass = LuaClass<MachineDriver>(name: "lunar.machine")
     machineClass.describe = { "machine \($0.name) (\($0.state))" }

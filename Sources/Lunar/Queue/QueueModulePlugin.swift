@@ -11,15 +11,10 @@ import LuaKit
 /// print(job:await())                           --> 9
 /// q:drain()
 /// ```
-struct QueueModulePlugin: LunarPlugin {
+struct QueueModulePlugin: ModulePlugin {
   let name = "lunar.queue"
 
-  func install(in runtime: RuntimeCore) throws {
-    runtime.install(moduleNamed: name) { runtime in try Self.makeModule(runtime) }
-  }
-
-  /// The module, described on its first `require`.
-  static func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
+  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let scheduler = runtime.scheduler
     let taskClass = runtime.taskClass
     var queueClass = LuaClass<LuaQueue>(name: "lunar.queue")
