@@ -10,7 +10,7 @@ enum Harness {
       let start = ContinuousClock.now
       try body(iterations)
       let elapsed = ContinuousClock.now - start
-      let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+      let ns = elapsed.nanoseconds
       best = min(best, ns / Double(iterations))
     }
     return best
@@ -26,6 +26,11 @@ enum Harness {
         name as NSString, subject, unit as NSString, baselineName as NSString, baseline, unit as NSString, ratio,
         faster as NSString, goal as NSString))
   }
+}
+
+extension Duration {
+  /// The duration in nanoseconds, as a Double.
+  var nanoseconds: Double { Double(components.seconds) * 1e9 + Double(components.attoseconds) / 1e9 }
 }
 
 /// Every benchmark, run in order.

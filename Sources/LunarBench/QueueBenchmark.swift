@@ -101,7 +101,7 @@ enum QueueBenchmark {
     }
     done.wait()
     let elapsed = ContinuousClock.now - start
-    let ns = (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(jobs)
+    let ns = elapsed.nanoseconds / Double(jobs)
     print(ns, peakKB())
   }
 

@@ -29,7 +29,7 @@ enum StartupBenchmark {
     let start = ContinuousClock.now
     body()
     let elapsed = ContinuousClock.now - start
-    return Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15
+    return elapsed.nanoseconds / 1e6
   }
 
   static func median(_ values: [Double]) -> Double {
