@@ -31,24 +31,27 @@ public final class InterpreterRegistry {
   }
 
   private var entries: [String: Entry] = ["after": .after, "log": .log, "emit": .emit]
-  /// The last lookup: machines mostly issue the same few commands in a row.
-  private var last: (name: String, entry: Entry?)?
+  /// The last lookup, kept as two fields (a tuple would be copied whole on
+  /// every hit): machines mostly issue the same few commands in a row.
+  private var lastName: String?
+  private var lastEntry: Entry?
 
   /// Registers (or replaces) a Swift interpreter.
   public func register(_ interpreter: any CommandInterpreter) {
     entries[interpreter.name] = .swift(interpreter)
-    last = nil
+    lastName = nil
   }
 
   func register(_ name: String, lua function: LuaReference) {
     entries[name] = .lua(function)
-    last = nil
+    lastName = nil
   }
 
   func entry(for name: String) -> Entry? {
-    if let last, last.name == name { return last.entry }
+    if name == lastName { return lastEntry }
     let entry = entries[name]
-    last = (name, entry)
+    lastName = name
+    lastEntry = entry
     return entry
   }
 
