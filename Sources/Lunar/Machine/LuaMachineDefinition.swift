@@ -27,7 +27,15 @@ final class LuaMachineDefinition: MachineBehavior {
   /// lookup on every state change.
   private let statesWithEnter: Set<String>
   private let statesWithExit: Set<String>
-  private let definition: LuaReference
+  /// `{ [position in states] = { on, enter, exit } }` (indexed by
+  /// `Slot`), taken from the definition once: a step finds its handlers by
+  /// the state's position, without hashing a name.
+  private let handlers: LuaReference
+  /// Each state's position in `states`, from 1.
+  private let positions: [String: Int]
+  /// The position of the state the last step went to (or the initial
+  /// state): the driver's next step is almost always in that state.
+  private var lastPosition: Int
   private let views = BorrowedLuaState()
   /// `{ [state name] = position in states }`: turns a name a handler returns
   /// into the `states` entry without decoding it.
@@ -178,41 +186,80 @@ final class LuaMachineDefinition: MachineBehavior {
     lua_setmetatable(L, -2)
     context = LuaReference(popping: L, in: state)
     lua_settop(L, -2)
-    lua_pushvalue(L, table)
-    definition = LuaReference(popping: L, in: state)
-    lua_createtable(L, 0, Int32(names.count))
     let thread = LuaState(borrowing: L)  // `state` is the main thread; this runs on L
+    lua_pushstring(L, "states")
+    lua_rawget(L, table)
+    lua_createtable(L, Int32(names.count), 0)
+    for (position, stateName) in names.enumerated() {
+      thread.push(stateName)
+      lua_rawget(L, -3)
+      lua_createtable(L, 3, 0)
+      for slot in Slot.allCases {
+        lua_pushstring(L, slot.key)
+        lua_rawget(L, -3)
+        lua_rawseti(L, -2, lua_Integer(slot.rawValue))
+      }
+      lua_rawseti(L, -3, lua_Integer(position + 1))
+      lua_settop(L, -2)
+    }
+    handlers = LuaReference(popping: L, in: state)
+    lua_settop(L, -2)  // states
+    lua_createtable(L, 0, Int32(names.count))
     for (position, stateName) in names.enumerated() {
       thread.push(stateName)
       lua_pushinteger(L, lua_Integer(position + 1))
       lua_rawset(L, -3)
     }
     stateIndex = LuaReference(popping: L, in: state)
+    positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0 + 1) })
+    lastPosition = positions[initial]!
     lua_createtable(L, 0, 4)
     commandIndex = LuaReference(popping: L, in: state)
   }
 
-  /// Pushes states[state][key] (nil if absent).
-  private func push(_ stateName: String, _ key: String, on L: OpaquePointer) {
-    let state = views.on(L)
-    definition.push(on: L)
-    lua_pushstring(L, "states")
-    lua_rawget(L, -2)
-    state.push(stateName)  // not lua_pushstring: a Swift String argument would be copied to a C string
-    lua_rawget(L, -2)
-    state.push(key)
-    if lua_type(L, -2) == LUA_TTABLE { lua_rawget(L, -2) } else { lua_settop(L, -2); lua_pushnil(L) }
-    lunar_replace(L, -4)
-    lua_settop(L, -3)
+  /// The position of `stateName` in `states`, from 1 (0 if unknown).
+  private func position(of stateName: String) -> Int {
+    // Usually the same string as `states[lastPosition]`, so `==` only
+    // compares the storage.
+    if states[lastPosition - 1] == stateName { return lastPosition }
+    return positions[stateName] ?? 0
+  }
+
+  /// What a state defines, by position in its `handlers` entry.
+  private enum Slot: Int, CaseIterable {
+    case on = 1, enter, exit
+
+    var key: String {
+      switch self {
+      case .on: "on"
+      case .enter: "enter"
+      case .exit: "exit"
+      }
+    }
+  }
+
+  /// Pushes the `on` table, `enter` or `exit` function of the state at
+  /// `position` (nil if it has none).
+  private func push(_ slot: Slot, ofStateAt position: Int, on L: OpaquePointer) {
+    handlers.push(on: L)
+    if lua_rawgeti(L, -1, lua_Integer(position)) == LUA_TTABLE {
+      lua_rawgeti(L, -1, lua_Integer(slot.rawValue))
+    } else {
+      lua_pushnil(L)
+    }
+    lunar_replace(L, -3)
+    lua_settop(L, -2)
   }
 
   func step(_ stateName: String, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: String?, commands: [Command])? {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
-    push(stateName, "on", on: L)
+    let state = views.on(L)
+    push(.on, ofStateAt: position(of: stateName), on: L)
     guard lua_type(L, -1) == LUA_TTABLE else { return nil }
-    pushName(of: message, on: L)
-    lua_rawget(L, -2)
+    let messageName = pushName(of: message, on: state)
+    lua_pushvalue(L, messageName)
+    lua_rawget(L, -3)
     switch lua_type(L, -1) {
     case LUA_TNIL:
       return nil
@@ -225,8 +272,8 @@ final class LuaMachineDefinition: MachineBehavior {
       break
     }
     context.push(on: L)
-    try views.on(L).push(message.value)
-    let state = views.on(L)
+    // A message that is just a name is the string pushed already.
+    if case .string = message.value { lua_pushvalue(L, messageName) } else { try state.push(message.value) }
     try state.call(arguments: 2, results: 2)
     var next: String?
     switch lua_type(L, -2) {
@@ -243,22 +290,23 @@ final class LuaMachineDefinition: MachineBehavior {
   }
 
   func enter(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    try hook("enter", stateName, on: L)
+    guard statesWithEnter.contains(stateName) else { return [] }
+    return try hook(.enter, stateName, on: L)
   }
 
   func exit(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    try hook("exit", stateName, on: L)
+    guard statesWithExit.contains(stateName) else { return [] }
+    return try hook(.exit, stateName, on: L)
   }
 
-  private func hook(_ key: String, _ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    guard (key == "enter" ? statesWithEnter : statesWithExit).contains(stateName) else { return [] }
+  private func hook(_ slot: Slot, _ stateName: String, on L: OpaquePointer) throws -> [Command] {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
-    push(stateName, key, on: L)
+    push(slot, ofStateAt: position(of: stateName), on: L)
     guard lua_type(L, -1) == LUA_TFUNCTION else { return [] }
     context.push(on: L)
     try views.on(L).call(arguments: 1, results: 1)
-    return try commands(at: -1, on: L, from: "state '\(stateName)': \(key)")
+    return try commands(at: -1, on: L, from: "state '\(stateName)': \(slot.key)")
   }
 
   /// The command list at `index`: nil or an array of command tables. Read
@@ -322,7 +370,9 @@ final class LuaMachineDefinition: MachineBehavior {
   /// (no new string); nil if no state has that name.
   private func knownState(at index: Int32, on L: OpaquePointer) -> String? {
     let position = lookUp(at: index, in: stateIndex, on: L)
-    return position > 0 ? states[position - 1] : nil
+    guard position > 0 else { return nil }
+    lastPosition = position
+    return states[position - 1]
   }
 
   /// `table[value at index]` as an integer, 0 if absent.
@@ -336,15 +386,16 @@ final class LuaMachineDefinition: MachineBehavior {
     return position
   }
 
-  /// Pushes a message's name as it came (bytes, not a decoded string).
-  private func pushName(of message: MachineMessage, on L: OpaquePointer) {
-    let state = views.on(L)
+  /// Pushes a message's name as it came (bytes, not a decoded string);
+  /// returns its stack index.
+  private func pushName(of message: MachineMessage, on state: LuaState) -> Int32 {
     switch message.value {
     case .string(let name): state.push(name)
     case .table(let table):
-      if case .string(let name)? = table.array.first { state.push(name) } else { lua_pushnil(L) }
-    default: lua_pushnil(L)
+      if case .string(let name)? = table.array.first { state.push(name) } else { lua_pushnil(state.L) }
+    default: lua_pushnil(state.L)
     }
+    return lua_gettop(state.L)
   }
 
   /// Command names seen so far, to reuse rather than decode again.
