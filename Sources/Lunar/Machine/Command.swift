@@ -74,4 +74,13 @@ extension LuaCall {
     }
     return message
   }
+
+  /// Argument `n` as a machine message, a name found in `names` if it was
+  /// seen before (and added to it otherwise).
+  func message(_ n: Int32, names: LuaStringCache<MachineMessage>) throws -> MachineMessage {
+    if let message = names.value(at: n, on: L) { return message }
+    let message = try message(n)
+    if case .string = message.value { names.insert(message, forStringAt: n, on: L) }
+    return message
+  }
 }

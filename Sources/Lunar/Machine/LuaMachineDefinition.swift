@@ -40,8 +40,10 @@ final class LuaMachineDefinition: MachineBehavior {
   /// `{ [state name] = position in states }`: turns a name a handler returns
   /// into the `states` entry without decoding it.
   private let stateIndex: LuaReference
-  /// `{ [command name] = position in commandNames }`, for the same reason.
-  private let commandIndex: LuaReference
+  /// The same positions found by the name's address, without a table lookup.
+  private let statePositions: LuaStringCache<Int>
+  /// Command names seen so far, reused rather than decoded again.
+  private let commandNames: LuaStringCache<String>
   private let context: LuaReference
   private let state: LuaState
 
@@ -211,10 +213,15 @@ final class LuaMachineDefinition: MachineBehavior {
       lua_rawset(L, -3)
     }
     stateIndex = LuaReference(popping: L, in: state)
+    statePositions = LuaStringCache(capacity: names.count, in: state)
+    for (position, stateName) in names.enumerated() {
+      thread.push(stateName)
+      statePositions.insert(position + 1, forStringAt: -1, on: L)
+      lua_settop(L, -2)
+    }
     positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0 + 1) })
     lastPosition = positions[initial]!
-    lua_createtable(L, 0, 4)
-    commandIndex = LuaReference(popping: L, in: state)
+    commandNames = LuaStringCache(capacity: 64, in: state)
   }
 
   /// The position of `stateName` in `states`, from 1 (0 if unknown).
@@ -369,7 +376,7 @@ final class LuaMachineDefinition: MachineBehavior {
   /// The state named by the string at `index`, as the `states` entry
   /// (no new string); nil if no state has that name.
   private func knownState(at index: Int32, on L: OpaquePointer) -> String? {
-    let position = lookUp(at: index, in: stateIndex, on: L)
+    let position = statePositions.value(at: index, on: L) ?? lookUp(at: index, in: stateIndex, on: L)
     guard position > 0 else { return nil }
     lastPosition = position
     return states[position - 1]
@@ -398,26 +405,14 @@ final class LuaMachineDefinition: MachineBehavior {
     return lua_gettop(state.L)
   }
 
-  /// Command names seen so far, to reuse rather than decode again.
-  private var commandNames: [String] = []
-
   /// The string at `index` as a command name; nil if it is not UTF-8.
   private func commandName(at index: Int32, on L: OpaquePointer) -> String? {
-    let known = lookUp(at: index, in: commandIndex, on: L)
-    if known > 0 { return commandNames[known - 1] }
+    if let known = commandNames.value(at: index, on: L) { return known }
     var length = 0
     guard let chars = lua_tolstring(L, index, &length),
       let name = String(validating: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
     else { return nil }
-    if commandNames.count < 64 {
-      commandNames.append(name)
-      let key = lua_absindex(L, index)
-      commandIndex.push(on: L)
-      lua_pushvalue(L, key)
-      lua_pushinteger(L, lua_Integer(commandNames.count))
-      lua_rawset(L, -3)
-      lua_settop(L, -2)
-    }
+    commandNames.insert(name, forStringAt: index, on: L)
     return name
   }
 }

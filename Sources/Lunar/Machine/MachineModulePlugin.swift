@@ -11,8 +11,10 @@ struct MachineModulePlugin: ModulePlugin {
     var machineClass = LuaClass<MachineDriver>(name: "lunar.machine")
     machineClass.describe = { "machine \($0.name) (\($0.state))" }
 
+    // Message names sent so far, shared by every machine of the runtime.
+    let messageNames = LuaStringCache<MachineMessage>(capacity: 64, in: runtime.state)
     machineClass.method("send") { driver, call in
-      let message = try call.message(2)
+      let message = try call.message(2, names: messageNames)
       try Self.raising { try driver.send(message) }
       return .none
     }

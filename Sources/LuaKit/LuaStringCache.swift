@@ -1,0 +1,65 @@
+import CLua
+import CLuaShim
+
+/// Swift values for Lua strings seen before, found by the address of the
+/// string's bytes rather than by its contents. Lua keeps one copy of each
+/// short string, and the cache anchors every string it holds, so while the
+/// cache lives a known address always means the same string. Code that
+/// meets the same few names again and again (message and command names)
+/// skips decoding them.
+public final class LuaStringCache<Value> {
+  /// Lua interns strings up to this length (`LUAI_MAXSHORTLEN`); longer ones
+  /// are separate objects each time, so caching them would only fill the
+  /// cache.
+  public static var longestCachedLength: Int { 40 }
+
+  /// How many strings the cache keeps at most.
+  public let capacity: Int
+  @usableFromInline var addresses: [UnsafeRawPointer] = []
+  @usableFromInline var values: [Value] = []
+  /// `{ [string] = true }`: keeps the cached strings alive.
+  @usableFromInline let anchor: LuaReference
+
+  /// An empty cache for strings of `state` (and of its threads).
+  public init(capacity: Int, in state: LuaState) {
+    self.capacity = capacity
+    lua_createtable(state.L, 0, Int32(clamping: capacity))
+    anchor = LuaReference(popping: state)
+  }
+
+  /// Strings cached so far.
+  @inlinable
+  public var count: Int { addresses.count }
+
+  /// The value cached for the string at `index`, or nil if that string was
+  /// not cached (or the value there is not a string).
+  @inlinable
+  public func value(at index: Int32, on L: OpaquePointer) -> Value? {
+    guard lua_type(L, index) == LUA_TSTRING, let address = lua_tolstring(L, index, nil) else { return nil }
+    let key = UnsafeRawPointer(address)
+    for position in addresses.indices where addresses[position] == key {
+      return values[position]
+    }
+    return nil
+  }
+
+  /// Caches `value` for the string at `index`, if it is a short string and
+  /// the cache has room; does nothing otherwise.
+  @inlinable
+  public func insert(_ value: Value, forStringAt index: Int32, on L: OpaquePointer) {
+    var length = 0
+    guard addresses.count < capacity, lua_type(L, index) == LUA_TSTRING,
+      let address = lua_tolstring(L, index, &length), length <= Self.longestCachedLength
+    else { return }
+    let key = UnsafeRawPointer(address)
+    guard !addresses.contains(key) else { return }
+    let string = lua_absindex(L, index)
+    anchor.push(on: L)
+    lua_pushvalue(L, string)
+    lua_pushboolean(L, 1)
+    lua_rawset(L, -3)
+    lua_settop(L, -2)
+    addresses.append(key)
+    values.append(value)
+  }
+}
