@@ -293,7 +293,7 @@ final class LuaMachineDefinition: MachineBehavior {
       let unknown = state.string(at: -2) ?? "?"
       throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' returned unknown state '\(unknown)'")
     }
-    return (next, try commands(at: -1, on: L, from: "state '\(stateName)': handler '\(message.name)'"))
+    return (next, try commands(at: -1, on: state, from: "state '\(stateName)': handler '\(message.name)'"))
   }
 
   func enter(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
@@ -312,17 +312,18 @@ final class LuaMachineDefinition: MachineBehavior {
     push(slot, ofStateAt: position(of: stateName), on: L)
     guard lua_type(L, -1) == LUA_TFUNCTION else { return [] }
     context.push(on: L)
-    try views.on(L).call(arguments: 1, results: 1)
-    return try commands(at: -1, on: L, from: "state '\(stateName)': \(slot.key)")
+    let state = views.on(L)
+    try state.call(arguments: 1, results: 1)
+    return try commands(at: -1, on: state, from: "state '\(stateName)': \(slot.key)")
   }
 
   /// The command list at `index`: nil or an array of command tables. Read
   /// field by field rather than as one `LuaValue`, and names seen before are
   /// reused, so a plain `{ "name", ... }` costs no table or string copies.
-  private func commands(at index: Int32, on L: OpaquePointer, from origin: @autoclosure () -> String) throws -> [Command] {
+  private func commands(at index: Int32, on state: LuaState, from origin: @autoclosure () -> String) throws -> [Command] {
+    let L = state.L
     if lua_type(L, index) == LUA_TNIL { return [] }
     let list = lua_absindex(L, index)
-    let state = views.on(L)
     guard lua_type(L, list) == LUA_TTABLE, Self.isSequence(list, on: L) else {
       let value = try state.value(at: list, root: "commands")
       throw MachineError("machine '\(name)': \(origin()): commands must be an array of commands, got \(value.typeName)")
