@@ -59,6 +59,25 @@ describe("lunar.machine", function()
       list:step("reload")
       assert.are.equal("initial", list.state)
     end)
+
+    it("uses each state's handlers as they were when the machine was made", function()
+      local definition = { name = "made", initial = "a", states = { a = { on = { go = "b" } }, b = {} } }
+      local m = machine.new(definition)
+      definition.states.a.on = { go = "a" }
+      definition.states.b.enter = function() return { { "log", "late" } } end
+      local state, commands = m:step("go")
+      assert.are.same({ "b", {} }, { state, commands })
+    end)
+
+    it("finds states and messages whatever their length", function()
+      local long = string.rep("s", 60)
+      local m = machine.new { name = "long", initial = "a", states = {
+        a = { on = { [long] = function() return long, { { long } } end } },
+        [long] = {},
+      } }
+      local state, commands = m:step(long)
+      assert.are.same({ long, { { long } } }, { state, commands })
+    end)
   end)
 
   describe("driven by interpreters", function()
