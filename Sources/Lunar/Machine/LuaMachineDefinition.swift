@@ -37,10 +37,8 @@ final class LuaMachineDefinition: MachineBehavior {
   /// state): the driver's next step is almost always in that state.
   private var lastPosition: Int
   private let views = BorrowedLuaState()
-  /// `{ [state name] = position in states }`: turns a name a handler returns
-  /// into the `states` entry without decoding it.
-  private let stateIndex: LuaReference
-  /// The same positions found by the name's address, without a table lookup.
+  /// The same positions found by the address of the name's Lua string: a
+  /// name a handler returns becomes the `states` entry without decoding.
   private let statePositions: LuaStringCache<Int>
   /// Command names seen so far, reused rather than decoded again.
   private let commandNames: LuaStringCache<String>
@@ -206,13 +204,6 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     handlers = LuaReference(popping: L, in: state)
     lua_settop(L, -2)  // states
-    lua_createtable(L, 0, Int32(names.count))
-    for (position, stateName) in names.enumerated() {
-      thread.push(stateName)
-      lua_pushinteger(L, lua_Integer(position + 1))
-      lua_rawset(L, -3)
-    }
-    stateIndex = LuaReference(popping: L, in: state)
     statePositions = LuaStringCache(capacity: names.count, in: state)
     for (position, stateName) in names.enumerated() {
       thread.push(stateName)
@@ -377,21 +368,11 @@ final class LuaMachineDefinition: MachineBehavior {
   /// The state named by the string at `index`, as the `states` entry
   /// (no new string); nil if no state has that name.
   private func knownState(at index: Int32, on L: OpaquePointer) -> String? {
-    let position = statePositions.value(at: index, on: L) ?? lookUp(at: index, in: stateIndex, on: L)
-    guard position > 0 else { return nil }
+    // Only names longer than Lua's shared strings are decoded.
+    guard let position = statePositions.value(at: index, on: L) ?? views.on(L).string(at: index).flatMap({ positions[$0] })
+    else { return nil }
     lastPosition = position
     return states[position - 1]
-  }
-
-  /// `table[value at index]` as an integer, 0 if absent.
-  private func lookUp(at index: Int32, in table: LuaReference, on L: OpaquePointer) -> Int {
-    let key = lua_absindex(L, index)
-    table.push(on: L)
-    lua_pushvalue(L, key)
-    lua_rawget(L, -2)
-    let position = Int(lua_tointegerx(L, -1, nil))
-    lua_settop(L, -3)
-    return position
   }
 
   /// Pushes a message's name as it came (bytes, not a decoded string);
