@@ -17,14 +17,16 @@ public final class LuaStringCache<Value> {
   public let capacity: Int
   @usableFromInline var addresses: [UnsafeRawPointer] = []
   @usableFromInline var values: [Value] = []
-  /// `{ [string] = true }`: keeps the cached strings alive.
-  @usableFromInline let anchor: LuaReference
+  @usableFromInline let state: LuaState
+  /// `{ [string] = true }`: keeps the cached strings alive. Made by the
+  /// first insert, on the thread that runs it: the cache may be made while
+  /// a coroutine runs, when the main thread's stack is not for pushing.
+  @usableFromInline var anchor: LuaReference?
 
   /// An empty cache for strings of `state` (and of its threads).
   public init(capacity: Int, in state: LuaState) {
     self.capacity = capacity
-    lua_createtable(state.L, 0, Int32(clamping: capacity))
-    anchor = LuaReference(popping: state)
+    self.state = state
   }
 
   /// Strings cached so far.
@@ -54,7 +56,11 @@ public final class LuaStringCache<Value> {
     let key = UnsafeRawPointer(address)
     guard !addresses.contains(key) else { return }
     let string = lua_absindex(L, index)
-    anchor.push(on: L)
+    if anchor == nil {
+      lua_createtable(L, 0, Int32(clamping: capacity))
+      anchor = LuaReference(popping: L, in: state)
+    }
+    anchor?.push(on: L)
     lua_pushvalue(L, string)
     lua_pushboolean(L, 1)
     lua_rawset(L, -3)

@@ -21,6 +21,21 @@ import Testing
     state.pop()
   }
 
+  @Test func insertsOnTheThreadItIsGivenAndFindsOnAnyOther() throws {
+    let state = try LuaState()
+    let cache = LuaStringCache<Int>(capacity: 4, in: state)
+    let thread = lua_newthread(state.L)!
+    let mainTop = lua_gettop(state.L)
+    LuaState(borrowing: thread).push("reload")
+    cache.insert(3, forStringAt: -1, on: thread)
+    // Nothing was pushed on, or left on, the main thread's stack.
+    #expect(lua_gettop(state.L) == mainTop)
+    #expect(lua_gettop(thread) == 1)
+    state.push("reload")
+    #expect(cache.value(at: -1, on: state.L) == 3)
+    state.pop(2)
+  }
+
   @Test func keepsItsStringsAliveThroughACollection() throws {
     let state = try LuaState()
     let cache = LuaStringCache<String>(capacity: 4, in: state)
