@@ -10,6 +10,10 @@ public struct LuaClass<Object: AnyObject> {
 
   /// The metatable's `__name`, shown in messages (`Queue expected, got nil`).
   public let name: String
+  /// `name` as a C string, made once: checking the object of every method
+  /// call then converts nothing, and Lua finds the name in its cache of C
+  /// strings by address.
+  let metatableName: ContiguousArray<CChar>
   /// Methods by name, reached as `object:name(...)`.
   public var methods: [String: Method] = [:]
   /// Field getters, reached as `object.name` (checked after methods).
@@ -18,7 +22,10 @@ public struct LuaClass<Object: AnyObject> {
   public var describe: ((Object) -> String)?
 
   /// A class named `name` with no methods yet.
-  public init(name: String) { self.name = name }
+  public init(name: String) {
+    self.name = name
+    metatableName = name.utf8CString
+  }
 
   /// Adds a method.
   public mutating func method(_ name: String, _ body: @escaping Method) {
@@ -39,6 +46,7 @@ extension LuaState {
       return
     }
     let name = luaClass.name
+    let metatableName = luaClass.metatableName
     let table = lua_gettop(L)
 
     push(function: { call in
@@ -53,7 +61,7 @@ extension LuaState {
 
     let describe = luaClass.describe
     push(function: { call in
-      let object = try call.object(1, of: Object.self, named: name)
+      let object = try call.object(1, of: Object.self, metatableName: metatableName, named: name)
       call.push(describe?(object) ?? "\(name): \(String(describing: Unmanaged.passUnretained(object).toOpaque()))")
       return .one
     })
@@ -63,7 +71,7 @@ extension LuaState {
     lua_createtable(L, 0, Int32(luaClass.methods.count))
     for (methodName, body) in luaClass.methods {
       push(function: { call in
-        try body(try call.object(1, of: Object.self, named: name), call)
+        try body(try call.object(1, of: Object.self, metatableName: metatableName, named: name), call)
       })
       lua_setfield(L, -2, methodName)
     }
@@ -78,7 +86,7 @@ extension LuaState {
         if lua_rawget(call.L, -2) != LUA_TNIL { return .one }
         lua_settop(call.L, 2)
         if lua_type(call.L, 2) == LUA_TSTRING, let key = try? call.string(2), let getter = properties[key] {
-          return try getter(try call.object(1, of: Object.self, named: name), call)
+          return try getter(try call.object(1, of: Object.self, metatableName: metatableName, named: name), call)
         }
         call.pushNil()
         return .one
@@ -137,15 +145,22 @@ extension LuaCall {
   public func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, named name: String)
     throws(LuaArgumentError) -> Object
   {
-    guard let raw = luaL_testudata(L, n, name) else { throw .type(n, expected: name) }
-    guard let object = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee else {
-      throw .invalid(n, "\(name) already released")
-    }
-    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
+    try object(n, of: type, metatableName: name.utf8CString, named: name)
   }
 
   /// Argument `n` as an object of `luaClass`.
   public func object<Object: AnyObject>(_ n: Int32, of luaClass: LuaClass<Object>) throws(LuaArgumentError) -> Object {
-    try object(n, of: Object.self, named: luaClass.name)
+    try object(n, of: Object.self, metatableName: luaClass.metatableName, named: luaClass.name)
+  }
+
+  func object<Object: AnyObject>(
+    _ n: Int32, of type: Object.Type, metatableName: ContiguousArray<CChar>, named name: String
+  ) throws(LuaArgumentError) -> Object {
+    let raw = metatableName.withUnsafeBufferPointer { luaL_testudata(L, n, $0.baseAddress) }
+    guard let raw else { throw .type(n, expected: name) }
+    guard let object = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee else {
+      throw .invalid(n, "\(name) already released")
+    }
+    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
   }
 }
