@@ -12,6 +12,10 @@ public final class MachineDriver {
   // Safe without reference counting: the core keeps every driver in
   // `machines` until it is itself deinitialised, so it outlives them all.
   unowned(unsafe) let core: RuntimeCore
+  // Held here as well (neither refers back to a driver): read through
+  // `core`, each per-message use would retain and release them.
+  private let traceLog: Trace
+  private let interpreters: InterpreterRegistry
   /// The current state.
   public private(set) var state: String
   private var mailbox: [MachineMessage] = []
@@ -29,6 +33,8 @@ public final class MachineDriver {
   init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool) {
     self.behavior = behavior
     self.core = core
+    traceLog = core.trace
+    interpreters = core.interpreters
     self.inert = inert
     state = behavior.initial
   }
@@ -141,7 +147,7 @@ public final class MachineDriver {
       failures.append(describe(error))
       return nil
     }
-    if core.trace.isEnabled {
+    if traceLog.isEnabled {
       for command in commands { trace("machine.command", [.init("command", .string(LuaString(command.name)))]) }
     }
     return commands
@@ -165,7 +171,7 @@ public final class MachineDriver {
     while index < commands.count, !isStopped {
       let command = commands[index]
       index += 1
-      switch core.interpreters.entry(for: command.name) {
+      switch interpreters.entry(for: command.name) {
       case nil:
         failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
       case .after:
@@ -183,7 +189,7 @@ public final class MachineDriver {
             fields.append(.init(key.description, value))
           }
         }
-        core.trace.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
+        traceLog.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
         interpreted(command)
       case .lua(let function):
         runLua(function, command, on: L)
@@ -338,8 +344,7 @@ public final class MachineDriver {
   }
 
   private func trace(_ kind: String, _ fields: @autoclosure () -> [TraceEvent.Field]) {
-    let trace = core.trace
-    guard trace.isEnabled else { return }
-    trace.emit(kind, [.init("machine", .string(LuaString(name)))] + fields())
+    guard traceLog.isEnabled else { return }
+    traceLog.emit(kind, [.init("machine", .string(LuaString(name)))] + fields())
   }
 }
