@@ -288,12 +288,13 @@ final class LuaMachineDefinition: MachineBehavior {
   }
 
   func enter(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    guard statesWithEnter.contains(stateName) else { return [] }
+    // Most machines have no hooks: skip hashing the name for them.
+    guard !statesWithEnter.isEmpty, statesWithEnter.contains(stateName) else { return [] }
     return try hook(.enter, stateName, on: L)
   }
 
   func exit(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    guard statesWithExit.contains(stateName) else { return [] }
+    guard !statesWithExit.isEmpty, statesWithExit.contains(stateName) else { return [] }
     return try hook(.exit, stateName, on: L)
   }
 
