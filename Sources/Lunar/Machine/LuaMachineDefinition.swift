@@ -42,6 +42,7 @@ final class LuaMachineDefinition: MachineBehavior {
   private let statePositions: LuaStringCache<Int>
   /// Command names seen so far, reused rather than decoded again.
   private let commandNames: LuaStringCache<String>
+  private var commandBuffer: [Command] = []
   private let context: LuaReference
   private let state: LuaState
 
@@ -321,8 +322,10 @@ final class LuaMachineDefinition: MachineBehavior {
       throw MachineError("machine '\(name)': \(origin()): commands must be an array of commands, got \(value.typeName)")
     }
     let count = Int(lua_rawlen(L, list))
-    var result: [Command] = []
-    result.reserveCapacity(count)
+    // Built in the storage of the previous list, which is free again once
+    // the driver has carried that list out (otherwise this makes a new one).
+    commandBuffer.removeAll(keepingCapacity: true)
+    commandBuffer.reserveCapacity(count)
     for position in 1..<(count + 1) {
       lua_rawgeti(L, list, lua_Integer(position))
       defer { lua_settop(L, -2) }
@@ -336,7 +339,7 @@ final class LuaMachineDefinition: MachineBehavior {
       guard Self.isSequence(command, on: L) else {
         // Keyed fields too: read the whole table.
         let value = try state.value(at: command, root: "commands[\(position)]")
-        result.append(Command(value: value)!)
+        commandBuffer.append(Command(value: value)!)
         continue
       }
       let length = Int(lua_rawlen(L, command))
@@ -349,9 +352,9 @@ final class LuaMachineDefinition: MachineBehavior {
           arguments.append(try state.value(at: -1, root: "commands[\(position)][\(element)]"))
         }
       }
-      result.append(Command(name: issued, arguments: arguments))
+      commandBuffer.append(Command(name: issued, arguments: arguments))
     }
-    return result
+    return commandBuffer
   }
 
   /// True if the table at `index` has keys 1...#t and no others.
