@@ -173,6 +173,21 @@ static const char *const TRACEBACK = "lunar.traceback";
 
 // Keeps the error value as it is (so tables and nil survive) and records
 // the traceback beside it, in the registry.
+// Upvalue 1: the getter function; upvalue 2: the methods table. The getter
+// is a host function: an error it raises unwinds only this C frame.
+static int class_index(lua_State *L) {
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+void lunar_pushclassindex(lua_State *L) { lua_pushcclosure(L, class_index, 2); }
+
 static int message_handler(lua_State *L) {
   luaL_traceback(L, L, NULL, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, TRACEBACK);

@@ -79,18 +79,16 @@ extension LuaState {
     if properties.isEmpty {
       lua_setfield(L, table, "__index")
     } else {
-      // upvalue 1: the methods table
+      // Methods are found in C, so only a property read calls into Swift.
       push(function: { call in
-        call.pushUpvalue(1)
-        lua_pushvalue(call.L, 2)
-        if lua_rawget(call.L, -2) != LUA_TNIL { return .one }
-        lua_settop(call.L, 2)
         if lua_type(call.L, 2) == LUA_TSTRING, let key = try? call.string(2), let getter = properties[key] {
           return try getter(try call.object(1, of: Object.self, metatableName: metatableName, named: name), call)
         }
         call.pushNil()
         return .one
-      }, upvalues: 1)
+      })
+      lunar_insert(L, -2)  // the getter, then the methods table
+      lunar_pushclassindex(L)
       lua_setfield(L, table, "__index")
     }
     pop()

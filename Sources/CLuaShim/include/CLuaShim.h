@@ -110,6 +110,12 @@ void lunar_pushhostfunction(lua_State *L, void *function, int nup);
 /// callers that build their own trampolines.
 int lunar_finish(lua_State *L, int status);
 
+/// Pushes an `__index` function for userdata classes with properties: it
+/// looks the key up in the methods table at the top of the stack first (no
+/// call into Swift for a method), then calls the getter below it as
+/// getter(object, key). Pops both.
+void lunar_pushclassindex(lua_State *L);
+
 // MARK: - Protected calls with a traceback
 
 /// lua_pcall with a message handler that records a traceback (read with
