@@ -18,7 +18,8 @@ public final class MachineDriver {
   private let interpreters: InterpreterRegistry
   /// The current state.
   public private(set) var state: String
-  private var mailbox: [MachineMessage] = []
+  /// Messages in order; each is moved out (leaving nil) when handled.
+  private var mailbox: [MachineMessage?] = []
   private var mailboxHead = 0
   private var busy = false
   /// True once stopped: sending is then an error.
@@ -117,7 +118,7 @@ public final class MachineDriver {
   /// Takes the next message and steps the machine; the commands to carry
   /// out, or nil when the message was dropped or the step failed.
   private func handleNext(on L: OpaquePointer) -> [Command]? {
-    let message = mailbox[mailboxHead]
+    let message = mailbox[mailboxHead].take()!
     mailboxHead += 1
     let commands: [Command]
     do {
