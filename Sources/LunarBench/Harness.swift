@@ -16,6 +16,21 @@ enum Harness {
     return best
   }
 
+  /// The best per-iteration time of each body, in nanoseconds, with the
+  /// bodies taking turns round by round: a subject and its baselines then
+  /// meet the same moments of a shared machine's load, not different ones.
+  static func interleaved(iterations: Int, rounds: Int, _ bodies: [(Int) throws -> Void]) throws -> [Double] {
+    var best = [Double](repeating: .infinity, count: bodies.count)
+    for _ in 0..<rounds {
+      for (index, body) in bodies.enumerated() {
+        let start = ContinuousClock.now
+        try body(iterations)
+        best[index] = min(best[index], (ContinuousClock.now - start).nanoseconds / Double(iterations))
+      }
+    }
+    return best
+  }
+
   /// Prints one result line: subject, baseline, and their ratio.
   static func report(_ name: String, subject: Double, baseline: Double, baselineName: String, unit: String = "ns/op", goal: String) {
     let ratio = subject / baseline

@@ -49,7 +49,7 @@ enum MachineBenchmark {
   /// protected call of the handler from Swift, and a protected call of the
   /// interpreter with its own copy of the command (Lua values are copied
   /// across, never shared).
-  static func driverFloor(messages n: Int) throws -> Double {
+  static func driverFloor() throws -> (Int) throws -> Void {
     let state = try LuaState()
     var mailbox = 0
     state.register("send") { call in
@@ -67,7 +67,7 @@ enum MachineBenchmark {
       }, function() end, 'flip', 'on', 'off'
       """, name: "=floor")
     let chunk = LuaReference(popping: state)
-    return try Harness.nanoseconds(iterations: n, rounds: 5) { count in
+    return { count in
       let L = state.L
       chunk.push()
       lua_pushinteger(L, lua_Integer(count))
@@ -100,7 +100,7 @@ enum MachineBenchmark {
   static func run() throws {
     let runtime = try RuntimeBenchmark.makeRuntime(plugins: [Setup()])
     let n = 100_000
-    let luaMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 5, """
+    let luaMachine = RuntimeBenchmark.script(runtime, """
       local machine, n = require('lunar.machine'), ...
       machine.interpreter('noop', function() end)
       local m = machine.new { name = 'toggle', initial = 'off', states = {
@@ -110,7 +110,7 @@ enum MachineBenchmark {
       for i = 1, n do m:send('flip') end
       m:settle()
       """)
-    let plain = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 5, """
+    let plain = RuntimeBenchmark.script(runtime, """
       local n = ...
       local handlers = {
         off = { flip = function() return 'on', { { 'noop' } } end },
@@ -124,9 +124,9 @@ enum MachineBenchmark {
         for _, c in ipairs(commands) do noop(c) end
       end
       """)
-    Harness.report("Lua machine, 1 command per message", subject: luaMachine, baseline: plain, baselineName: "plain Lua:", goal: "≤ 3×")
-    let floor = try driverFloor(messages: n)
-    Harness.report("    the least a driver in Swift does", subject: floor, baseline: plain, baselineName: "plain Lua:", goal: "report")
+    let times = try Harness.interleaved(iterations: n, rounds: 7, [luaMachine, plain, try driverFloor()])
+    Harness.report("Lua machine, 1 command per message", subject: times[0], baseline: times[1], baselineName: "plain Lua:", goal: "≤ 3×")
+    Harness.report("    the least a driver in Swift does", subject: times[2], baseline: times[1], baselineName: "plain Lua:", goal: "report")
 
     let swiftMachine = try RuntimeBenchmark.timeScript(runtime, iterations: n, rounds: 3, """
       local machine, n = require('lunar.machine'), ...

@@ -73,7 +73,12 @@ enum RuntimeBenchmark {
   }
 
   static func timeScript(_ runtime: Runtime, iterations: Int, rounds: Int = 5, _ source: String) throws -> Double {
-    try Harness.nanoseconds(iterations: iterations, rounds: rounds) { n in
+    try Harness.nanoseconds(iterations: iterations, rounds: rounds, script(runtime, source))
+  }
+
+  /// Runs `source` on `runtime` with the iteration count as its argument.
+  static func script(_ runtime: Runtime, _ source: String) -> (Int) throws -> Void {
+    { n in
       let script = Script(source: .text(source, chunkName: "=bench"), arguments: [String(n)])
       if case .failure(let failure) = runtime.runBlocking(script) { throw BenchmarkFailure(description: "\(failure)") }
     }
