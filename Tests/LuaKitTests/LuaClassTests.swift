@@ -40,6 +40,23 @@ private func counterClass() -> LuaClass<Counter> {
     #expect(try run("return newCounter().missing", in: state) == .nil)
   }
 
+  @Test func propertyReadsAndTheirErrorsPassThroughTheMethodLookup() throws {
+    let state = try LuaState()
+    var luaClass = counterClass()
+    luaClass.property("broken") { _, _ in throw LuaArgumentError.invalid(1, "no value yet") }
+    state.push(Counter(), as: luaClass)
+    state.setGlobal("c")
+    // Methods are found without the getter; a non-string key finds nothing.
+    #expect(try run("return type(c.add)", in: state) == "function")
+    #expect(try run("return c[1]", in: state) == .nil)
+    #expect(try run("return c.value", in: state) == .integer(0))
+    let error = try failure("return c.broken", in: state)
+    #expect(error.message.contains("no value yet"))
+    // The getter still checks its object.
+    let wrongSelf = try failure("return getmetatable(c).__index({}, 'value')", in: state)
+    #expect(wrongSelf.message.contains("Counter expected, got table"))
+  }
+
   @Test func theMetatableNamesTheType() throws {
     let state = try LuaState()
     let luaClass = counterClass()
