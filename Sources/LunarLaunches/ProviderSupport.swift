@@ -1,6 +1,23 @@
 import LuaKit
 import Lunar
 
+/// Where a provider reads its launches: one JSON document at `endpoint`,
+/// fetched through `http`. Both providers are this plus their own decoding.
+struct JSONFeed: Sendable {
+  /// An `http(s)://` or `file://` URL.
+  let endpoint: String
+  let http: any HTTPService
+  /// Seconds; 0 for none.
+  let timeout: Double
+
+  /// The first `limit` launches that `decode` reads from the document (it
+  /// returns them in order).
+  func fetch(limit: Int, _ decode: ([UInt8]) throws(LaunchFetchError) -> [Launch]) async throws(LaunchFetchError) -> [Launch] {
+    let body = try await ProviderSupport.fetchBody(endpoint: endpoint, http: http, timeout: timeout)
+    return Array(try decode(body).prefix(max(0, limit)))
+  }
+}
+
 /// What the launch providers share: the request and the classification of
 /// its failures, the decoding of a JSON body into Codable structs with
 /// errors that name the field, and the final ordering.

@@ -12,23 +12,19 @@ public actor RocketLaunchLiveProvider: LaunchProvider {
   public static let idPrefix = "rll:"
 
   public nonisolated let source = "rocketlaunch.live"
+  private nonisolated let feed: JSONFeed
+
   /// Where launches come from: an `http(s)://` or `file://` URL.
-  public nonisolated let endpoint: String
-  private let http: any HTTPService
-  private let timeout: Double
+  public nonisolated var endpoint: String { feed.endpoint }
 
   /// A provider reading `endpoint` through `http`; `timeout` is in seconds
   /// (0 for none).
   public init(endpoint: String = defaultEndpoint, http: any HTTPService = CurlHTTPClient(), timeout: Double = 30) {
-    self.endpoint = endpoint
-    self.http = http
-    self.timeout = timeout
+    feed = JSONFeed(endpoint: endpoint, http: http, timeout: timeout)
   }
 
   public func fetch(limit: Int) async throws(LaunchFetchError) -> [Launch] {
-    let body = try await ProviderSupport.fetchBody(endpoint: endpoint, http: http, timeout: timeout)
-    // Already in order: keep the first `limit`.
-    return Array(try Self.launches(from: body).prefix(max(0, limit)))
+    try await feed.fetch(limit: limit, Self.launches(from:))
   }
 
   /// Every launch in a body of the feed's shape, sorted by sort time (ties
