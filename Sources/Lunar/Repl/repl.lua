@@ -91,28 +91,28 @@ commands.help = function()
 Ctrl-C interrupts a running entry; Ctrl-D or os.exit() leaves.]])
 end
 
+-- Prints one line per item, or `none` when there are no items.
+local function print_lines(items, none, line)
+  if #items == 0 then print(none) return end
+  for _, item in ipairs(items) do print(line(item)) end
+end
+
 commands.tasks = function()
-  local tasks = host.tasks()
-  if #tasks == 0 then print("no tasks") return end
-  for _, t in ipairs(tasks) do
-    print(("%-10s %-8s %s"):format(t.label, t.status, t.waiting and ("waits for " .. t.waiting .. " at " .. t.where) or ""))
-  end
+  print_lines(host.tasks(), "no tasks", function(t)
+    return ("%-10s %-8s %s"):format(t.label, t.status, t.waiting and ("waits for " .. t.waiting .. " at " .. t.where) or "")
+  end)
 end
 
 commands.queues = function()
-  local list = host.queues()
-  if #list == 0 then print("no queues") return end
-  for _, q in ipairs(list) do
-    print(("%-12s %d job%s%s"):format(q.name, q.length, q.length == 1 and "" or "s", q.running and (", running " .. q.running) or ""))
-  end
+  print_lines(host.queues(), "no queues", function(q)
+    return ("%-12s %d job%s%s"):format(q.name, q.length, q.length == 1 and "" or "s", q.running and (", running " .. q.running) or "")
+  end)
 end
 
 commands.machines = function()
-  local list = host.machines()
-  if #list == 0 then print("no machines") return end
-  for _, m in ipairs(list) do
-    print(("%-12s %-12s mailbox %d%s"):format(m.name, m.state, m.mailbox, m.stopped and " (stopped)" or ""))
-  end
+  print_lines(host.machines(), "no machines", function(m)
+    return ("%-12s %-12s mailbox %d%s"):format(m.name, m.state, m.mailbox, m.stopped and " (stopped)" or "")
+  end)
 end
 
 commands.trace = function(arg)
