@@ -167,12 +167,7 @@ void lunar_pushhostfunction(lua_State *L, void *function, int nup) {
   lua_pushcclosure(L, trampoline, nup + 1);
 }
 
-// MARK: - Protected calls
-
-static const char *const TRACEBACK = "lunar.traceback";
-
-// Keeps the error value as it is (so tables and nil survive) and records
-// the traceback beside it, in the registry.
+// `__index` for userdata classes with properties (see LuaClass).
 // Upvalue 1: the getter function; upvalue 2: the methods table. The getter
 // is a host function: an error it raises unwinds only this C frame.
 static int class_index(lua_State *L) {
@@ -188,6 +183,12 @@ static int class_index(lua_State *L) {
 
 void lunar_pushclassindex(lua_State *L) { lua_pushcclosure(L, class_index, 2); }
 
+// MARK: - Protected calls
+
+static const char *const TRACEBACK = "lunar.traceback";
+
+// Keeps the error value as it is (so tables and nil survive) and records
+// the traceback beside it, in the registry.
 static int message_handler(lua_State *L) {
   luaL_traceback(L, L, NULL, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, TRACEBACK);
