@@ -10,9 +10,9 @@ public struct LuaClass<Object: AnyObject> {
 
   /// The metatable's `__name`, shown in messages (`Queue expected, got nil`).
   public let name: String
-  /// `name` as a C string, made once: checking the object of every method
-  /// call then converts nothing, and Lua finds the name in its cache of C
-  /// strings by address.
+  /// `name` as a C string, made once: checking an argument of this class
+  /// then converts nothing, and Lua finds the name in its cache of C strings
+  /// by address.
   let metatableName: ContiguousArray<CChar>
   /// Methods by name, reached as `object:name(...)`.
   public var methods: [String: Method] = [:]
@@ -46,7 +46,6 @@ extension LuaState {
       return
     }
     let name = luaClass.name
-    let metatableName = luaClass.metatableName
     let table = lua_gettop(L)
 
     push(function: { call in
@@ -59,20 +58,23 @@ extension LuaState {
     })
     lua_setfield(L, table, "__gc")
 
+    // Every function below keeps the metatable as its upvalue: checking
+    // `self` then compares two metatables, with no lookup by name.
+    func pushChecked(_ body: @escaping LuaClass<Object>.Method) {
+      lua_pushvalue(L, table)
+      push(function: { call in try body(try call.object(1, of: Object.self, inClassOf: name), call) }, upvalues: 1)
+    }
     let describe = luaClass.describe
-    push(function: { call in
-      let object = try call.object(1, of: Object.self, metatableName: metatableName, named: name)
+    pushChecked { object, call in
       call.push(describe?(object) ?? "\(name): \(String(describing: Unmanaged.passUnretained(object).toOpaque()))")
       return .one
-    })
+    }
     lua_setfield(L, table, "__tostring")
 
     // __index: methods first, then properties, then nil.
     lua_createtable(L, 0, Int32(luaClass.methods.count))
     for (methodName, body) in luaClass.methods {
-      push(function: { call in
-        try body(try call.object(1, of: Object.self, metatableName: metatableName, named: name), call)
-      })
+      pushChecked(body)
       lua_setfield(L, -2, methodName)
     }
     let properties = luaClass.properties
@@ -80,13 +82,13 @@ extension LuaState {
       lua_setfield(L, table, "__index")
     } else {
       // Methods are found in C, so only a property read calls into Swift.
-      push(function: { call in
+      pushChecked { object, call in
         if lua_type(call.L, 2) == LUA_TSTRING, let key = try? call.string(2), let getter = properties[key] {
-          return try getter(try call.object(1, of: Object.self, metatableName: metatableName, named: name), call)
+          return try getter(object, call)
         }
         call.pushNil()
         return .one
-      })
+      }
       lunar_insert(L, -2)  // the getter, then the methods table
       lunar_pushclassindex(L)
       lua_setfield(L, table, "__index")
@@ -155,6 +157,27 @@ extension LuaCall {
     _ n: Int32, of type: Object.Type, metatableName: ContiguousArray<CChar>, named name: String
   ) throws(LuaArgumentError) -> Object {
     let raw = metatableName.withUnsafeBufferPointer { luaL_testudata(L, n, $0.baseAddress) }
+    return try object(in: raw, n, named: name)
+  }
+
+  /// Argument `n` as an object whose metatable is the calling function's
+  /// first upvalue (see `LuaState.register`).
+  func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, inClassOf name: String) throws(LuaArgumentError) -> Object {
+    var raw = lua_touserdata(L, n)
+    if raw != nil {
+      if lua_getmetatable(L, n) == 0 {
+        raw = nil
+      } else {
+        if lua_rawequal(L, -1, lunar_upvalueindex(2)) == 0 { raw = nil }
+        lua_settop(L, -2)
+      }
+    }
+    return try object(in: raw, n, named: name)
+  }
+
+  private func object<Object: AnyObject>(in raw: UnsafeMutableRawPointer?, _ n: Int32, named name: String)
+    throws(LuaArgumentError) -> Object
+  {
     guard let raw else { throw .type(n, expected: name) }
     guard let object = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee else {
       throw .invalid(n, "\(name) already released")

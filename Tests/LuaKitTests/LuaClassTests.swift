@@ -71,6 +71,25 @@ private func counterClass() -> LuaClass<Counter> {
     #expect(try run("return getmetatable(c).__name", in: state) == "Counter")
   }
 
+  @Test func methodsRefuseUserdataOfAnotherClass() throws {
+    let state = try LuaState()
+    state.push(Counter(), as: counterClass())
+    state.setGlobal("c")
+    var other = LuaClass<Counter>(name: "Other")
+    other.method("add") { _, call in
+      call.push("other")
+      return .one
+    }
+    state.push(Counter(), as: other)
+    state.setGlobal("o")
+    #expect(try run("return o:add(1)", in: state) == "other")
+    let crossed = try failure("c.add(o, 1)", in: state)
+    #expect(crossed.message == "test.lua:1: bad argument #1 to 'add' (Counter expected, got Other)")
+    let file = try failure("c.add(io.stdout, 1)", in: state)
+    #expect(file.message == "test.lua:1: bad argument #1 to 'add' (Counter expected, got FILE*)")
+    #expect(try run("return c:add(4)", in: state) == .integer(4))
+  }
+
   @Test func garbageCollectionReleasesTheSwiftObject() throws {
     let state = try LuaState()
     let before = Counter.released
