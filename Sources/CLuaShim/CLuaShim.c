@@ -196,13 +196,20 @@ static int message_handler(lua_State *L) {
   return 1;
 }
 
+void lunar_pushmessagehandler(lua_State *L) { lua_pushcfunction(L, message_handler); }
+
+int lunar_pcallwith(lua_State *L, int nargs, int nresults, int msgh) {
+  int saved = arm(L, 1);
+  int status = lua_pcall(L, nargs, nresults, msgh);
+  arm(L, saved);
+  return status;
+}
+
 int lunar_pcall(lua_State *L, int nargs, int nresults) {
   int base = lua_gettop(L) - nargs;
   lua_pushcfunction(L, message_handler);
   lua_insert(L, base);
-  int saved = arm(L, 1);
-  int status = lua_pcall(L, nargs, nresults, base);
-  arm(L, saved);
+  int status = lunar_pcallwith(L, nargs, nresults, base);
   lua_remove(L, base);
   return status;
 }

@@ -110,6 +110,31 @@ func failure(_ source: String, in state: LuaState) throws -> LuaError {
     #expect(Tracked.live.load(ordering: .sequentiallyConsistent) == before, "scratch was released")
   }
 
+  @Test func callsSharingOneMessageHandlerLeaveItInPlace() throws {
+    let state = try LuaState()
+    try state.load("local n = ...; if n < 0 then error('negative: ' .. n) end; return n * 2", name: "@double.lua")
+    let double = LuaReference(popping: state)
+    let handler = state.pushMessageHandler()
+    var results: [LuaValue] = []
+    for n in [1, -3, 5] {
+      double.push()
+      lua_pushinteger(state.L, lua_Integer(n))
+      do {
+        try state.call(arguments: 1, results: 1, messageHandler: handler)
+        results.append(try state.value(at: -1))
+        state.pop()
+      } catch let error as LuaError {
+        #expect(error.message == "double.lua:1: negative: -3")
+        #expect(error.traceback?.contains("double.lua:1: in main chunk") == true)
+      }
+      // Results and errors are taken from above the handler, never moving it.
+      #expect(lua_gettop(state.L) == handler)
+    }
+    #expect(results == [2, 10])
+    state.pop()
+    #expect(lua_gettop(state.L) == 0)
+  }
+
   @Test func errorValuesThatAreNotStrings() throws {
     let state = try LuaState()
     let table = try failure("error({code = 42})", in: state)

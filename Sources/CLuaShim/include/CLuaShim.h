@@ -121,6 +121,12 @@ void lunar_pushclassindex(lua_State *L);
 /// lua_pcall with a message handler that records a traceback (read with
 /// lunar_pushtraceback) and with the memory limit armed during the call.
 int lunar_pcall(lua_State *L, int nargs, int nresults);
+/// Pushes lunar_pcall's message handler, for callers that make many calls
+/// and keep it at one place on the stack (see lunar_pcallwith).
+void lunar_pushmessagehandler(lua_State *L);
+/// lunar_pcall with the message handler already at stack index `msgh`,
+/// below the function: nothing is moved on the stack.
+int lunar_pcallwith(lua_State *L, int nargs, int nresults, int msgh);
 /// Pushes the traceback recorded by the last failed lunar_pcall (or nil) and
 /// forgets it.
 void lunar_pushtraceback(lua_State *L);
