@@ -216,9 +216,16 @@ public final class LuaState {
 
   /// Pushes a Swift string as a Lua string.
   public func push(_ string: String) {
-    var string = string
-    string.withUTF8 { buffer in
+    // Native strings lend their bytes; only a bridged one is copied (a
+    // mutable copy for `withUTF8` would cost a retain and a release).
+    let pushed: Void? = string.utf8.withContiguousStorageIfAvailable { buffer in
       buffer.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
+    }
+    if pushed == nil {
+      var copy = string
+      copy.withUTF8 { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
+      }
     }
   }
 
