@@ -20,22 +20,20 @@ import LuaKit
 final class LuaMachineDefinition: MachineBehavior {
   let name: String
   let states: [String]
-  let initial: String
+  let initial: Int
   let strict: Bool
   private(set) var edges: [(from: String, message: String, to: String)] = []
-  /// States that have an `enter` or `exit` function: the others skip the
-  /// lookup on every state change.
-  private let statesWithEnter: Set<String>
-  private let statesWithExit: Set<String>
-  /// `{ [position in states] = { on, enter, exit } }` (indexed by
-  /// `Slot`), taken from the definition once: a step finds its handlers by
-  /// the state's position, without hashing a name.
+  /// Which states (by position) have an `enter` or `exit` function: the
+  /// others skip the lookup on every state change.
+  private let hasEnter: [Bool]
+  private let hasExit: [Bool]
+  /// Each state's `on` table, `enter` and `exit` functions in one array,
+  /// three entries per state in `states` order (see `Slot`), taken from the
+  /// definition once: a step finds its handlers by the state's position,
+  /// without hashing a name.
   private let handlers: LuaReference
-  /// Each state's position in `states`, from 1.
+  /// Each state's position in `states`.
   private let positions: [String: Int]
-  /// The position of the state the last step went to (or the initial
-  /// state): the driver's next step is almost always in that state.
-  private var lastPosition: Int
   private let views = BorrowedLuaState()
   /// The same positions found by the address of the name's Lua string: a
   /// name a handler returns becomes the `states` entry without decoding.
@@ -65,7 +63,6 @@ final class LuaMachineDefinition: MachineBehavior {
       throw MachineError("machine '\(name)': 'initial' must be a state name")
     }
     lua_settop(L, -2)
-    self.initial = initial
     strict = field("strict", of: table) == .boolean && lua_toboolean(L, -1) != 0
     lua_settop(L, -2)
 
@@ -90,10 +87,11 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     names.sort()
     states = names
-    guard names.contains(initial) else {
+    guard let initialPosition = names.firstIndex(of: initial) else {
       lua_settop(L, -2)
       throw MachineError("machine '\(name)': unknown initial state '\(initial)'")
     }
+    self.initial = initialPosition
     // Each state: `on` handlers (string targets, functions, or { run, targets }),
     // `enter` and `exit` functions.
     var enterStates: Set<String> = []
@@ -163,8 +161,8 @@ final class LuaMachineDefinition: MachineBehavior {
       lua_settop(L, stateTable - 1)
     }
     lua_settop(L, -2)  // states
-    statesWithEnter = enterStates
-    statesWithExit = exitStates
+    hasEnter = names.map(enterStates.contains)
+    hasExit = names.map(exitStates.contains)
     edges.sort { ($0.from, $0.message, $0.to) < ($1.from, $1.message, $1.to) }
 
     // The context: copied (so the caller cannot change it later) behind a
@@ -190,17 +188,15 @@ final class LuaMachineDefinition: MachineBehavior {
     let thread = LuaState(borrowing: L)  // `state` is the main thread; this runs on L
     lua_pushstring(L, "states")
     lua_rawget(L, table)
-    lua_createtable(L, Int32(names.count), 0)
+    lua_createtable(L, Int32(names.count * Slot.allCases.count), 0)
     for (position, stateName) in names.enumerated() {
       thread.push(stateName)
       lua_rawget(L, -3)
-      lua_createtable(L, 3, 0)
       for slot in Slot.allCases {
         lua_pushstring(L, slot.key)
-        lua_rawget(L, -3)
-        lua_rawseti(L, -2, lua_Integer(slot.rawValue))
+        lua_rawget(L, -2)
+        lua_rawseti(L, -3, slot.index(ofStateAt: position))
       }
-      lua_rawseti(L, -3, lua_Integer(position + 1))
       lua_settop(L, -2)
     }
     handlers = LuaReference(popping: L, in: state)
@@ -208,25 +204,21 @@ final class LuaMachineDefinition: MachineBehavior {
     statePositions = LuaStringCache(capacity: names.count, in: state)
     for (position, stateName) in names.enumerated() {
       thread.push(stateName)
-      statePositions.insert(position + 1, forStringAt: -1, on: L)
+      statePositions.insert(position, forStringAt: -1, on: L)
       lua_settop(L, -2)
     }
-    positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0 + 1) })
-    lastPosition = positions[initial]!
+    positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
     commandNames = LuaStringCache(capacity: 64, in: state)
   }
 
-  /// The position of `stateName` in `states`, from 1 (0 if unknown).
-  private func position(of stateName: String) -> Int {
-    // Usually the same string as `states[lastPosition]`, so `==` only
-    // compares the storage.
-    if states[lastPosition - 1] == stateName { return lastPosition }
-    return positions[stateName] ?? 0
-  }
-
-  /// What a state defines, by position in its `handlers` entry.
+  /// What a state defines, in the order of its `handlers` entries.
   private enum Slot: Int, CaseIterable {
     case on = 1, enter, exit
+
+    /// The index in `handlers` of this slot of the state at `position`.
+    func index(ofStateAt position: Int) -> lua_Integer {
+      lua_Integer(position * Self.allCases.count + rawValue)
+    }
 
     var key: String {
       switch self {
@@ -241,20 +233,16 @@ final class LuaMachineDefinition: MachineBehavior {
   /// `position` (nil if it has none).
   private func push(_ slot: Slot, ofStateAt position: Int, on L: OpaquePointer) {
     handlers.push(on: L)
-    if lua_rawgeti(L, -1, lua_Integer(position)) == LUA_TTABLE {
-      lua_rawgeti(L, -1, lua_Integer(slot.rawValue))
-    } else {
-      lua_pushnil(L)
-    }
-    lunar_replace(L, -3)
-    lua_settop(L, -2)
+    lua_rawgeti(L, -1, slot.index(ofStateAt: position))
+    lunar_replace(L, -2)
   }
 
-  func step(_ stateName: String, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: String?, commands: [Command])? {
+  func step(_ position: Int, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: Int?, commands: [Command])? {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     let state = views.on(L)
-    push(.on, ofStateAt: position(of: stateName), on: L)
+    let messageHandler = state.pushMessageHandler()
+    push(.on, ofStateAt: position, on: L)
     guard lua_type(L, -1) == LUA_TTABLE else { return nil }
     let messageName = pushName(of: message, on: state)
     lua_pushvalue(L, messageName)
@@ -273,41 +261,39 @@ final class LuaMachineDefinition: MachineBehavior {
     context.push(on: L)
     // A message that is just a name is the string pushed already.
     if case .string = message.value { lua_pushvalue(L, messageName) } else { try state.push(message.value) }
-    try state.call(arguments: 2, results: 2)
-    var next: String?
+    try state.call(arguments: 2, results: 2, messageHandler: messageHandler)
+    var next: Int?
     switch lua_type(L, -2) {
     case LUA_TNIL: next = nil
     case LUA_TSTRING: next = knownState(at: -2, on: L)
     default:
-      throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' must return a state name or nil, got \(String(cString: lunar_typename(L, -2)))")
+      throw MachineError("machine '\(name)': state '\(states[position])': handler '\(message.name)' must return a state name or nil, got \(String(cString: lunar_typename(L, -2)))")
     }
     if next == nil && lua_type(L, -2) == LUA_TSTRING {
       let unknown = state.string(at: -2) ?? "?"
-      throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message.name)' returned unknown state '\(unknown)'")
+      throw MachineError("machine '\(name)': state '\(states[position])': handler '\(message.name)' returned unknown state '\(unknown)'")
     }
-    return (next, try commands(at: -1, on: state, from: "state '\(stateName)': handler '\(message.name)'"))
+    return (next, try commands(at: -1, on: state, from: "state '\(states[position])': handler '\(message.name)'"))
   }
 
-  func enter(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    // Most machines have no hooks: skip hashing the name for them.
-    guard !statesWithEnter.isEmpty, statesWithEnter.contains(stateName) else { return [] }
-    return try hook(.enter, stateName, on: L)
+  func enter(_ position: Int, on L: OpaquePointer) throws -> [Command] {
+    hasEnter[position] ? try hook(.enter, position, on: L) : []
   }
 
-  func exit(_ stateName: String, on L: OpaquePointer) throws -> [Command] {
-    guard !statesWithExit.isEmpty, statesWithExit.contains(stateName) else { return [] }
-    return try hook(.exit, stateName, on: L)
+  func exit(_ position: Int, on L: OpaquePointer) throws -> [Command] {
+    hasExit[position] ? try hook(.exit, position, on: L) : []
   }
 
-  private func hook(_ slot: Slot, _ stateName: String, on L: OpaquePointer) throws -> [Command] {
+  private func hook(_ slot: Slot, _ position: Int, on L: OpaquePointer) throws -> [Command] {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
-    push(slot, ofStateAt: position(of: stateName), on: L)
+    let state = views.on(L)
+    let messageHandler = state.pushMessageHandler()
+    push(slot, ofStateAt: position, on: L)
     guard lua_type(L, -1) == LUA_TFUNCTION else { return [] }
     context.push(on: L)
-    let state = views.on(L)
-    try state.call(arguments: 1, results: 1)
-    return try commands(at: -1, on: state, from: "state '\(stateName)': \(slot.key)")
+    try state.call(arguments: 1, results: 1, messageHandler: messageHandler)
+    return try commands(at: -1, on: state, from: "state '\(states[position])': \(slot.key)")
   }
 
   /// The command list at `index`: nil or an array of command tables. Read
@@ -369,14 +355,11 @@ final class LuaMachineDefinition: MachineBehavior {
     return entries == length
   }
 
-  /// The state named by the string at `index`, as the `states` entry
-  /// (no new string); nil if no state has that name.
-  private func knownState(at index: Int32, on L: OpaquePointer) -> String? {
+  /// The position of the state named by the string at `index`; nil if no
+  /// state has that name.
+  private func knownState(at index: Int32, on L: OpaquePointer) -> Int? {
     // Only names longer than Lua's shared strings are decoded.
-    guard let position = statePositions.value(at: index, on: L) ?? views.on(L).string(at: index).flatMap({ positions[$0] })
-    else { return nil }
-    lastPosition = position
-    return states[position - 1]
+    statePositions.value(at: index, on: L) ?? views.on(L).string(at: index).flatMap { positions[$0] }
   }
 
   /// Pushes a message's name as it came (bytes, not a decoded string);

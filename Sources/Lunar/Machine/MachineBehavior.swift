@@ -6,10 +6,11 @@ import LuaKit
 public protocol MachineBehavior: AnyObject {
   /// The machine's name.
   var name: String { get }
-  /// Every state, in a stable order.
+  /// Every state, in a stable order. Elsewhere a state is its position in
+  /// this array: the driver stores and compares numbers, never names.
   var states: [String] { get }
-  /// The state it starts in.
-  var initial: String { get }
+  /// The position of the state it starts in.
+  var initial: Int { get }
   /// Unhandled messages are errors instead of being dropped.
   var strict: Bool { get }
   /// The transitions known without running anything (for `lunar graph`):
@@ -17,11 +18,16 @@ public protocol MachineBehavior: AnyObject {
   var edges: [(from: String, message: String, to: String)] { get }
   /// Handles `message` in `state`; nil if the state has no handler for it.
   /// `next` nil means stay.
-  func step(_ state: String, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: String?, commands: [Command])?
+  func step(_ state: Int, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: Int?, commands: [Command])?
   /// Commands issued when entering `state`.
-  func enter(_ state: String, on L: OpaquePointer) throws -> [Command]
+  func enter(_ state: Int, on L: OpaquePointer) throws -> [Command]
   /// Commands issued when leaving `state`.
-  func exit(_ state: String, on L: OpaquePointer) throws -> [Command]
+  func exit(_ state: Int, on L: OpaquePointer) throws -> [Command]
+}
+
+extension MachineBehavior {
+  /// The name of the initial state.
+  public var initialName: String { states[initial] }
 }
 
 /// A bad machine definition or step, named by machine and state.

@@ -16,15 +16,17 @@ public final class MachineDriver {
   // `core`, each per-message use would retain and release them.
   private let traceLog: Trace
   private let interpreters: InterpreterRegistry
+  /// The current state's position in `behavior.states`.
+  private(set) var position: Int
   /// The current state.
-  public private(set) var state: String
+  public var state: String { behavior.states[position] }
   /// Messages in order; each is moved out (leaving nil) when handled.
   private var mailbox: [MachineMessage?] = []
   private var mailboxHead = 0
   private var busy = false
   /// True once stopped: sending is then an error.
   public private(set) var isStopped = false
-  private var timers: [(state: String, id: Int, token: Int)] = []
+  private var timers: [(state: Int, id: Int, token: Int)] = []
   private var nextTimerToken = 1
   private var settleWaits: [Wait] = []
   private var failures: [String] = []
@@ -37,7 +39,7 @@ public final class MachineDriver {
     traceLog = core.trace
     interpreters = core.interpreters
     self.inert = inert
-    state = behavior.initial
+    position = behavior.initial
   }
 
   /// The machine's name.
@@ -77,11 +79,13 @@ public final class MachineDriver {
   public func step(_ message: MachineMessage, in state: String? = nil, on L: OpaquePointer) throws
     -> (state: String, commands: [Command], handled: Bool)
   {
-    let from = state ?? self.state
-    guard behavior.states.contains(from) else { throw MachineError("machine '\(name)': unknown state '\(from)'") }
-    guard let (next, commands) = try behavior.step(from, message, on: L) else { return (from, [], false) }
-    guard let next, next != from else { return (from, commands, true) }
-    return (next, try behavior.exit(from, on: L) + commands + behavior.enter(next, on: L), true)
+    let states = behavior.states
+    guard let from = state.map({ states.firstIndex(of: $0) }) ?? position else {
+      throw MachineError("machine '\(name)': unknown state '\(state ?? "?")'")
+    }
+    guard let (next, commands) = try behavior.step(from, message, on: L) else { return (states[from], [], false) }
+    guard let next, next != from else { return (states[from], commands, true) }
+    return (states[next], try behavior.exit(from, on: L) + commands + behavior.enter(next, on: L), true)
   }
 
   // MARK: Processing
@@ -122,21 +126,21 @@ public final class MachineDriver {
     mailboxHead += 1
     let commands: [Command]
     do {
-      guard let (next, issued) = try behavior.step(state, message, on: L) else {
+      let from = position
+      guard let (next, issued) = try behavior.step(from, message, on: L) else {
         unhandled(message)
         return nil
       }
       trace("machine.handled", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
-      if let next, next != state {
-        let exitCommands = try behavior.exit(state, on: L)
+      if let next, next != from {
+        let exitCommands = try behavior.exit(from, on: L)
         if !timers.isEmpty {
-          for timer in timers where timer.state == state { core.scheduler.timers.cancel(timer.id) }
-          timers.removeAll { $0.state == state }
+          for timer in timers where timer.state == from { core.scheduler.timers.cancel(timer.id) }
+          timers.removeAll { $0.state == from }
         }
-        let from = state
-        state = next
+        position = next
         trace("machine.state", [
-          .init("from", .string(LuaString(from))), .init("to", .string(LuaString(next))),
+          .init("from", .string(LuaString(behavior.states[from]))), .init("to", .string(LuaString(state))),
           .init("message", .string(LuaString(message.name))),
         ])
         let enterCommands = try behavior.enter(next, on: L)
@@ -226,7 +230,7 @@ public final class MachineDriver {
       self.timers.removeAll { $0.token == token }
       try? self.send(message)
     }
-    timers.append((state, id, token))
+    timers.append((position, id, token))
   }
 
   /// Calls a Lua interpreter as `fn(cmd, send)` on the loop's thread. It
@@ -237,11 +241,12 @@ public final class MachineDriver {
     let state = views.on(L)
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
+    let messageHandler = state.pushMessageHandler()
     function.push(on: L)
     if (try? command.push(on: state)) == nil { lua_pushnil(L) }
     pushSendFunction(on: L)
     do {
-      try state.call(arguments: 2, results: 0)
+      try state.call(arguments: 2, results: 0, messageHandler: messageHandler)
       interpreted(command)
     } catch {
       commandFailed(command, error.message)

@@ -14,11 +14,11 @@ public enum MachineGraph {
   }
 
   static func mermaid(_ machine: any MachineBehavior) -> String {
-    var lines = ["---", "title: \(machine.name)", "---", "stateDiagram-v2", "  [*] --> \(identifier(machine.initial))"]
+    var lines = ["---", "title: \(machine.name)", "---", "stateDiagram-v2", "  [*] --> \(identifier(machine.initialName))"]
     for state in machine.states where identifier(state) != state {
       lines.append("  state \"\(state)\" as \(identifier(state))")
     }
-    for state in machine.states where !machine.edges.contains(where: { $0.from == state || $0.to == state }) && state != machine.initial {
+    for state in machine.states where !machine.edges.contains(where: { $0.from == state || $0.to == state }) && state != machine.initialName {
       lines.append("  \(identifier(state))")
     }
     for edge in machine.edges {
@@ -32,7 +32,7 @@ public enum MachineGraph {
     for state in machine.states {
       lines.append("  \(quote(state)) [shape=box, style=rounded];")
     }
-    lines.append("  \"__start\" -> \(quote(machine.initial));")
+    lines.append("  \"__start\" -> \(quote(machine.initialName));")
     for edge in machine.edges {
       lines.append("  \(quote(edge.from)) -> \(quote(edge.to)) [label=\(quote(edge.message))];")
     }

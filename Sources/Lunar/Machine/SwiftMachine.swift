@@ -23,30 +23,35 @@ extension SwiftMachine {
   public func exit(_ state: State) -> [Command] { [] }
 }
 
-/// Presents a `SwiftMachine` to the driver.
+/// Presents a `SwiftMachine` to the driver: its states are numbered in
+/// `allCases` order.
 final class SwiftMachineBehavior<Machine: SwiftMachine>: MachineBehavior {
   let machine: Machine
-  init(_ machine: Machine) { self.machine = machine }
+  private let cases: [Machine.State]
+  private let positions: [Machine.State: Int]
+  let states: [String]
+  let initial: Int
+
+  init(_ machine: Machine) {
+    self.machine = machine
+    cases = Array(Machine.State.allCases)
+    positions = Dictionary(uniqueKeysWithValues: cases.enumerated().map { ($1, $0) })
+    states = cases.map(\.rawValue)
+    initial = positions[machine.initial]!
+  }
 
   var name: String { machine.name }
-  var states: [String] { Machine.State.allCases.map(\.rawValue) }
-  var initial: String { machine.initial.rawValue }
   var strict: Bool { false }
   var edges: [(from: String, message: String, to: String)] { [] }
 
-  func step(_ state: String, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: String?, commands: [Command])? {
-    guard let current = Machine.State(rawValue: state) else { throw MachineError("machine '\(name)': unknown state '\(state)'") }
-    guard let (next, commands) = machine.receive(message, in: current) else { return nil }
-    return (next?.rawValue, commands)
+  func step(_ state: Int, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: Int?, commands: [Command])? {
+    guard let (next, commands) = machine.receive(message, in: cases[state]) else { return nil }
+    return (next.map { positions[$0]! }, commands)
   }
 
-  func enter(_ state: String, on L: OpaquePointer) throws -> [Command] {
-    Machine.State(rawValue: state).map(machine.enter) ?? []
-  }
+  func enter(_ state: Int, on L: OpaquePointer) throws -> [Command] { machine.enter(cases[state]) }
 
-  func exit(_ state: String, on L: OpaquePointer) throws -> [Command] {
-    Machine.State(rawValue: state).map(machine.exit) ?? []
-  }
+  func exit(_ state: Int, on L: OpaquePointer) throws -> [Command] { machine.exit(cases[state]) }
 }
 
 extension RuntimeCore {
