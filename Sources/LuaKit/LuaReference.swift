@@ -32,6 +32,16 @@ public final class LuaReference {
     lua_rawgeti(L, lunar_registryindex(), lua_Integer(ref))
   }
 
+  /// The registry slot that holds the value, valid while this reference
+  /// lives. Code that keeps the reference alive elsewhere can keep the slot
+  /// (a plain number) and push with `push(slot:on:)`, retaining nothing.
+  public var slot: Int32 { ref }
+
+  /// Pushes the value in registry slot `slot` (see `slot`).
+  public static func push(slot: Int32, on L: OpaquePointer) {
+    lua_rawgeti(L, lunar_registryindex(), lua_Integer(slot))
+  }
+
   deinit {
     if !state.isClosed { luaL_unref(state.L, lunar_registryindex(), ref) }
   }

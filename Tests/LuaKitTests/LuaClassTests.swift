@@ -1,3 +1,4 @@
+import CLua
 import Synchronization
 import Testing
 
@@ -123,7 +124,10 @@ private func counterClass() -> LuaClass<Counter> {
     #expect(Counter.released == before)
     reference?.push()
     #expect(state.type(at: -1) == .userdata)
-    state.pop()
+    // The slot pushes the same value while the reference lives.
+    LuaReference.push(slot: try #require(reference).slot, on: state.L)
+    #expect(lua_rawequal(state.L, -1, -2) == 1)
+    state.pop(2)
     reference = nil
     state.collectGarbage()
     #expect(Counter.released == before + 1)
