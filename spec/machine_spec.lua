@@ -100,6 +100,27 @@ describe("lunar.machine", function()
       }, machine_events())
     end)
 
+    it("gives each interpreter its own copy of the command, from the last registration", function()
+      local SAVE = { "save", { count = 1 } }
+      local m = machine.new { name = "copies", initial = "a", states = {
+        a = { on = { go = function() return nil, { SAVE } end } },
+      } }
+      local first, seen = 0, {}
+      machine.interpreter("save", function() first = first + 1 end)
+      machine.interpreter("save", function(cmd)
+        seen[#seen + 1] = cmd[2].count
+        cmd[2].count = 99
+        cmd[1] = "changed"
+      end)
+      collectgarbage()
+      m:send("go")
+      m:send("go")
+      m:settle()
+      assert.are.equal(0, first)
+      assert.are.same({ 1, 1 }, seen)
+      assert.are.same({ "save", { count = 1 } }, SAVE)
+    end)
+
     it("handles feedback sent synchronously before later messages, never re-entrantly", function()
       local log = {}
       local m = machine.new {

@@ -26,11 +26,17 @@ public struct InterpreterContext: Sendable {
 public final class InterpreterRegistry {
   enum Entry {
     case swift(any CommandInterpreter)
-    case lua(LuaReference)
+    /// A Lua function and its command name as a Lua string, by registry
+    /// slot (see `LuaReference.slot`): looking them up copies numbers, not
+    /// references, and the name is pushed without being hashed again.
+    case lua(function: Int32, name: Int32)
     case after, log, emit
   }
 
   private var entries: [String: Entry] = ["after": .after, "log": .log, "emit": .emit]
+  /// Owns the Lua interpreters' functions and names, which `entries`
+  /// hold by slot.
+  private var luaInterpreters: [String: (function: LuaReference, name: LuaReference)] = [:]
   /// The last lookup, kept as two fields (a tuple would be copied whole on
   /// every hit): machines mostly issue the same few commands in a row.
   private var lastName: String?
@@ -39,11 +45,15 @@ public final class InterpreterRegistry {
   /// Registers (or replaces) a Swift interpreter.
   public func register(_ interpreter: any CommandInterpreter) {
     entries[interpreter.name] = .swift(interpreter)
+    luaInterpreters[interpreter.name] = nil
     lastName = nil
   }
 
-  func register(_ name: String, lua function: LuaReference) {
-    entries[name] = .lua(function)
+  /// Registers (or replaces) a Lua interpreter: `function`, and `name`
+  /// as a Lua string.
+  func register(_ name: String, lua function: LuaReference, nameString: LuaReference) {
+    entries[name] = .lua(function: function.slot, name: nameString.slot)
+    luaInterpreters[name] = (function, nameString)
     lastName = nil
   }
 

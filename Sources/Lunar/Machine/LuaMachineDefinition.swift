@@ -387,20 +387,26 @@ final class LuaMachineDefinition: MachineBehavior {
 }
 
 extension Command {
-  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`.
-  func push(on state: LuaState) throws(LuaConversionError) {
+  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`;
+  /// the name is taken from registry slot `nameSlot` if given (a Lua string
+  /// equal to `name`).
+  func push(on state: LuaState, nameSlot: Int32? = nil) throws(LuaConversionError) {
     let L = state.L
     lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
-    state.push(name)
+    if let nameSlot { LuaReference.push(slot: nameSlot, on: L) } else { state.push(name) }
     lua_rawseti(L, -2, 1)
-    for (offset, argument) in arguments.enumerated() {
+    var index: lua_Integer = 2
+    for argument in arguments {
       try state.push(argument)
-      lua_rawseti(L, -2, lua_Integer(offset + 2))
+      lua_rawseti(L, -2, index)
+      index += 1
     }
-    for (key, field) in fields {
-      try state.push(key.value)
-      try state.push(field)
-      lua_rawset(L, -3)
+    if !fields.isEmpty {
+      for (key, field) in fields {
+        try state.push(key.value)
+        try state.push(field)
+        lua_rawset(L, -3)
+      }
     }
   }
 }

@@ -174,37 +174,50 @@ public final class MachineDriver {
   private func runCommands(_ commands: [Command], from start: Int, on L: OpaquePointer) -> Bool {
     var index = start
     while index < commands.count, !isStopped {
-      let command = commands[index]
+      // Each command is read in place (`commands[current]`): a copy would
+      // retain and release its three parts.
+      let current = index
       index += 1
-      switch interpreters.entry(for: command.name) {
-      case nil:
-        failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
-      case .after:
-        startTimer(command)
-        interpreted(command)
-      case .log:
-        let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
-        trace("machine.log", [.init("text", .string(LuaString(text)))])
-        core.log("[\(name)] \(text)")
-        interpreted(command)
-      case .emit:
-        var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
-        if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
-          for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
-            fields.append(.init(key.description, value))
-          }
-        }
-        traceLog.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
-        interpreted(command)
-      case .lua(let function):
-        runLua(function, command, on: L)
+      switch interpreters.entry(for: commands[current].name) {
+      case .lua(let function, let name):
+        runLua(function, nameSlot: name, commands[current], on: L)
       case .swift(let interpreter):
         let rest = index
-        runSwift(interpreter, command) { [self] in resume(commands, from: rest) }
+        runSwift(interpreter, commands[current]) { [self] in resume(commands, from: rest) }
         return false
+      case let builtIn:
+        run(builtIn, commands[current])
       }
     }
     return true
+  }
+
+  /// Carries out a command whose interpreter is built in (nil: none is
+  /// registered for it).
+  private func run(_ builtIn: InterpreterRegistry.Entry?, _ command: Command) {
+    switch builtIn {
+    case nil:
+      failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
+    case .after:
+      startTimer(command)
+      interpreted(command)
+    case .log:
+      let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
+      trace("machine.log", [.init("text", .string(LuaString(text)))])
+      core.log("[\(name)] \(text)")
+      interpreted(command)
+    case .emit:
+      var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
+      if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
+        for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
+          fields.append(.init(key.description, value))
+        }
+      }
+      traceLog.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
+      interpreted(command)
+    case .lua, .swift:
+      preconditionFailure("not a built-in interpreter")
+    }
   }
 
   /// After a Swift interpreter: the remaining commands, then the next
@@ -237,13 +250,13 @@ public final class MachineDriver {
   /// runs at once, like the handlers; if it waits, the loop runs nested
   /// until it is done (other tasks and machines go on meanwhile), and this
   /// machine's next command starts after it, as the order requires.
-  private func runLua(_ function: LuaReference, _ command: Command, on L: OpaquePointer) {
+  private func runLua(_ functionSlot: Int32, nameSlot: Int32, _ command: Command, on L: OpaquePointer) {
     let state = views.on(L)
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     let messageHandler = state.pushMessageHandler()
-    function.push(on: L)
-    if (try? command.push(on: state)) == nil { lua_pushnil(L) }
+    LuaReference.push(slot: functionSlot, on: L)
+    if (try? command.push(on: state, nameSlot: nameSlot)) == nil { lua_pushnil(L) }
     pushSendFunction(on: L)
     do {
       try state.call(arguments: 2, results: 0, messageHandler: messageHandler)
@@ -255,8 +268,8 @@ public final class MachineDriver {
 
   /// Pushes the `send` function interpreters receive (made once).
   private func pushSendFunction(on L: OpaquePointer) {
-    if let sendFunction {
-      sendFunction.push(on: L)
+    if let sendFunctionSlot {
+      LuaReference.push(slot: sendFunctionSlot, on: L)
       return
     }
     // Unowned: the Lua function lives in this driver's `sendFunction`, and
@@ -266,10 +279,14 @@ public final class MachineDriver {
       return .none
     })
     lua_pushvalue(L, -1)
-    sendFunction = LuaReference(popping: L, in: core.state)
+    let function = LuaReference(popping: L, in: core.state)
+    sendFunction = function
+    sendFunctionSlot = function.slot
   }
 
   private var sendFunction: LuaReference?
+  /// `sendFunction`'s slot, pushed without retaining the reference.
+  private var sendFunctionSlot: Int32?
   private let views = BorrowedLuaState()
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {

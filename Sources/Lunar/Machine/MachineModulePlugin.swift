@@ -85,7 +85,9 @@ struct MachineModulePlugin: ModulePlugin {
       let name = try call.string(1)
       try call.check(2, is: .function)
       lua_pushvalue(call.L, 2)
-      runtime.interpreters.register(name, lua: LuaReference(popping: call.L, in: runtime.state))
+      let function = LuaReference(popping: call.L, in: runtime.state)
+      lua_pushvalue(call.L, 1)
+      runtime.interpreters.register(name, lua: function, nameString: LuaReference(popping: call.L, in: runtime.state))
       return .none
     }
 
