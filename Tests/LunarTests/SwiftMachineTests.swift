@@ -63,6 +63,43 @@ struct TurnstilePlugin: LunarPlugin {
     #expect(kinds == [.string("counted")], "the Swift interpreter's feedback arrived through the mailbox")
   }
 
+  @Test func aRegistrationReplacesTheInterpreterOfItsName() throws {
+    struct Named: CommandInterpreter {
+      let name: String
+      let tag: Int
+      func interpret(_ command: Command, in context: InterpreterContext) async throws {}
+    }
+    func tag(_ entry: InterpreterRegistry.Entry?, in registry: InterpreterRegistry) -> Int? {
+      guard case .swift(let position)? = entry else { return nil }
+      return (registry.swiftInterpreter(at: position) as? Named)?.tag
+    }
+    let registry = InterpreterRegistry()
+    registry.register(Named(name: "load", tag: 1))
+    registry.register(Named(name: "save", tag: 2))
+    #expect(tag(registry.entry(for: "load"), in: registry) == 1)
+    registry.register(Named(name: "load", tag: 3))
+    #expect(tag(registry.entry(for: "load"), in: registry) == 3)
+    #expect(tag(registry.entry(for: "save"), in: registry) == 2)
+
+    // A Lua interpreter takes the name over, and a Swift one takes it back.
+    let state = try LuaState()
+    try state.load("return function() end", name: "=fn")
+    try state.call(arguments: 0, results: 1)
+    let function = LuaReference(popping: state)
+    state.push("load")
+    let nameString = LuaReference(popping: state)
+    registry.register("load", lua: function, nameString: nameString)
+    guard case .lua(let functionSlot, let nameSlot)? = registry.entry(for: "load") else {
+      Issue.record("expected a Lua entry")
+      return
+    }
+    #expect(functionSlot == function.slot && nameSlot == nameString.slot)
+    registry.register(Named(name: "load", tag: 4))
+    #expect(tag(registry.entry(for: "load"), in: registry) == 4)
+    #expect(registry.entry(for: "unknown") == nil)
+    #expect(registry.names == ["after", "emit", "load", "log", "save"])
+  }
+
   @Test func unknownSwiftMachinesAreArgumentErrors() async throws {
     let lua = try TestRuntime()
     let failure = await lua.failure("require('lunar.machine').swift('nope')")

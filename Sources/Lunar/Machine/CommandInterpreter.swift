@@ -24,27 +24,36 @@ public struct InterpreterContext: Sendable {
 /// The interpreters a runtime knows, by command name. Built-ins: `after`
 /// (a timer that sends a message back), `log` and `emit` (to the trace).
 public final class InterpreterRegistry {
+  /// How a command is carried out. Every case is plain data, so a lookup
+  /// copies no references.
   enum Entry {
-    case swift(any CommandInterpreter)
+    /// A Swift interpreter, by its position in `swiftInterpreters`.
+    case swift(Int)
     /// A Lua function and its command name as a Lua string, by registry
-    /// slot (see `LuaReference.slot`): looking them up copies numbers, not
-    /// references, and the name is pushed without being hashed again.
+    /// slot (see `LuaReference.slot`): the name is pushed without being
+    /// hashed again.
     case lua(function: Int32, name: Int32)
     case after, log, emit
   }
 
   private var entries: [String: Entry] = ["after": .after, "log": .log, "emit": .emit]
+  /// The Swift interpreters that `entries` name by position.
+  private var swiftInterpreters: [any CommandInterpreter] = []
   /// Owns the Lua interpreters' functions and names, which `entries`
   /// hold by slot.
   private var luaInterpreters: [String: (function: LuaReference, name: LuaReference)] = [:]
-  /// The last lookup, kept as two fields (a tuple would be copied whole on
-  /// every hit): machines mostly issue the same few commands in a row.
+  /// The last lookup: machines mostly issue the same few commands in a row.
   private var lastName: String?
   private var lastEntry: Entry?
 
   /// Registers (or replaces) a Swift interpreter.
   public func register(_ interpreter: any CommandInterpreter) {
-    entries[interpreter.name] = .swift(interpreter)
+    if case .swift(let position)? = entries[interpreter.name] {
+      swiftInterpreters[position] = interpreter
+    } else {
+      entries[interpreter.name] = .swift(swiftInterpreters.count)
+      swiftInterpreters.append(interpreter)
+    }
     luaInterpreters[interpreter.name] = nil
     lastName = nil
   }
@@ -64,6 +73,9 @@ public final class InterpreterRegistry {
     lastEntry = entry
     return entry
   }
+
+  /// The Swift interpreter an `Entry.swift` names.
+  func swiftInterpreter(at position: Int) -> any CommandInterpreter { swiftInterpreters[position] }
 
   /// Every registered command name.
   public var names: [String] { entries.keys.sorted() }

@@ -181,9 +181,9 @@ public final class MachineDriver {
       switch interpreters.entry(for: commands[current].name) {
       case .lua(let function, let name):
         runLua(function, nameSlot: name, commands[current], on: L)
-      case .swift(let interpreter):
+      case .swift(let position):
         let rest = index
-        runSwift(interpreter, commands[current]) { [self] in resume(commands, from: rest) }
+        runSwift(interpreters.swiftInterpreter(at: position), commands[current]) { [self] in resume(commands, from: rest) }
         return false
       case let builtIn:
         run(builtIn, commands[current])
