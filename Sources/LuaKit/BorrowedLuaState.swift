@@ -2,13 +2,13 @@
 /// again only when the thread changes. `LuaState(borrowing:)` allocates a
 /// view each time; code that calls into Lua per message keeps one of these.
 public final class BorrowedLuaState {
-  private var current: LuaState?
+  @usableFromInline var current: LuaState?
 
   /// No view yet.
   public init() {}
 
   /// A view of `L` (the previous one if it was for `L`).
-  public func on(_ L: OpaquePointer) -> LuaState {
+  @inlinable public func on(_ L: OpaquePointer) -> LuaState {
     if let current, current.L == L { return current }
     let state = LuaState(borrowing: L)
     current = state

@@ -7,7 +7,7 @@ import CLuaShim
 public final class LuaReference {
   /// The state the value lives in; kept alive by the reference.
   public let state: LuaState
-  let ref: Int32
+  @usableFromInline let ref: Int32
 
   /// Pops the top value of `state` and anchors it.
   public init(popping state: LuaState) {
@@ -28,7 +28,7 @@ public final class LuaReference {
   }
 
   /// Pushes the referenced value on another thread of the same state.
-  public func push(on L: OpaquePointer) {
+  @inlinable public func push(on L: OpaquePointer) {
     lua_rawgeti(L, lunar_registryindex(), lua_Integer(ref))
   }
 
@@ -38,7 +38,7 @@ public final class LuaReference {
   public var slot: Int32 { ref }
 
   /// Pushes the value in registry slot `slot` (see `slot`).
-  public static func push(slot: Int32, on L: OpaquePointer) {
+  @inlinable public static func push(slot: Int32, on L: OpaquePointer) {
     lua_rawgeti(L, lunar_registryindex(), lua_Integer(slot))
   }
 

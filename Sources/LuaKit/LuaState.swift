@@ -129,14 +129,14 @@ public final class LuaState {
   /// Pushes the message handler `call` uses and returns its index: code that
   /// makes many calls pushes it once, below them, and passes the index to
   /// `call(arguments:results:messageHandler:)`, so no call moves the stack.
-  public func pushMessageHandler() -> Int32 {
+  @inlinable public func pushMessageHandler() -> Int32 {
     lunar_pushmessagehandler(L)
     return lua_gettop(L)
   }
 
   /// `call(arguments:results:)` with the message handler already at
   /// `messageHandler` (from `pushMessageHandler`), below the function.
-  public func call(arguments: Int32, results: Int32, messageHandler: Int32) throws(LuaError) {
+  @inlinable public func call(arguments: Int32, results: Int32, messageHandler: Int32) throws(LuaError) {
     let status = lunar_pcallwith(L, arguments, results, messageHandler)
     if status != LUA_OK { throw popError(status: status, traceback: true) }
   }
