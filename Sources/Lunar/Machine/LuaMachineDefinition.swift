@@ -41,6 +41,10 @@ final class LuaMachineDefinition: MachineBehavior {
   /// Command names seen so far, reused rather than decoded again.
   private let commandNames: LuaStringCache<String>
   private var commandBuffer: [Command] = []
+  /// The name of the last message that was just a name, and its Lua
+  /// string (see `pushName`).
+  private var lastMessageName: LuaString?
+  private let lastMessageNameString: LuaReference
   private let context: LuaReference
   private let state: LuaState
 
@@ -209,6 +213,8 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
     commandNames = LuaStringCache(capacity: 64, in: state)
+    lua_pushboolean(L, 0)  // a placeholder: nil would get no slot
+    lastMessageNameString = LuaReference(popping: L, in: state)
   }
 
   /// What a state defines, in the order of its `handlers` entries.
@@ -310,7 +316,8 @@ final class LuaMachineDefinition: MachineBehavior {
     let count = Int(lua_rawlen(L, list))
     // Built in the storage of the previous list, which is free again once
     // the driver has carried that list out (otherwise this makes a new one).
-    commandBuffer.removeAll(keepingCapacity: true)
+    // (`removeAll(keepingCapacity:)` costs more than this for short lists.)
+    while !commandBuffer.isEmpty { commandBuffer.removeLast() }
     commandBuffer.reserveCapacity(count)
     for position in 1..<(count + 1) {
       lua_rawgeti(L, list, lua_Integer(position))
@@ -365,13 +372,24 @@ final class LuaMachineDefinition: MachineBehavior {
   /// Pushes a message's name as it came (bytes, not a decoded string);
   /// returns its stack index.
   private func pushName(of message: MachineMessage, on state: LuaState) -> Int32 {
+    let L = state.L
     switch message.value {
-    case .string(let name): state.push(name)
+    case .string(let name):
+      // Messages mostly repeat: the last name is kept as a Lua string, and
+      // comparing two names that share their bytes' storage is immediate.
+      if name == lastMessageName {
+        lastMessageNameString.push(on: L)
+      } else {
+        state.push(name)
+        lua_pushvalue(L, -1)
+        lua_rawseti(L, lunar_registryindex(), lua_Integer(lastMessageNameString.slot))
+        lastMessageName = name
+      }
     case .table(let table):
-      if case .string(let name)? = table.array.first { state.push(name) } else { lua_pushnil(state.L) }
-    default: lua_pushnil(state.L)
+      if case .string(let name)? = table.array.first { state.push(name) } else { lua_pushnil(L) }
+    default: lua_pushnil(L)
     }
-    return lua_gettop(state.L)
+    return lua_gettop(L)
   }
 
   /// The string at `index` as a command name; nil if it is not UTF-8.
