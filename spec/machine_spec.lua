@@ -262,6 +262,20 @@ describe("lunar.machine", function()
         "machine 'p': state 'a': handler 'go': commands%[2%] must be a table whose first element is the command's name")
     end)
 
+    it("rejects a command list that is not an array, naming what it got", function()
+      local m = machine.new { name = "p", initial = "a", states = {
+        a = { on = {
+          keyed = function() return nil, { first = { "log" } } end,
+          text = function() return nil, "log" end,
+          holes = function() return nil, { { "log" }, nil, { "log" } } end,
+        } },
+      } }
+      for message, got in pairs { keyed = "table", text = "string", holes = "table" } do
+        assert.error_matches(function() m:step(message) end,
+          "machine 'p': state 'a': handler '" .. message .. "': commands must be an array of commands, got " .. got, 1, true)
+      end
+    end)
+
     it("keeps keyed fields and nested payloads of commands", function()
       local m = machine.new { name = "p", initial = "a", states = {
         a = { on = { go = function() return "a", { { "load", 2, { page = 3 }, limit = 10 } } end } },
