@@ -20,9 +20,7 @@ public final class MachineDriver {
   private(set) var position: Int
   /// The current state.
   public var state: String { behavior.states[position] }
-  /// Messages in order; each is moved out (leaving nil) when handled.
-  private var mailbox: [MachineMessage?] = []
-  private var mailboxHead = 0
+  private let mailbox = Mailbox()
   private var busy = false
   /// True once stopped: sending is then an error.
   public private(set) var isStopped = false
@@ -46,7 +44,7 @@ public final class MachineDriver {
   public var name: String { behavior.name }
 
   /// Messages waiting in the mailbox.
-  public var mailboxCount: Int { mailbox.count - mailboxHead }
+  public var mailboxCount: Int { mailbox.count }
 
   /// True when the mailbox is empty and no command is running.
   public var isSettled: Bool { !busy && mailboxCount == 0 }
@@ -68,7 +66,6 @@ public final class MachineDriver {
     for timer in timers { core.scheduler.timers.cancel(timer.id) }
     timers.removeAll()
     mailbox.removeAll()
-    mailboxHead = 0
     trace("machine.stopped", [])
     if !busy { notifySettled() }
   }
@@ -106,9 +103,7 @@ public final class MachineDriver {
   /// out by Swift suspends this: its completion resumes the machine.
   private func processMessages(on L: OpaquePointer) {
     for _ in 0..<Self.messagesPerTurn {
-      guard !isStopped, mailboxHead < mailbox.count else {
-        mailbox.removeAll(keepingCapacity: true)
-        mailboxHead = 0
+      guard !isStopped, !mailbox.isEmpty else {
         busy = false
         notifySettled()
         return
@@ -122,8 +117,7 @@ public final class MachineDriver {
   /// Takes the next message and steps the machine; the commands to carry
   /// out, or nil when the message was dropped or the step failed.
   private func handleNext(on L: OpaquePointer) -> [Command]? {
-    let message = mailbox[mailboxHead].take()!
-    mailboxHead += 1
+    let message = mailbox.removeFirst()!
     let commands: [Command]
     do {
       let from = position
