@@ -34,7 +34,6 @@ final class LuaMachineDefinition: MachineBehavior {
   private let handlers: LuaReference
   /// Each state's position in `states`.
   private let positions: [String: Int]
-  private let views = BorrowedLuaState()
   /// The same positions found by the address of the name's Lua string: a
   /// name a handler returns becomes the `states` entry without decoding.
   private let statePositions: LuaStringCache<Int>
@@ -243,14 +242,15 @@ final class LuaMachineDefinition: MachineBehavior {
     lunar_replace(L, -2)
   }
 
-  func step(_ position: Int, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: Int?, commands: [Command])? {
+  func step(_ position: Int, _ message: MachineMessage, on state: LuaState) throws -> (next: Int?, commands: [Command])? {
+    let L = state.L
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
-    let state = views.on(L)
     let messageHandler = state.pushMessageHandler()
     push(.on, ofStateAt: position, on: L)
     guard lua_type(L, -1) == LUA_TTABLE else { return nil }
-    let messageName = pushName(of: message, on: state)
+    let isJustAName = pushName(of: message, on: state)
+    let messageName = lua_gettop(L)
     lua_pushvalue(L, messageName)
     lua_rawget(L, -3)
     switch lua_type(L, -1) {
@@ -266,7 +266,7 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     context.push(on: L)
     // A message that is just a name is the string pushed already.
-    if case .string = message.value { lua_pushvalue(L, messageName) } else { try state.push(message.value) }
+    if isJustAName { lua_pushvalue(L, messageName) } else { try state.push(message.value) }
     try state.call(arguments: 2, results: 2, messageHandler: messageHandler)
     var next: Int?
     switch lua_type(L, -2) {
@@ -282,18 +282,18 @@ final class LuaMachineDefinition: MachineBehavior {
     return (next, try commands(at: -1, on: state, from: "state '\(states[position])': handler '\(message.name)'"))
   }
 
-  func enter(_ position: Int, on L: OpaquePointer) throws -> [Command] {
-    hasEnter[position] ? try hook(.enter, position, on: L) : []
+  func enter(_ position: Int, on state: LuaState) throws -> [Command] {
+    hasEnter[position] ? try hook(.enter, position, on: state) : []
   }
 
-  func exit(_ position: Int, on L: OpaquePointer) throws -> [Command] {
-    hasExit[position] ? try hook(.exit, position, on: L) : []
+  func exit(_ position: Int, on state: LuaState) throws -> [Command] {
+    hasExit[position] ? try hook(.exit, position, on: state) : []
   }
 
-  private func hook(_ slot: Slot, _ position: Int, on L: OpaquePointer) throws -> [Command] {
+  private func hook(_ slot: Slot, _ position: Int, on state: LuaState) throws -> [Command] {
+    let L = state.L
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
-    let state = views.on(L)
     let messageHandler = state.pushMessageHandler()
     push(slot, ofStateAt: position, on: L)
     guard lua_type(L, -1) == LUA_TFUNCTION else { return [] }
@@ -366,12 +366,12 @@ final class LuaMachineDefinition: MachineBehavior {
   /// state has that name.
   private func knownState(at index: Int32, on L: OpaquePointer) -> Int? {
     // Only names longer than Lua's shared strings are decoded.
-    statePositions.value(at: index, on: L) ?? views.on(L).string(at: index).flatMap { positions[$0] }
+    statePositions.value(at: index, on: L) ?? LuaState(borrowing: L).string(at: index).flatMap { positions[$0] }
   }
 
   /// Pushes a message's name as it came (bytes, not a decoded string);
-  /// returns its stack index.
-  private func pushName(of message: MachineMessage, on state: LuaState) -> Int32 {
+  /// true if the message is just that name.
+  private func pushName(of message: MachineMessage, on state: LuaState) -> Bool {
     let L = state.L
     switch message.value {
     case .string(let name):
@@ -385,11 +385,12 @@ final class LuaMachineDefinition: MachineBehavior {
         lua_rawseti(L, lunar_registryindex(), lua_Integer(lastMessageNameString.slot))
         lastMessageName = name
       }
+      return true
     case .table(let table):
       if case .string(let name)? = table.array.first { state.push(name) } else { lua_pushnil(L) }
     default: lua_pushnil(L)
     }
-    return lua_gettop(L)
+    return false
   }
 
   /// The string at `index` as a command name; nil if it is not UTF-8.

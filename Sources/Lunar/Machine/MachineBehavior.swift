@@ -17,12 +17,12 @@ public protocol MachineBehavior: AnyObject {
   /// (from, message, to).
   var edges: [(from: String, message: String, to: String)] { get }
   /// Handles `message` in `state`; nil if the state has no handler for it.
-  /// `next` nil means stay.
-  func step(_ state: Int, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: Int?, commands: [Command])?
+  /// `next` nil means stay. `lua` is the thread the driver runs on.
+  func step(_ state: Int, _ message: MachineMessage, on lua: LuaState) throws -> (next: Int?, commands: [Command])?
   /// Commands issued when entering `state`.
-  func enter(_ state: Int, on L: OpaquePointer) throws -> [Command]
+  func enter(_ state: Int, on lua: LuaState) throws -> [Command]
   /// Commands issued when leaving `state`.
-  func exit(_ state: Int, on L: OpaquePointer) throws -> [Command]
+  func exit(_ state: Int, on lua: LuaState) throws -> [Command]
 }
 
 extension MachineBehavior {

@@ -80,9 +80,10 @@ public final class MachineDriver {
     guard let from = state.map({ states.firstIndex(of: $0) }) ?? position else {
       throw MachineError("machine '\(name)': unknown state '\(state ?? "?")'")
     }
-    guard let (next, commands) = try behavior.step(from, message, on: L) else { return (states[from], [], false) }
+    let lua = views.on(L)
+    guard let (next, commands) = try behavior.step(from, message, on: lua) else { return (states[from], [], false) }
     guard let next, next != from else { return (states[from], commands, true) }
-    return (states[next], try behavior.exit(from, on: L) + commands + behavior.enter(next, on: L), true)
+    return (states[next], try behavior.exit(from, on: lua) + commands + behavior.enter(next, on: lua), true)
   }
 
   // MARK: Processing
@@ -102,32 +103,33 @@ public final class MachineDriver {
   /// `messagesPerTurn`; then comes back through the loop. A command carried
   /// out by Swift suspends this: its completion resumes the machine.
   private func processMessages(on L: OpaquePointer) {
+    let lua = views.on(L)
     for _ in 0..<Self.messagesPerTurn {
       guard !isStopped, !mailbox.isEmpty else {
         busy = false
         notifySettled()
         return
       }
-      guard let commands = handleNext(on: L) else { continue }
-      guard runCommands(commands, from: 0, on: L) else { return }
+      guard let commands = handleNext(on: lua) else { continue }
+      guard runCommands(commands, from: 0, on: lua) else { return }
     }
     core.scheduler.later { [self] L in processMessages(on: L) }
   }
 
   /// Takes the next message and steps the machine; the commands to carry
   /// out, or nil when the message was dropped or the step failed.
-  private func handleNext(on L: OpaquePointer) -> [Command]? {
+  private func handleNext(on lua: LuaState) -> [Command]? {
     let message = mailbox.removeFirst()!
     let commands: [Command]
     do {
       let from = position
-      guard let (next, issued) = try behavior.step(from, message, on: L) else {
+      guard let (next, issued) = try behavior.step(from, message, on: lua) else {
         unhandled(message)
         return nil
       }
       trace("machine.handled", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
       if let next, next != from {
-        let exitCommands = try behavior.exit(from, on: L)
+        let exitCommands = try behavior.exit(from, on: lua)
         if !timers.isEmpty {
           for timer in timers where timer.state == from { core.scheduler.timers.cancel(timer.id) }
           timers.removeAll { $0.state == from }
@@ -137,7 +139,7 @@ public final class MachineDriver {
           .init("from", .string(LuaString(behavior.states[from]))), .init("to", .string(LuaString(state))),
           .init("message", .string(LuaString(message.name))),
         ])
-        let enterCommands = try behavior.enter(next, on: L)
+        let enterCommands = try behavior.enter(next, on: lua)
         commands = exitCommands.isEmpty && enterCommands.isEmpty ? issued : exitCommands + issued + enterCommands
       } else {
         commands = issued
@@ -165,7 +167,7 @@ public final class MachineDriver {
 
   /// Carries out `commands[start...]` in order on the loop's thread `L`;
   /// false if a Swift interpreter took over (its completion resumes).
-  private func runCommands(_ commands: [Command], from start: Int, on L: OpaquePointer) -> Bool {
+  private func runCommands(_ commands: [Command], from start: Int, on lua: LuaState) -> Bool {
     var index = start
     while index < commands.count, !isStopped {
       // Each command is read in place (`commands[current]`): a copy would
@@ -174,7 +176,7 @@ public final class MachineDriver {
       index += 1
       switch interpreters.entry(for: commands[current].name) {
       case .lua(let function, let name):
-        runLua(function, nameSlot: name, commands[current], on: L)
+        runLua(function, nameSlot: name, commands[current], on: lua)
       case .swift(let position):
         let rest = index
         runSwift(interpreters.swiftInterpreter(at: position), commands[current]) { [self] in resume(commands, from: rest) }
@@ -218,7 +220,7 @@ public final class MachineDriver {
   /// messages, back on the loop.
   private func resume(_ commands: [Command], from index: Int) {
     core.scheduler.later { [self] L in
-      if runCommands(commands, from: index, on: L) { processMessages(on: L) }
+      if runCommands(commands, from: index, on: views.on(L)) { processMessages(on: L) }
     }
   }
 
@@ -244,8 +246,8 @@ public final class MachineDriver {
   /// runs at once, like the handlers; if it waits, the loop runs nested
   /// until it is done (other tasks and machines go on meanwhile), and this
   /// machine's next command starts after it, as the order requires.
-  private func runLua(_ functionSlot: Int32, nameSlot: Int32, _ command: Command, on L: OpaquePointer) {
-    let state = views.on(L)
+  private func runLua(_ functionSlot: Int32, nameSlot: Int32, _ command: Command, on state: LuaState) {
+    let L = state.L
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     let messageHandler = state.pushMessageHandler()

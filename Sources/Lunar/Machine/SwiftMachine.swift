@@ -44,14 +44,14 @@ final class SwiftMachineBehavior<Machine: SwiftMachine>: MachineBehavior {
   var strict: Bool { false }
   var edges: [(from: String, message: String, to: String)] { [] }
 
-  func step(_ state: Int, _ message: MachineMessage, on L: OpaquePointer) throws -> (next: Int?, commands: [Command])? {
+  func step(_ state: Int, _ message: MachineMessage, on lua: LuaState) throws -> (next: Int?, commands: [Command])? {
     guard let (next, commands) = machine.receive(message, in: cases[state]) else { return nil }
     return (next.map { positions[$0]! }, commands)
   }
 
-  func enter(_ state: Int, on L: OpaquePointer) throws -> [Command] { machine.enter(cases[state]) }
+  func enter(_ state: Int, on lua: LuaState) throws -> [Command] { machine.enter(cases[state]) }
 
-  func exit(_ state: Int, on L: OpaquePointer) throws -> [Command] { machine.exit(cases[state]) }
+  func exit(_ state: Int, on lua: LuaState) throws -> [Command] { machine.exit(cases[state]) }
 }
 
 extension RuntimeCore {
