@@ -58,11 +58,12 @@ extension LuaState {
     })
     lua_setfield(L, table, "__gc")
 
-    // Every function below keeps the metatable as its upvalue: checking
-    // `self` then compares two metatables, with no lookup by name.
+    // The registry keeps the metatable for the state's life, so its
+    // address stays its identity: the functions below check `self` by
+    // comparing addresses, with no lookup by name.
+    let metatable = lua_topointer(L, table)!
     func pushChecked(_ body: @escaping LuaClass<Object>.Method) {
-      lua_pushvalue(L, table)
-      push(function: { call in try body(try call.object(1, of: Object.self, inClassOf: name), call) }, upvalues: 1)
+      push(function: { call in try body(try call.object(1, of: Object.self, metatable: metatable, named: name), call) })
     }
     let describe = luaClass.describe
     pushChecked { object, call in
@@ -160,15 +161,17 @@ extension LuaCall {
     return try object(in: raw, n, named: name)
   }
 
-  /// Argument `n` as an object whose metatable is the calling function's
-  /// first upvalue (see `LuaState.register`).
-  func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, inClassOf name: String) throws(LuaArgumentError) -> Object {
+  /// Argument `n` as an object whose metatable is at address `metatable`
+  /// (see `LuaState.register`).
+  func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, metatable: UnsafeRawPointer, named name: String)
+    throws(LuaArgumentError) -> Object
+  {
     var raw = lua_touserdata(L, n)
     if raw != nil {
       if lua_getmetatable(L, n) == 0 {
         raw = nil
       } else {
-        if lua_rawequal(L, -1, lunar_upvalueindex(2)) == 0 { raw = nil }
+        if lua_topointer(L, -1) != metatable { raw = nil }
         lua_settop(L, -2)
       }
     }
