@@ -318,7 +318,6 @@ final class LuaMachineDefinition: MachineBehavior {
     // the driver has carried that list out (otherwise this makes a new one).
     // (`removeAll(keepingCapacity:)` costs more than this for short lists.)
     while !commandBuffer.isEmpty { commandBuffer.removeLast() }
-    commandBuffer.reserveCapacity(count)
     for position in 1..<(count + 1) {
       lua_rawgeti(L, list, lua_Integer(position))
       defer { lua_settop(L, -2) }
