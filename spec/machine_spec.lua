@@ -284,6 +284,19 @@ describe("lunar.machine", function()
       assert.same({ { "load", 2, { page = 3 }, limit = 10 } }, commands)
     end)
 
+    it("keeps every field of a command with a hole, whatever its length says", function()
+      -- #cmd can be 3 here, and cmd has three entries: still not 1, 2, 3.
+      local cmd = { "load", nil, 5, nil, x = 1 }
+      local m = machine.new { name = "p", initial = "a", states = {
+        a = { on = { go = function() return nil, { cmd } end } },
+      } }
+      local _, commands = m:step("go")
+      assert.are.equal("load", commands[1][1])
+      assert.is_nil(commands[1][2])
+      assert.are.equal(5, commands[1][3])
+      assert.are.equal(1, commands[1].x)
+    end)
+
     it("rejects bad definitions at definition time, naming the state", function()
       assert.has_error(function() machine.new { name = "x", initial = "nowhere", states = { a = {} } } end,
         "machine 'x': unknown initial state 'nowhere'")

@@ -309,11 +309,10 @@ final class LuaMachineDefinition: MachineBehavior {
     let L = state.L
     if lua_type(L, index) == LUA_TNIL { return [] }
     let list = lua_absindex(L, index)
-    guard lua_type(L, list) == LUA_TTABLE, Self.isSequence(list, on: L) else {
+    guard lua_type(L, list) == LUA_TTABLE, let count = Self.sequenceLength(list, on: L) else {
       let value = try state.value(at: list, root: "commands")
       throw MachineError("machine '\(name)': \(origin()): commands must be an array of commands, got \(value.typeName)")
     }
-    let count = Int(lua_rawlen(L, list))
     // Built in the storage of the previous list, which is free again once
     // the driver has carried that list out (otherwise this makes a new one).
     // (`removeAll(keepingCapacity:)` costs more than this for short lists.)
@@ -328,29 +327,39 @@ final class LuaMachineDefinition: MachineBehavior {
       guard let issued else {
         throw MachineError("machine '\(name)': \(origin()): commands[\(position)] must be a table whose first element is the command's name")
       }
-      guard Self.isSequence(command, on: L) else {
+      if let length = Self.sequenceLength(command, on: L),
+        let arguments = try arguments(of: command, length: length, position: position, on: state)
+      {
+        commandBuffer.append(Command(name: issued, arguments: arguments))
+      } else {
         // Keyed fields too: read the whole table.
         let value = try state.value(at: command, root: "commands[\(position)]")
         commandBuffer.append(Command(value: value)!)
-        continue
       }
-      let length = Int(lua_rawlen(L, command))
-      var arguments: [LuaValue] = []
-      if length > 1 {
-        arguments.reserveCapacity(length - 1)
-        for element in 2..<(length + 1) {
-          lua_rawgeti(L, command, lua_Integer(element))
-          defer { lua_settop(L, -2) }
-          arguments.append(try state.value(at: -1, root: "commands[\(position)][\(element)]"))
-        }
-      }
-      commandBuffer.append(Command(name: issued, arguments: arguments))
     }
     return commandBuffer
   }
 
-  /// True if the table at `index` has keys 1...#t and no others.
-  private static func isSequence(_ index: Int32, on L: OpaquePointer) -> Bool {
+  /// The arguments of the command at `command`, `t[2]` to `t[length]`;
+  /// nil if one is nil. With `length` entries in all (`sequenceLength`),
+  /// none of `t[1...length]` nil means those are the only keys.
+  private func arguments(of command: Int32, length: Int, position: Int, on state: LuaState) throws -> [LuaValue]? {
+    guard length > 1 else { return [] }
+    let L = state.L
+    var arguments: [LuaValue] = []
+    arguments.reserveCapacity(length - 1)
+    for element in 2..<(length + 1) {
+      defer { lua_settop(L, -2) }
+      guard lua_rawgeti(L, command, lua_Integer(element)) != LUA_TNIL else { return nil }
+      arguments.append(try state.value(at: -1, root: "commands[\(position)][\(element)]"))
+    }
+    return arguments
+  }
+
+  /// `#t` if the table at `index` has `#t` entries; nil otherwise. Then its
+  /// keys are 1...#t unless one of those is nil (a border can sit after a
+  /// hole), which a caller reading them all finds.
+  private static func sequenceLength(_ index: Int32, on L: OpaquePointer) -> Int? {
     let length = lua_rawlen(L, index)
     var entries: lua_Unsigned = 0
     lua_pushnil(L)
@@ -358,8 +367,9 @@ final class LuaMachineDefinition: MachineBehavior {
       entries += 1
       lua_settop(L, -2)
     }
-    return entries == length
+    return entries == length ? Int(length) : nil
   }
+
 
   /// The position of the state named by the string at `index`; nil if no
   /// state has that name.
