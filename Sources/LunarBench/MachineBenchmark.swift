@@ -124,7 +124,7 @@ enum MachineBenchmark {
         for _, c in ipairs(commands) do noop(c) end
       end
       """)
-    let times = try Harness.interleaved(iterations: n, rounds: 7, [luaMachine, plain, try driverFloor()])
+    let times = try Harness.interleaved(iterations: n, rounds: 15, [luaMachine, plain, try driverFloor()])
     Harness.report("Lua machine, 1 command per message", subject: times[0], baseline: times[1], baselineName: "plain Lua:", goal: "≤ 3×")
     Harness.report("    the least a driver in Swift does", subject: times[2], baseline: times[1], baselineName: "plain Lua:", goal: "report")
 
