@@ -370,7 +370,6 @@ final class LuaMachineDefinition: MachineBehavior {
     return entries == length ? Int(length) : nil
   }
 
-
   /// The position of the state named by the string at `index`; nil if no
   /// state has that name.
   private func knownState(at index: Int32, on L: OpaquePointer) -> Int? {
@@ -415,26 +414,22 @@ final class LuaMachineDefinition: MachineBehavior {
 }
 
 extension Command {
-  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`;
-  /// the name is taken from registry slot `nameSlot` if given (a Lua string
-  /// equal to `name`).
-  func push(on state: LuaState, nameSlot: Int32? = nil) throws(LuaConversionError) {
+  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`,
+  /// with the name taken from registry slot `nameSlot` (a Lua string equal
+  /// to `name`, kept by the interpreter registry).
+  func push(on state: LuaState, nameSlot: Int32) throws(LuaConversionError) {
     let L = state.L
     lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
-    if let nameSlot { LuaReference.push(slot: nameSlot, on: L) } else { state.push(name) }
+    LuaReference.push(slot: nameSlot, on: L)
     lua_rawseti(L, -2, 1)
-    var index: lua_Integer = 2
-    for argument in arguments {
+    for (offset, argument) in arguments.enumerated() {
       try state.push(argument)
-      lua_rawseti(L, -2, index)
-      index += 1
+      lua_rawseti(L, -2, lua_Integer(offset + 2))
     }
-    if !fields.isEmpty {
-      for (key, field) in fields {
-        try state.push(key.value)
-        try state.push(field)
-        lua_rawset(L, -3)
-      }
+    for (key, field) in fields {
+      try state.push(key.value)
+      try state.push(field)
+      lua_rawset(L, -3)
     }
   }
 }

@@ -165,55 +165,53 @@ public final class MachineDriver {
     }
   }
 
-  /// Carries out `commands[start...]` in order on the loop's thread `L`;
+  /// Carries out `commands[start...]` in order on the loop's thread `lua`;
   /// false if a Swift interpreter took over (its completion resumes).
   private func runCommands(_ commands: [Command], from start: Int, on lua: LuaState) -> Bool {
     var index = start
     while index < commands.count, !isStopped {
-      // Each command is read in place (`commands[current]`): a copy would
-      // retain and release its three parts.
-      let current = index
+      let command = commands[index]
       index += 1
-      switch interpreters.entry(for: commands[current].name) {
+      switch interpreters.entry(for: command.name) {
       case .lua(let function, let name):
-        runLua(function, nameSlot: name, commands[current], on: lua)
-      case .swift(let position):
+        runLua(function, nameSlot: name, command, on: lua)
+      case .swift(let registered):
         let rest = index
-        runSwift(interpreters.swiftInterpreter(at: position), commands[current]) { [self] in resume(commands, from: rest) }
+        runSwift(interpreters.swiftInterpreter(at: registered), command) { [self] in resume(commands, from: rest) }
         return false
-      case let builtIn:
-        run(builtIn, commands[current])
+      case .after:
+        startTimer(command)
+        interpreted(command)
+      case .log:
+        log(command)
+      case .emit:
+        emit(command)
+      case nil:
+        failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
       }
     }
     return true
   }
 
-  /// Carries out a command whose interpreter is built in (nil: none is
-  /// registered for it).
-  private func run(_ builtIn: InterpreterRegistry.Entry?, _ command: Command) {
-    switch builtIn {
-    case nil:
-      failures.append("machine '\(name)': unknown command '\(command.name)' (no interpreter registered)")
-    case .after:
-      startTimer(command)
-      interpreted(command)
-    case .log:
-      let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
-      trace("machine.log", [.init("text", .string(LuaString(text)))])
-      core.log("[\(name)] \(text)")
-      interpreted(command)
-    case .emit:
-      var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
-      if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
-        for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
-          fields.append(.init(key.description, value))
-        }
+  /// The built-in `log`: its arguments, as text, to the trace and the log.
+  private func log(_ command: Command) {
+    let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
+    trace("machine.log", [.init("text", .string(LuaString(text)))])
+    core.log("[\(name)] \(text)")
+    interpreted(command)
+  }
+
+  /// The built-in `emit`: a trace event named by the first argument, with
+  /// the fields of the second.
+  private func emit(_ command: Command) {
+    var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
+    if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
+      for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
+        fields.append(.init(key.description, value))
       }
-      traceLog.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
-      interpreted(command)
-    case .lua, .swift:
-      preconditionFailure("not a built-in interpreter")
     }
+    traceLog.emit(command.arguments.first?.stringValue ?? "machine.emit", fields)
+    interpreted(command)
   }
 
   /// After a Swift interpreter: the remaining commands, then the next
