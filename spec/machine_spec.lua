@@ -121,6 +121,23 @@ describe("lunar.machine", function()
       assert.are.same({ "save", { count = 1 } }, SAVE)
     end)
 
+    it("carries out the built-in log and emit commands into the trace", function()
+      local m = machine.new { name = "builtins", initial = "a", states = {
+        a = { on = { go = function()
+          return nil, { { "log", "hello", 3 }, { "emit", "builtins.done", { count = 2, label = "x" } } }
+        end } },
+      } }
+      m:send("go")
+      m:settle()
+      local logged = trace.events("machine.log")
+      assert.are.equal("hello 3", logged[#logged].text)
+      local emitted = trace.events("builtins.done")
+      assert.are.equal(1, #emitted)
+      assert.are.equal("builtins", emitted[1].machine)
+      assert.are.equal(2, emitted[1].count)
+      assert.are.equal("x", emitted[1].label)
+    end)
+
     it("handles feedback sent synchronously before later messages, never re-entrantly", function()
       local log = {}
       local m = machine.new {
