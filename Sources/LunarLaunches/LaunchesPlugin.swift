@@ -13,7 +13,7 @@ import Lunar
 /// end
 /// print(launches.next().name)
 /// ```
-public struct LaunchesPlugin: ModulePlugin {
+public struct LaunchesPlugin: LunarPlugin {
   public let name = "lunar.launches"
   /// Endpoint per source; `LUNAR_LAUNCHES_RLL_URL` / `LUNAR_LAUNCHES_LL2_URL`
   /// override the live APIs when not given here.
@@ -26,9 +26,10 @@ public struct LaunchesPlugin: ModulePlugin {
     self.minimumRefreshInterval = minimumRefreshInterval
   }
 
-  /// The module, with its schedule and reminders: made on the first
-  /// `require`, so a script that never fetches launches pays nothing.
-  public func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
+  /// Registers the `launches` service at once, so Swift interpreters and
+  /// actions find it whether or not a script requires the module; the Lua
+  /// module is described on its first `require`.
+  public func install(in runtime: RuntimeCore) throws {
     let environment = runtime.configuration.environment
     let http = runtime.configuration.httpService
     let rll = endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"]
@@ -42,10 +43,22 @@ public struct LaunchesPlugin: ModulePlugin {
       return LaunchSchedule(providers: providers, minimumRefreshInterval: cooldown, now: now)
     }
     let current = Current(makeSchedule(rll: rll, ll2: ll2, cooldown: minimumRefreshInterval))
+    runtime.services.register("launches", current.schedule)
+    runtime.install(moduleNamed: name) { runtime in
+      module(runtime, current: current, endpoints: (rll, ll2), makeSchedule: makeSchedule)
+    }
+  }
+
+  /// The module, with its reminders, over `current`; `configure` makes new
+  /// schedules with `makeSchedule`, from `endpoints` by default.
+  private func module(
+    _ runtime: RuntimeCore, current: Current, endpoints: (rll: String?, ll2: String?),
+    makeSchedule: @escaping (_ rll: String?, _ ll2: String?, _ cooldown: Double) -> LaunchSchedule
+  ) -> LuaModule {
+    let (rll, ll2) = endpoints
     var schedule: LaunchSchedule { current.schedule }
     let reminders = ReminderDelivery(current: current, core: runtime)
     runtime.retain(reminders)
-    runtime.services.register("launches", current.schedule)
 
     var module = LuaModule("lunar.launches")
     module.value("sources", .table(LuaTable(array: schedule.sources.map { .string(LuaString($0)) })))
@@ -58,8 +71,7 @@ public struct LaunchesPlugin: ModulePlugin {
       let endpoints = options["endpoints"]
       let cooldown = options["cooldown"].numberValue ?? minimumRefreshInterval
       current.schedule = makeSchedule(
-        rll: endpoints["rocketlaunch.live"].stringValue ?? rll, ll2: endpoints["launchlibrary2"].stringValue ?? ll2,
-        cooldown: cooldown)
+        endpoints["rocketlaunch.live"].stringValue ?? rll, endpoints["launchlibrary2"].stringValue ?? ll2, cooldown)
       return .none
     }
 

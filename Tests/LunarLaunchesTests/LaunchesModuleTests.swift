@@ -37,6 +37,16 @@ import Testing
     #expect(server.requests.count == 1)
   }
 
+  @Test func theServiceIsThereWithoutTheModule() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(3, 1_800_003_600)])) }
+    defer { server.stop() }
+    let runtime = try runtime(server)
+    _ = try await run(runtime, "return 1")  // never requires lunar.launches
+    let schedule = try await runtime.perform { core in core.services.service("launches", as: LaunchSchedule.self) }
+    let snapshot = try await #require(schedule).refresh("rocketlaunch.live")
+    #expect(snapshot.launches.map(\.id) == ["rll:3"])
+  }
+
   @Test func upcomingGivesLaunchTables() async throws {
     let server = try TestHTTPServer { _ in .init(body: rllBody([(7, 1_800_003_600), (8, nil)])) }
     defer { server.stop() }
