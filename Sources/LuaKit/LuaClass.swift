@@ -10,10 +10,6 @@ public struct LuaClass<Object: AnyObject> {
 
   /// The metatable's `__name`, shown in messages (`Queue expected, got nil`).
   public let name: String
-  /// `name` as a C string, made once: checking an argument of this class
-  /// then converts nothing, and Lua finds the name in its cache of C strings
-  /// by address.
-  let metatableName: ContiguousArray<CChar>
   /// Methods by name, reached as `object:name(...)`.
   public var methods: [String: Method] = [:]
   /// Field getters, reached as `object.name` (checked after methods).
@@ -24,7 +20,6 @@ public struct LuaClass<Object: AnyObject> {
   /// A class named `name` with no methods yet.
   public init(name: String) {
     self.name = name
-    metatableName = name.utf8CString
   }
 
   /// Adds a method.
@@ -146,19 +141,12 @@ extension LuaCall {
   public func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, named name: String)
     throws(LuaArgumentError) -> Object
   {
-    try object(n, of: type, metatableName: name.utf8CString, named: name)
+    try object(in: luaL_testudata(L, n, name), n, named: name)
   }
 
   /// Argument `n` as an object of `luaClass`.
   public func object<Object: AnyObject>(_ n: Int32, of luaClass: LuaClass<Object>) throws(LuaArgumentError) -> Object {
-    try object(n, of: Object.self, metatableName: luaClass.metatableName, named: luaClass.name)
-  }
-
-  func object<Object: AnyObject>(
-    _ n: Int32, of type: Object.Type, metatableName: ContiguousArray<CChar>, named name: String
-  ) throws(LuaArgumentError) -> Object {
-    let raw = metatableName.withUnsafeBufferPointer { luaL_testudata(L, n, $0.baseAddress) }
-    return try object(in: raw, n, named: name)
+    try object(n, of: Object.self, named: luaClass.name)
   }
 
   /// Argument `n` as an object whose metatable is at address `metatable`
