@@ -6,11 +6,12 @@ extension LuaState {
   public static let maximumDepth = 200
 
   /// Copies the value at `index` into a `LuaValue`.
-  /// - Parameter root: how the error message names the value (`payload`).
+  /// - Parameter root: how the error message names the value (`payload`);
+  ///   built only if there is an error.
   /// - Throws: `LuaConversionError` naming the path of a function, userdata,
   ///   thread, cycle or too-deep nesting.
-  public func value(at index: Int32, root: String = "value") throws(LuaConversionError) -> LuaValue {
-    try LuaState.readValue(L, at: index, root: root)
+  public func value(at index: Int32, root: @autoclosure () -> String = "value") throws(LuaConversionError) -> LuaValue {
+    try LuaState.readValue(L, at: index, root: root())
   }
 
   /// Pushes a copy of `value`.
