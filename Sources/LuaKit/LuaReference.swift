@@ -32,6 +32,12 @@ public final class LuaReference {
     lua_rawgeti(L, lunar_registryindex(), lua_Integer(ref))
   }
 
+  /// Pops the top value of `L` (a thread of the same state) and anchors it
+  /// in place of the referenced one, in the same slot.
+  public func replace(popping L: OpaquePointer) {
+    lua_rawseti(L, lunar_registryindex(), lua_Integer(ref))
+  }
+
   /// The registry slot that holds the value, valid while this reference
   /// lives. Code that keeps the reference alive elsewhere can keep the slot
   /// (a plain number) and push with `push(slot:on:)`, retaining nothing.

@@ -132,4 +132,21 @@ private func counterClass() -> LuaClass<Counter> {
     state.collectGarbage()
     #expect(Counter.released == before + 1)
   }
+
+  @Test func aReplacedReferenceKeepsItsSlotAndLetsTheOldValueGo() throws {
+    let state = try LuaState()
+    let before = Counter.released
+    state.push(Counter(), as: counterClass())
+    let reference = LuaReference(popping: state)
+    let slot = reference.slot
+    state.push("other")
+    reference.replace(popping: state.L)
+    #expect(reference.slot == slot)
+    LuaReference.push(slot: slot, on: state.L)
+    #expect(try state.value(at: -1) == "other")
+    state.pop()
+    #expect(lua_gettop(state.L) == 0)
+    state.collectGarbage()
+    #expect(Counter.released == before + 1)
+  }
 }

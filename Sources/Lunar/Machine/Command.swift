@@ -1,3 +1,4 @@
+import CLua
 import LuaKit
 
 /// A command a machine issues: a name and a payload, a Sendable value. In
@@ -82,5 +83,26 @@ extension LuaCall {
     let message = try message(n)
     if case .string = message.value { names.insert(message, forStringAt: n, on: L) }
     return message
+  }
+}
+
+extension Command {
+  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`,
+  /// with the name taken from registry slot `nameSlot` (a Lua string equal
+  /// to `name`, kept by the interpreter registry).
+  func push(on state: LuaState, nameSlot: Int32) throws(LuaConversionError) {
+    let L = state.L
+    lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
+    LuaReference.push(slot: nameSlot, on: L)
+    lua_rawseti(L, -2, 1)
+    for (offset, argument) in arguments.enumerated() {
+      try state.push(argument)
+      lua_rawseti(L, -2, lua_Integer(offset + 2))
+    }
+    for (key, field) in fields {
+      try state.push(key.value)
+      try state.push(field)
+      lua_rawset(L, -3)
+    }
   }
 }

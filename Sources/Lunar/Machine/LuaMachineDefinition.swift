@@ -37,7 +37,8 @@ final class LuaMachineDefinition: MachineBehavior {
   /// The same positions found by the address of the name's Lua string: a
   /// name a handler returns becomes the `states` entry without decoding.
   private let statePositions: LuaStringCache<Int>
-  /// Command names seen so far, reused rather than decoded again.
+  /// Command names seen so far (shared by the runtime's machines), reused
+  /// rather than decoded again.
   private let commandNames: LuaStringCache<String>
   private var commandBuffer: [Command] = []
   /// The name of the last message that was just a name, and its Lua
@@ -45,11 +46,11 @@ final class LuaMachineDefinition: MachineBehavior {
   private var lastMessageName: LuaString?
   private let lastMessageNameString: LuaReference
   private let context: LuaReference
-  private let state: LuaState
 
-  /// Reads and checks the definition table at `index` on `L`.
-  init(at index: Int32, on L: OpaquePointer, state: LuaState) throws {
-    self.state = state
+  /// Reads and checks the definition table at `index` on `L`, a thread of
+  /// `state`; `commandNames` caches command names.
+  init(at index: Int32, on L: OpaquePointer, state: LuaState, commandNames: LuaStringCache<String>) throws {
+    self.commandNames = commandNames
     let table = lua_absindex(L, index)
     func field(_ key: String, of t: Int32) -> LuaType {
       lua_pushstring(L, key)
@@ -191,9 +192,11 @@ final class LuaMachineDefinition: MachineBehavior {
     let thread = LuaState(borrowing: L)  // `state` is the main thread; this runs on L
     lua_pushstring(L, "states")
     lua_rawget(L, table)
+    let statePositions = LuaStringCache<Int>(capacity: names.count, in: state)
     lua_createtable(L, Int32(names.count * Slot.allCases.count), 0)
     for (position, stateName) in names.enumerated() {
       thread.push(stateName)
+      statePositions.insert(position, forStringAt: -1, on: L)
       lua_rawget(L, -3)
       for slot in Slot.allCases {
         lua_pushstring(L, slot.key)
@@ -204,14 +207,8 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     handlers = LuaReference(popping: L, in: state)
     lua_settop(L, -2)  // states
-    statePositions = LuaStringCache(capacity: names.count, in: state)
-    for (position, stateName) in names.enumerated() {
-      thread.push(stateName)
-      statePositions.insert(position, forStringAt: -1, on: L)
-      lua_settop(L, -2)
-    }
+    self.statePositions = statePositions
     positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
-    commandNames = LuaStringCache(capacity: 64, in: state)
     lua_pushboolean(L, 0)  // a placeholder: nil would get no slot
     lastMessageNameString = LuaReference(popping: L, in: state)
   }
@@ -257,7 +254,7 @@ final class LuaMachineDefinition: MachineBehavior {
     case LUA_TNIL:
       return nil
     case LUA_TSTRING:
-      return (knownState(at: -1, on: L), [])
+      return (knownState(at: -1, on: state), [])
     case LUA_TTABLE:
       lua_pushstring(L, "run")
       lua_rawget(L, -2)
@@ -271,7 +268,7 @@ final class LuaMachineDefinition: MachineBehavior {
     var next: Int?
     switch lua_type(L, -2) {
     case LUA_TNIL: next = nil
-    case LUA_TSTRING: next = knownState(at: -2, on: L)
+    case LUA_TSTRING: next = knownState(at: -2, on: state)
     default:
       throw MachineError("machine '\(name)': state '\(states[position])': handler '\(message.name)' must return a state name or nil, got \(String(cString: lunar_typename(L, -2)))")
     }
@@ -372,9 +369,9 @@ final class LuaMachineDefinition: MachineBehavior {
 
   /// The position of the state named by the string at `index`; nil if no
   /// state has that name.
-  private func knownState(at index: Int32, on L: OpaquePointer) -> Int? {
+  private func knownState(at index: Int32, on state: LuaState) -> Int? {
     // Only names longer than Lua's shared strings are decoded.
-    statePositions.value(at: index, on: L) ?? LuaState(borrowing: L).string(at: index).flatMap { positions[$0] }
+    statePositions.value(at: index, on: state.L) ?? state.string(at: index).flatMap { positions[$0] }
   }
 
   /// Pushes a message's name as it came (bytes, not a decoded string);
@@ -390,7 +387,7 @@ final class LuaMachineDefinition: MachineBehavior {
       } else {
         state.push(name)
         lua_pushvalue(L, -1)
-        lua_rawseti(L, lunar_registryindex(), lua_Integer(lastMessageNameString.slot))
+        lastMessageNameString.replace(popping: L)
         lastMessageName = name
       }
       return true
@@ -410,26 +407,5 @@ final class LuaMachineDefinition: MachineBehavior {
     else { return nil }
     commandNames.insert(name, forStringAt: index, on: L)
     return name
-  }
-}
-
-extension Command {
-  /// Pushes the command as a Lua table, `{ name, arguments..., fields }`,
-  /// with the name taken from registry slot `nameSlot` (a Lua string equal
-  /// to `name`, kept by the interpreter registry).
-  func push(on state: LuaState, nameSlot: Int32) throws(LuaConversionError) {
-    let L = state.L
-    lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
-    LuaReference.push(slot: nameSlot, on: L)
-    lua_rawseti(L, -2, 1)
-    for (offset, argument) in arguments.enumerated() {
-      try state.push(argument)
-      lua_rawseti(L, -2, lua_Integer(offset + 2))
-    }
-    for (key, field) in fields {
-      try state.push(key.value)
-      try state.push(field)
-      lua_rawset(L, -3)
-    }
   }
 }

@@ -13,6 +13,8 @@ struct MachineModulePlugin: ModulePlugin {
 
     // Message names sent so far, shared by every machine of the runtime.
     let messageNames = LuaStringCache<MachineMessage>(capacity: 64, in: runtime.state)
+    // Command names, likewise shared (interpreters are per runtime too).
+    let commandNames = LuaStringCache<String>(capacity: 64, in: runtime.state)
     machineClass.method("send") { driver, call in
       let message = try call.message(2, names: messageNames)
       try Self.raising { try driver.send(message) }
@@ -61,7 +63,7 @@ struct MachineModulePlugin: ModulePlugin {
     module.function("new") { [unowned runtime] call in
       try call.check(1, is: .table)
       let behavior = try Self.raising {
-        try LuaMachineDefinition(at: 1, on: call.L, state: runtime.state)
+        try LuaMachineDefinition(at: 1, on: call.L, state: runtime.state, commandNames: commandNames)
       }
       let driver = MachineDriver(behavior: behavior, core: runtime, inert: runtime.configuration.inertMachines)
       runtime.machines.append(driver)
