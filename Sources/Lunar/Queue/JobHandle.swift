@@ -143,27 +143,28 @@ final class QueuedJob: Sendable {
 /// job can cancel it (a cancel that arrives before the task is attached is
 /// delivered on attaching).
 final class ConsumerTask: Sendable {
-  private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
-  private let cancelledFlag = Atomic<Bool>(false)
+  private let task = Mutex<Task<Void, Never>?>(nil)
+  // Set under `task`'s lock, so `attach` and `cancel` cannot miss each
+  // other; read without it by the running job.
+  private let cancelled = Atomic<Bool>(false)
 
   /// True once a job running on this task was cancelled (cheaper to ask
   /// than `Task.isCancelled`, and only this type cancels the task).
-  var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
+  var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
   func attach(_ task: Task<Void, Never>) {
-    let cancelled = state.withLock { state in
-      state.task = task
-      return state.cancelled
+    let cancelledBefore = self.task.withLock { slot in
+      slot = task
+      return cancelled.load(ordering: .relaxed)
     }
-    if cancelled { task.cancel() }
+    if cancelledBefore { task.cancel() }
   }
 
   func cancel() {
-    let task = state.withLock { state in
-      state.cancelled = true
-      return state.task
+    let task = self.task.withLock { slot in
+      cancelled.store(true, ordering: .releasing)
+      return slot
     }
     task?.cancel()
-    cancelledFlag.store(true, ordering: .releasing)
   }
 }

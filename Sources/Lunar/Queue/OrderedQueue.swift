@@ -26,10 +26,6 @@ public final class OrderedQueue: Sendable {
     @usableFromInline var nextSequence = 1
   }
 
-  private struct DrainWaiters {
-    var waiters: [(upTo: Int, continuation: CheckedContinuation<Void, Never>)] = []
-  }
-
   @usableFromInline let buffer = Mutex(Buffer())
   /// The sequence number of the job running now, 0 for none.
   private let running = Atomic<Int>(0)
@@ -38,7 +34,8 @@ public final class OrderedQueue: Sendable {
   /// The smallest sequence a drain waits for (`Int.max` when none does):
   /// the consumer looks at the waiters only when a job reaches it.
   private let nextDrainWake = Atomic<Int>(.max)
-  private let drainWaiters = Mutex(DrainWaiters())
+  /// Drains waiting for every job up to `upTo` to finish.
+  private let drainWaiters = Mutex<[(upTo: Int, continuation: CheckedContinuation<Void, Never>)]>([])
 
   /// A queue called `name` with a failure policy.
   public init(name: String, policy: QueuePolicy = .continue) {
@@ -79,7 +76,7 @@ public final class OrderedQueue: Sendable {
     let last = buffer.withLock { $0.nextSequence - 1 }
     guard finishedThrough.load(ordering: .sequentiallyConsistent) < last else { return }
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      drainWaiters.withLock { $0.waiters.append((last, continuation)) }
+      drainWaiters.withLock { $0.append((last, continuation)) }
       // Announce the wait, then look again: either this sees the consumer's
       // progress or the consumer sees the announcement (both are
       // sequentially consistent), so no wake-up is lost.
@@ -101,11 +98,11 @@ public final class OrderedQueue: Sendable {
   /// Resumes the drains that wait for jobs up to `finished` (whoever removes
   /// a waiter from the list resumes it, so each is resumed once).
   private func wakeDrainWaiters(finished: Int) {
-    let ready = drainWaiters.withLock { state -> [CheckedContinuation<Void, Never>] in
-      let ready = state.waiters.filter { $0.upTo <= finished }.map(\.continuation)
+    let ready = drainWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+      let ready = waiters.filter { $0.upTo <= finished }.map(\.continuation)
       guard !ready.isEmpty else { return [] }
-      state.waiters.removeAll { $0.upTo <= finished }
-      nextDrainWake.store(state.waiters.map(\.upTo).min() ?? .max, ordering: .sequentiallyConsistent)
+      waiters.removeAll { $0.upTo <= finished }
+      nextDrainWake.store(waiters.map(\.upTo).min() ?? .max, ordering: .sequentiallyConsistent)
       return ready
     }
     for continuation in ready { continuation.resume() }
