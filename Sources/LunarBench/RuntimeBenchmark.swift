@@ -63,7 +63,6 @@ enum RuntimeBenchmark {
       Double(max(after.0 - before, 0)) / Double(taskN)))
   }
 
-  /// Nanoseconds per iteration of `source`, which receives the count as `...`.
   /// A runtime on the virtual clock (sleeps cost nothing) with `plugins`.
   static func makeRuntime(plugins: [any LunarPlugin] = []) throws -> Runtime {
     var configuration = RuntimeConfiguration()
@@ -72,6 +71,7 @@ enum RuntimeBenchmark {
     return try Runtime(configuration)
   }
 
+  /// Nanoseconds per iteration of `source`, which receives the count as `...`.
   static func timeScript(_ runtime: Runtime, iterations: Int, rounds: Int = 5, _ source: String) throws -> Double {
     try Harness.nanoseconds(iterations: iterations, rounds: rounds, script(runtime, source))
   }
