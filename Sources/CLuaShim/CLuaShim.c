@@ -322,12 +322,19 @@ void lunar_releasesigint(lua_State *L) {
 
 void lunar_wake(lua_State *L) { sem_post(&control(L)->wakeup); }
 
+// The longest single wait: a longer one (or a NaN) is cut to this and
+// reported as a timeout, so the caller looks again. Converting a huge number
+// of seconds to a timespec would overflow into the past and make the
+// caller spin.
+#define LUNAR_SLEEP_MAX 86400.0
+
 int lunar_sleep(lua_State *L, double seconds) {
   lunar_Control *c = control(L);
   if (seconds < 0) {
     while (sem_wait(&c->wakeup) != 0 && errno == EINTR) {}
     return 1;
   }
+  if (!(seconds <= LUNAR_SLEEP_MAX)) seconds = LUNAR_SLEEP_MAX;
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   double whole = (double)(long long)seconds;

@@ -1,5 +1,7 @@
 /// Timers ordered by deadline (then by creation, so equal deadlines fire in
-/// the order they were set). Cancelled timers are skipped lazily.
+/// the order they were set). Cancelled timers are skipped lazily. A timer
+/// whose deadline never comes (infinite, or not a number) is not kept: it
+/// must not make the loop wait for it or advance virtual time to it.
 public final class TimerQueue {
   private struct Entry {
     let deadline: Double
@@ -9,6 +11,9 @@ public final class TimerQueue {
 
   private var heap: [Entry] = []
   private var cancelled: Set<Int> = []
+  /// Ids of timers in the heap and not cancelled: cancelling anything else
+  /// (a timer that fired, or one that never comes) leaves no trace.
+  private var live: Set<Int> = []
   private var nextID = 1
 
   /// True when no live timer is left.
@@ -23,12 +28,14 @@ public final class TimerQueue {
     return heap.first?.deadline
   }
 
-  /// Adds a timer; returns its id for `cancel`.
-  /// Adds a timer at `deadline` (on the runtime clock); returns its id.
+  /// Adds a timer at `deadline` (on the runtime clock); returns its id for
+  /// `cancel`. A deadline that is not finite never fires.
   @discardableResult
   public func schedule(at deadline: Double, _ fire: @escaping () -> Void) -> Int {
     let id = nextID
     nextID += 1
+    guard deadline.isFinite else { return id }
+    live.insert(id)
     heap.append(Entry(deadline: deadline, id: id, fire: fire))
     siftUp(heap.count - 1)
     return id
@@ -36,7 +43,7 @@ public final class TimerQueue {
 
   /// Stops a timer from firing.
   public func cancel(_ id: Int) {
-    cancelled.insert(id)
+    if live.remove(id) != nil { cancelled.insert(id) }
   }
 
   /// Removes and returns the earliest timer if it is due at `now`.
@@ -44,6 +51,7 @@ public final class TimerQueue {
     dropCancelled()
     guard let first = heap.first, first.deadline <= now else { return nil }
     removeFirst()
+    live.remove(first.id)
     return first.fire
   }
 

@@ -182,7 +182,7 @@ import Testing
       ("lunar.spawn(nil)", "test.lua:1: bad argument #1 to 'spawn' (function expected, got nil)"),
       ("lunar.spawn(42)", "test.lua:1: bad argument #1 to 'spawn' (function expected, got number)"),
       ("lunar.sleep('soon')", "test.lua:1: bad argument #1 to 'sleep' (number expected, got string)"),
-      ("lunar.sleep(-1)", "test.lua:1: bad argument #1 to 'sleep' (non-negative number expected)"),
+      ("lunar.sleep(-1)", "test.lua:1: bad argument #1 to 'sleep' (non-negative number expected, got -1)"),
       ("lunar.await_all(1)", "test.lua:1: bad argument #1 to 'await_all' (table expected, got number)"),
       ("lunar.await_all({1})", "test.lua:1: bad argument #1 to 'await_all' (task expected at index 1, got number)"),
       ("lunar.await_any({})", "test.lua:1: bad argument #1 to 'await_any' (at least one task expected)"),
@@ -298,5 +298,36 @@ import Testing
       return t:await()()
       """)
     #expect(results == ["a function"])
+  }
+
+  @Test func aSleepPastTheClocksHorizonIsADeadlockNotAJumpInVirtualTime() async throws {
+    for seconds in ["1e16", "1e300", "math.maxinteger", "math.huge"] {
+      let lua = try TestRuntime()
+      let failure = await lua.failure("lunar.sleep(\(seconds))")
+      let message = try #require(failure?.luaMessage, "lunar.sleep(\(seconds))")
+      #expect(message.hasPrefix("deadlock: every task is waiting and nothing can wake them"))
+      #expect(message.contains("main chunk waits for sleep "))
+    }
+  }
+
+  @Test func aSleepThatNeverEndsWaitsUntilCancelled() async throws {
+    let lua = try TestRuntime(clock: .real)
+    let results = try await lua.run("""
+      local forever = lunar.spawn(function() lunar.sleep(math.huge) end)
+      local long = lunar.spawn(function() lunar.sleep(1e300) end)
+      lunar.sleep(0.01)
+      forever:cancel()
+      long:cancel()
+      forever:result()
+      long:result()
+      return forever:status(), long:status()
+      """)
+    #expect(results == ["cancelled", "cancelled"])
+  }
+
+  @Test func sleepRefusesNaN() async throws {
+    let lua = try TestRuntime()
+    let nan = await lua.failure("lunar.sleep(0/0)")
+    #expect(nan?.luaMessage?.hasPrefix("test.lua:1: bad argument #1 to 'sleep' (non-negative number expected, got ") == true)
   }
 }

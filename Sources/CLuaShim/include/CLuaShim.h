@@ -76,7 +76,7 @@ void lunar_releasesigint(lua_State *L);
 /// Wakes a loop sleeping in lunar_sleep (thread-safe, signal-safe).
 void lunar_wake(lua_State *L);
 /// Sleeps until lunar_wake or `seconds` pass (< 0: no limit); returns 1 if
-/// woken, 0 on timeout.
+/// woken, 0 on timeout. A wait over a day (or NaN) ends after a day.
 int lunar_sleep(lua_State *L, double seconds);
 
 // MARK: - Host yields through user coroutines
