@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct lunar_Control {
   size_t used;                      // bytes allocated by Lua now
@@ -16,6 +17,7 @@ struct lunar_Control {
   size_t limit;                     // 0 for none; enforced only while armed
   int armed;                        // > 0 while Lua code runs under lunar_pcall/lunar_resume
   _Atomic int interrupted;          // LUNAR_INTERRUPT_*; set from signal handlers
+  _Atomic int taken;                // 1 once the loop thread has acted on the interrupt
   _Atomic(lua_State *) running;     // the thread running Lua code now
   const char *_Atomic message;      // what the interrupt raises
   sem_t wakeup;                     // the runtime loop sleeps on it
@@ -257,6 +259,7 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar) {
   const char *message = atomic_load(&c->message);
   if (message == NULL)
     message = atomic_load(&c->interrupted) == LUNAR_INTERRUPT_SIGNAL ? "interrupted" : "stopped";
+  atomic_store(&c->taken, 1);
   luaL_error(L, "%s", message);
 }
 
@@ -270,12 +273,48 @@ void lunar_interrupt(lunar_Control *c, int reason, const char *message) {
   sem_post(&c->wakeup);
 }
 
-int lunar_interrupted(lua_State *L) { return atomic_load(&control(L)->interrupted); }
+// Called only on the loop thread: seeing the flag there means the loop is
+// back in the runtime's own code, so the interrupt is taken.
+int lunar_interrupted(lua_State *L) {
+  lunar_Control *c = control(L);
+  int reason = atomic_load(&c->interrupted);
+  if (reason != LUNAR_INTERRUPT_NONE) atomic_store(&c->taken, 1);
+  return reason;
+}
+
+int lunar_interrupttaken(lunar_Control *c) { return atomic_load(&c->taken); }
 
 void lunar_clearinterrupt(lua_State *L) {
   lunar_Control *c = control(L);
   atomic_store(&c->interrupted, LUNAR_INTERRUPT_NONE);
+  atomic_store(&c->taken, 0);
   lua_sethook(L, NULL, 0, 0);
+}
+
+// The loop thread is inside one long C call (a backtracking string.find, a
+// sort of millions) that never returns to Lua, so the interrupt hook never
+// runs. Nothing can stop that call from another thread: Lua's errors are
+// longjmps on the thread that raises them, and cancelling the thread would
+// unwind Lua's and Swift's frames without their cleanup. So the process
+// ends here. _exit, not exit: atexit handlers and static destructors would
+// run while the loop thread still uses the state. Standard output is
+// flushed only if no other thread holds its lock (the stuck call might be
+// writing to it); everything else is left as a crash would leave it, and
+// files Lunar writes are written atomically or appended, so a crash keeps
+// them whole.
+void lunar_endprocess(const char *line, int status) {
+  if (ftrylockfile(stdout) == 0) {
+    fflush(stdout);
+    funlockfile(stdout);
+  }
+  size_t length = strlen(line), offset = 0;
+  while (offset < length) {
+    ssize_t written = write(STDERR_FILENO, line + offset, length - offset);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) break;
+    offset += (size_t)written;
+  }
+  _exit(status);
 }
 
 #define MAX_SIGINT_TARGETS 256

@@ -60,6 +60,19 @@ import Testing
     #expect(outcome.stderr.hasPrefix("lunar: timeout"))
   }
 
+  @Test func timeoutEndsARunStuckInOneLongCCall() throws {
+    // The backtracking find never returns to Lua, so the count hook never
+    // runs; the run still ends about a second after the limit.
+    let script = """
+      io.write('before ')
+      print(string.rep('a', 3e4):find(('a-'):rep(30) .. 'b'))
+      """
+    let outcome = try LunarProcess.run(["run", "--timeout", "0.5", "-"], input: script, timeout: 20)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr == "lunar: timeout: the script ran longer than 0.5 seconds (stopped inside a C function)\n")
+    #expect(outcome.stdout == "before ", "buffered output is flushed first")
+  }
+
   @Test func memoryLimitStopsARunawayScript() throws {
     let outcome = try LunarProcess.run(
       ["run", "--max-memory", "8M", "-"], input: "local t = {} for i = 1, 1e8 do t[i] = ('x'):rep(64) .. i end")

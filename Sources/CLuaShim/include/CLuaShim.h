@@ -59,8 +59,16 @@ size_t lunar_memorylimit(lua_State *L);
 /// signal and "stopped" otherwise), and wakes the runtime's loop. Async-signal-safe and
 /// callable from any thread, as lua.c's signal handler is.
 void lunar_interrupt(lunar_Control *c, int reason, const char *message);
-/// Why the state was interrupted (LUNAR_INTERRUPT_*), or 0.
+/// Why the state was interrupted (LUNAR_INTERRUPT_*), or 0. Call it only
+/// on the loop thread: a non-zero answer marks the interrupt as taken.
 int lunar_interrupted(lua_State *L);
+/// True once the interrupt has taken effect: the hook raised it, or the
+/// loop thread saw it. Callable from any thread.
+int lunar_interrupttaken(lunar_Control *c);
+/// Flushes standard output if no thread holds it, writes `line` to
+/// standard error and ends the process with `status` at once (`_exit`).
+/// For a watchdog whose interrupt was never taken (see CLuaShim.c).
+void lunar_endprocess(const char *line, int status) __attribute__((noreturn));
 /// Forgets an interrupt so Lua code may run again (the REPL's next line).
 void lunar_clearinterrupt(lua_State *L);
 /// Routes SIGINT to this state (several states may be registered).
