@@ -401,6 +401,62 @@ int lunar_ismarker(lua_State *L, int idx) {
   return lua_type(L, idx) == LUA_TLIGHTUSERDATA && lua_touserdata(L, idx) == HOST_MARKER;
 }
 
+// MARK: - Coroutines the user must not resume or close
+
+// registry[&owners_key] is a weak-keyed table of threads Lua code must not
+// resume or close: a task's coroutine (the value is the task's label; only
+// the scheduler resumes it) and a user coroutine suspended in a host wait
+// (the value is true; it is still inside its resumer's call, which will
+// resume it with the wait's result, so it behaves as a "normal" coroutine).
+static const char owners_key = 0;
+enum { OWNER_NONE = 0, OWNER_TASK = 1, OWNER_WAIT = 2 };
+
+static void push_owners(lua_State *L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &owners_key); }
+
+static void make_owners(lua_State *L) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &owners_key);
+}
+
+// The owner of the thread at `idx`; pushes the task's label if asked to.
+static int thread_owner(lua_State *L, int idx, int pushlabel) {
+  idx = lua_absindex(L, idx);
+  push_owners(L);
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return OWNER_NONE;
+  }
+  lua_pushvalue(L, idx);
+  int type = lua_rawget(L, -2);
+  lua_remove(L, -2);
+  int owner = type == LUA_TSTRING ? OWNER_TASK : type == LUA_TNIL ? OWNER_NONE : OWNER_WAIT;
+  if (!(pushlabel && owner == OWNER_TASK)) lua_pop(L, 1);
+  return owner;
+}
+
+static void set_owner(lua_State *L, int idx, int owner, const char *label) {
+  idx = lua_absindex(L, idx);
+  push_owners(L);
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushvalue(L, idx);
+  if (owner == OWNER_TASK) lua_pushstring(L, label);
+  else if (owner == OWNER_WAIT) lua_pushboolean(L, 1);
+  else lua_pushnil(L);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+void lunar_settaskthread(lua_State *L, int idx, const char *label) {
+  set_owner(L, idx, label != NULL ? OWNER_TASK : OWNER_NONE, label);
+}
+
 // Two callers share the driving loop: coroutine.resume (the coroutine is
 // argument 1, results are `true, ...` or `false, err`) and the functions
 // coroutine.wrap makes (the coroutine is upvalue 1, errors propagate).
@@ -413,6 +469,8 @@ static lua_State *mode_coroutine(lua_State *L, int mode) {
 }
 
 static int mode_base(int mode) { return mode == MODE_RESUME ? 1 : 0; }
+
+static int mode_index(int mode) { return mode == MODE_RESUME ? 1 : lua_upvalueindex(1); }
 
 static int deliver(lua_State *L, lua_State *co, int status, int nres, int mode) {
   if (status == LUA_OK || status == LUA_YIELD) {
@@ -457,9 +515,11 @@ static int drive(lua_State *L, lua_State *co, int narg, int mode) {
     int status = lunar_resume(co, L, narg, &nres);
     if (status == LUA_YIELD && nres == 1 && lunar_ismarker(co, -1)) {
       lua_pop(co, 1);
+      set_owner(L, mode_index(mode), OWNER_WAIT, NULL);
       lua_pushvalue(L, lua_upvalueindex(mode == MODE_RESUME ? 1 : 2));
       lua_callk(L, 0, LUA_MULTRET, (lua_KContext)mode, resume_after_wait);
       // The waiting function returned without yielding (it ran the loop).
+      set_owner(L, mode_index(mode), OWNER_NONE, NULL);
       narg = lua_gettop(L) - mode_base(mode);
       lua_xmove(L, co, narg);
       continue;
@@ -472,12 +532,31 @@ static int resume_after_wait(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   int mode = (int)ctx;
   lua_State *co = mode_coroutine(L, mode);
+  set_owner(L, mode_index(mode), OWNER_NONE, NULL);
   int narg = lua_gettop(L) - mode_base(mode);
   lua_xmove(L, co, narg);
   return drive(L, co, narg, mode);
 }
 
 static int start(lua_State *L, lua_State *co, int narg, int mode) {
+  switch (thread_owner(L, mode_index(mode), 1)) {
+    case OWNER_TASK:
+      return luaL_argerror(L, 1, lua_pushfstring(L,
+        "the coroutine of %s is run by the scheduler; await the task instead", lua_tostring(L, -1)));
+    case OWNER_WAIT:
+      // What lua_resume answers for a coroutine inside a resume, delivered
+      // as coroutine.resume and auxwrap deliver it.
+      lua_pushliteral(L, "cannot resume non-suspended coroutine");
+      if (mode == MODE_RESUME) {
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+      }
+      luaL_where(L, 1);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+      return lua_error(L);
+  }
   if (!lua_checkstack(co, narg)) {
     lua_pushliteral(L, "too many arguments to resume");
     if (mode == MODE_RESUME) {
@@ -512,10 +591,63 @@ static int co_wrap(lua_State *L) {
   return 1;
 }
 
+// lcorolib's auxstatus, with a coroutine suspended in a host wait counted
+// as "normal" (it is inside its resumer's call).
+enum { COS_RUN, COS_DEAD, COS_YIELD, COS_NORM };
+static const char *const statname[] = {"running", "dead", "suspended", "normal"};
+
+static int co_statusof(lua_State *L, lua_State *co) {
+  if (L == co) return COS_RUN;
+  if (thread_owner(L, 1, 0) == OWNER_WAIT) return COS_NORM;
+  switch (lua_status(co)) {
+    case LUA_YIELD:
+      return COS_YIELD;
+    case LUA_OK: {
+      lua_Debug ar;
+      if (lua_getstack(co, 0, &ar)) return COS_NORM;
+      return lua_gettop(co) == 0 ? COS_DEAD : COS_YIELD;
+    }
+    default:
+      return COS_DEAD;
+  }
+}
+
+static int co_status(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  lua_pushstring(L, statname[co_statusof(L, co)]);
+  return 1;
+}
+
+// lcorolib's luaB_close, refusing a task's coroutine: closing it under the
+// scheduler would leave the task to be resumed dead.
+static int co_close(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  if (thread_owner(L, 1, 1) == OWNER_TASK)
+    return luaL_argerror(L, 1, lua_pushfstring(L,
+      "the coroutine of %s is run by the scheduler; cancel the task instead", lua_tostring(L, -1)));
+  int status = co_statusof(L, co);
+  if (status != COS_DEAD && status != COS_YIELD)
+    return luaL_error(L, "cannot close a %s coroutine", statname[status]);
+  if (lua_resetthread(co) == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_xmove(co, L, 1);
+  return 2;
+}
+
 void lunar_installcoroutines(lua_State *L) {
   int wait = lua_gettop(L);
+  make_owners(L);
   lua_getglobal(L, "coroutine");
   if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushcfunction(L, co_status);
+    lua_setfield(L, -2, "status");
+    lua_pushcfunction(L, co_close);
+    lua_setfield(L, -2, "close");
     lua_pushvalue(L, wait);
     lua_pushcclosure(L, co_resume, 1);
     lua_setfield(L, -2, "resume");

@@ -123,6 +123,7 @@ public final class Scheduler {
     lua_pushvalue(L, functionIndex)
     for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
     lua_xmove(L, co, arguments + 1)
+    lunar_settaskthread(L, -1, task.label)
     task.threadPointer = co
     task.thread = LuaReference(popping: L, in: state)
     task.startArguments = arguments
@@ -277,6 +278,11 @@ public final class Scheduler {
   private func settle(_ task: LuaTask, as status: LuaTask.Status) {
     task.status = status
     task.cancelHook = nil
+    if let thread = task.thread {
+      thread.push(on: state.L)
+      lunar_settaskthread(state.L, -1, nil)
+      lua_settop(state.L, -2)
+    }
     task.thread = nil
     task.threadPointer = nil
     task.waitingOn = nil

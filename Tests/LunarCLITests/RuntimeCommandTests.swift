@@ -24,6 +24,26 @@ import Testing
     #expect(outcome.stderr.hasPrefix("lunar: unobserved error in task 1 (spawned at stdin:1:): stdin:1: lost\n"))
   }
 
+  @Test func closingOrResumingATasksCoroutineIsAnErrorAtTheCallersLine() throws {
+    let script = """
+      local co
+      local t = lunar.spawn(function() co = coroutine.running(); lunar.sleep(0.05); print('task finished') end)
+      lunar.sleep(0.01)
+      print(pcall(coroutine.resume, co, true))
+      coroutine.close(co)
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout == """
+      false\tbad argument #1 to 'coroutine.resume' (the coroutine of task 1 is run by the scheduler; await the task instead)
+
+      """)
+    #expect(outcome.stderr.hasPrefix("""
+      lunar: stdin:5: bad argument #1 to 'close' (the coroutine of task 1 is run by the scheduler; cancel the task instead)
+      stack traceback:
+      """))
+  }
+
   @Test func sigintStopsABusyLoop() throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: LunarProcess.binary)

@@ -330,4 +330,21 @@ import Testing
     let nan = await lua.failure("lunar.sleep(0/0)")
     #expect(nan?.luaMessage?.hasPrefix("test.lua:1: bad argument #1 to 'sleep' (non-negative number expected, got ") == true)
   }
+
+  @Test func closingATasksCoroutineIsRefusedAtTheCallersLineAndTheRunGoesOn() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local co
+      local t = lunar.spawn(function() co = coroutine.running(); lunar.sleep(5); return 'finished' end)
+      lunar.sleep(1)
+      local closed, closeError = pcall(function() coroutine.close(co) end)
+      local resumed, resumeError = pcall(function() coroutine.resume(co) end)
+      return closeError, resumeError, t:await()
+      """)
+    #expect(results == [
+      "test.lua:4: bad argument #1 to 'close' (the coroutine of task 1 is run by the scheduler; cancel the task instead)",
+      "test.lua:5: bad argument #1 to 'resume' (the coroutine of task 1 is run by the scheduler; await the task instead)",
+      "finished",
+    ])
+  }
 }

@@ -98,7 +98,15 @@ int lunar_ismarker(lua_State *L, int idx);
 /// resume yields the marker, they call the function on top of the stack
 /// (popped; it waits for the host work, yielding itself or running the
 /// loop nested) and resume the coroutine with what it returns.
+///
+/// Also replaces coroutine.status and coroutine.close: a coroutine suspended
+/// in a host wait counts as "normal" (it is inside its resumer's call), and
+/// a task's coroutine cannot be resumed or closed from Lua (an argument
+/// error at the caller's line).
 void lunar_installcoroutines(lua_State *L);
+/// Marks the thread at `idx` as the coroutine of the task `label` (only the
+/// scheduler resumes it), or unmarks it when `label` is NULL.
+void lunar_settaskthread(lua_State *L, int idx, const char *label);
 
 // MARK: - Host functions
 
