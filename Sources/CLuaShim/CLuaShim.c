@@ -591,6 +591,20 @@ static int co_wrap(lua_State *L) {
   return 1;
 }
 
+// Stock C functions that call Lua with a continuation, so a yield passes
+// through them; the same in every state (one library), recorded when the
+// first state installs Lunar's coroutine functions.
+static _Atomic(lua_CFunction) stock_pcall, stock_xpcall, stock_dofile;
+
+static int push_global_name(lua_State *L, lua_Debug *ar);
+
+static void record_stock(lua_State *L, const char *name, _Atomic(lua_CFunction) *slot) {
+  lua_getglobal(L, name);
+  lua_CFunction f = lua_tocfunction(L, -1);
+  if (f != NULL) atomic_store(slot, f);
+  lua_pop(L, 1);
+}
+
 // lcorolib's auxstatus, with a coroutine suspended in a host wait counted
 // as "normal" (it is inside its resumer's call).
 enum { COS_RUN, COS_DEAD, COS_YIELD, COS_NORM };
@@ -642,6 +656,9 @@ static int co_close(lua_State *L) {
 void lunar_installcoroutines(lua_State *L) {
   int wait = lua_gettop(L);
   make_owners(L);
+  record_stock(L, "pcall", &stock_pcall);
+  record_stock(L, "xpcall", &stock_xpcall);
+  record_stock(L, "dofile", &stock_dofile);
   lua_getglobal(L, "coroutine");
   if (lua_type(L, -1) == LUA_TTABLE) {
     lua_pushcfunction(L, co_status);
@@ -656,6 +673,135 @@ void lunar_installcoroutines(lua_State *L) {
     lua_setfield(L, -2, "wrap");
   }
   lua_settop(L, wait - 1);
+}
+
+// MARK: - A yieldable require
+
+// loadlib.c's ll_require and findloader, step for step, with every call
+// (searchers and the loader) made by lua_callk: a module body that waits
+// yields its task instead of running the loop nested above the frames
+// beneath it. Upvalue 1 is the package table, as for the stock require.
+// While searching the stack holds 1 the name, 2 LOADED, 3 package.searchers
+// and 4 the "not found" message so far; a searcher's answers go to 5 and 6.
+
+static int require_search(lua_State *L, lua_Integer i);
+static int require_searched(lua_State *L, int status, lua_KContext ctx);
+static int require_loaded(lua_State *L, int status, lua_KContext ctx);
+
+// After a searcher returned (at -2, -1): true if it found a loader;
+// otherwise adds its message, if any, to 4, as findloader's buffer does.
+static int searcher_found(lua_State *L) {
+  if (lua_isfunction(L, -2)) return 1;
+  if (lua_isstring(L, -2)) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, 4);
+    lua_pushliteral(L, "\n\t");
+    lua_rotate(L, -3, -1);  // message so far, "\n\t", this one
+    lua_concat(L, 3);
+    lua_replace(L, 4);
+  } else {
+    lua_pop(L, 2);
+  }
+  return 0;
+}
+
+// Stack: ...5 the loader, 6 its data. Calls loader(name, data).
+static int require_load(lua_State *L) {
+  lua_rotate(L, -2, 1);  // data, loader
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, -3);
+  lua_callk(L, 2, 1, 0, require_loaded);
+  return require_loaded(L, LUA_OK, 0);
+}
+
+static int require_search(lua_State *L, lua_Integer i) {
+  for (;; i++) {
+    if (lua_rawgeti(L, 3, i) == LUA_TNIL) {
+      lua_pop(L, 1);
+      return luaL_error(L, "module '%s' not found:%s", lua_tostring(L, 1), lua_tostring(L, 4));
+    }
+    lua_pushvalue(L, 1);
+    lua_callk(L, 1, 2, (lua_KContext)i, require_searched);
+    if (searcher_found(L)) return require_load(L);
+  }
+}
+
+static int require_searched(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  if (searcher_found(L)) return require_load(L);
+  return require_search(L, (lua_Integer)ctx + 1);
+}
+
+// Stack: ...5 the loader's data, 6 what the loader returned.
+static int require_loaded(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  const char *name = lua_tostring(L, 1);
+  if (!lua_isnil(L, -1))
+    lua_setfield(L, 2, name);  // LOADED[name] = returned value
+  else
+    lua_pop(L, 1);
+  if (lua_getfield(L, 2, name) == LUA_TNIL) {  // the module set no value
+    lua_pushboolean(L, 1);
+    lua_copy(L, -1, -2);
+    lua_setfield(L, 2, name);  // LOADED[name] = true
+  }
+  lua_rotate(L, -2, 1);  // the module, then the loader's data
+  return 2;
+}
+
+static int require_yieldable(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, 2, name);
+  if (lua_toboolean(L, -1)) return 1;  // already loaded
+  lua_pop(L, 1);
+  if (lua_getfield(L, lua_upvalueindex(1), "searchers") != LUA_TTABLE)
+    return luaL_error(L, "'package.searchers' must be a table");
+  lua_pushliteral(L, "");
+  return require_search(L, 1);
+}
+
+void lunar_installrequire(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getglobal(L, "require");
+  if (lua_type(L, -1) == LUA_TFUNCTION && lua_getupvalue(L, -1, 1) != NULL && lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushcclosure(L, require_yieldable, 1);
+    lua_setglobal(L, "require");
+  }
+  lua_settop(L, top);
+}
+
+// MARK: - Why a wait could not yield
+
+static int push_global_name(lua_State *L, lua_Debug *ar);
+
+static int passes_yields(lua_CFunction f) {
+  return f == co_resume || f == co_wrapped || f == require_yieldable || f == atomic_load(&stock_pcall) ||
+         f == atomic_load(&stock_xpcall) || f == atomic_load(&stock_dofile);
+}
+
+int lunar_pushblockingcall(lua_State *L, lua_State *co) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(co, level, &ar); level++) {
+    lua_getinfo(co, "Snf", &ar);
+    lua_CFunction f = lua_tocfunction(co, -1);
+    lua_pop(co, 1);
+    if (*ar.what != 'C' || passes_yields(f)) continue;
+    // Named as luaL_traceback names it.
+    if (push_global_name(co, &ar)) {
+      lua_pushfstring(co, "function '%s'", lua_tostring(co, -1));
+      lua_remove(co, -2);
+    } else if (*ar.namewhat != '\0') {
+      lua_pushfstring(co, "%s '%s'", ar.namewhat, ar.name);
+    } else {
+      lua_pushliteral(co, "a C function");
+    }
+    lua_xmove(co, L, 1);
+    return 1;
+  }
+  return 0;
 }
 
 static int tostring_protected(lua_State *L) {

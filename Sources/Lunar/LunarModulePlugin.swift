@@ -35,7 +35,7 @@ struct LunarModulePlugin: LunarPlugin {
         throw LuaArgumentError.invalid(1, "non-negative number expected, got \(given)")
       }
       let wait = Wait(subject: seconds.isFinite ? "sleep \(LuaValue.number(seconds).formattedSeconds)s" : "sleep forever")
-      let timer = scheduler.timers.schedule(at: clock.deadline(after: seconds)) { [unowned scheduler, weak wait] in
+      let timer = scheduler.timers.schedule(at: clock.deadline(after: seconds), completing: wait) { [unowned scheduler, weak wait] in
         guard let wait else { return }
         if scheduler.trace.isEnabled { scheduler.trace.emit("timer.fired", [.init("after", .number(seconds))]) }
         scheduler.complete(wait, .nothing)

@@ -7,6 +7,8 @@ public final class TimerQueue {
     let deadline: Double
     let id: Int
     let fire: () -> Void
+    /// The wait the timer completes and nothing else, if it is one.
+    weak var wait: Wait?
   }
 
   private var heap: [Entry] = []
@@ -29,14 +31,16 @@ public final class TimerQueue {
   }
 
   /// Adds a timer at `deadline` (on the runtime clock); returns its id for
-  /// `cancel`. A deadline that is not finite never fires.
+  /// `cancel`. A deadline that is not finite never fires. A timer whose only
+  /// effect is to complete `wait` says so (a sleep's), so the loop can tell
+  /// that firing it helps nobody while that wait's frame is held.
   @discardableResult
-  public func schedule(at deadline: Double, _ fire: @escaping () -> Void) -> Int {
+  public func schedule(at deadline: Double, completing wait: Wait? = nil, _ fire: @escaping () -> Void) -> Int {
     let id = nextID
     nextID += 1
     guard deadline.isFinite else { return id }
     live.insert(id)
-    heap.append(Entry(deadline: deadline, id: id, fire: fire))
+    heap.append(Entry(deadline: deadline, id: id, fire: fire, wait: wait))
     siftUp(heap.count - 1)
     return id
   }
@@ -44,6 +48,15 @@ public final class TimerQueue {
   /// Stops a timer from firing.
   public func cancel(_ id: Int) {
     if live.remove(id) != nil { cancelled.insert(id) }
+  }
+
+  /// True if a live timer may do more than complete one of `waits`.
+  func hasTimer(besides waits: [Wait]) -> Bool {
+    heap.contains { entry in
+      guard !cancelled.contains(entry.id) else { return false }
+      guard let wait = entry.wait else { return true }
+      return !waits.contains { $0 === wait }
+    }
   }
 
   /// Removes and returns the earliest timer if it is due at `now`.

@@ -347,4 +347,47 @@ import Testing
       "finished",
     ])
   }
+
+  @Test func aModuleBodyRequiredByATaskYieldsInsteadOfHoldingTheMainChunk() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local order = {}
+      package.preload.slow = function(name, data)
+        for i = 1, 5 do lunar.sleep(1) end
+        order[#order + 1] = 'module loaded'
+        return { yieldable = coroutine.isyieldable(), name = name, data = data }
+      end
+      local t = lunar.spawn(function() return require('slow') end)
+      lunar.sleep(1)
+      order[#order + 1] = 'main woke'
+      local m = t:await()
+      return table.concat(order, ', '), m.yieldable, m.name, m.data, select('#', require('slow'))
+      """)
+    #expect(results == ["main woke, module loaded", true, "slow", ":preload:", 1])
+  }
+
+  @Test func aNestedDeadlockNamesTheWaitAndTheFramesBeneathIt() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local gate = lunar.spawn(function() lunar.sleep(math.huge) end)
+      local sorter = lunar.spawn(function()
+        return pcall(table.sort, { 2, 1 }, function(a, b) return gate:await() end)
+      end)
+      lunar.sleep(10)
+      gate:cancel()
+      return sorter:await()
+      """)
+    #expect(results == [
+      false,
+      """
+      deadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
+        task 2 waits for task 1 at test.lua:3:, nested inside function 'table.sort', which cannot yield
+        beneath it, main chunk waits for sleep 10s at test.lua:5:
+        task 1 waits for sleep forever at test.lua:1:
+          stack traceback:
+          \t[C]: in function 'lunar.sleep'
+          \ttest.lua:1: in function <test.lua:1>
+      """,
+    ])
+  }
 }

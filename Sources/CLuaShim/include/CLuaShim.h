@@ -104,6 +104,16 @@ int lunar_ismarker(lua_State *L, int idx);
 /// a task's coroutine cannot be resumed or closed from Lua (an argument
 /// error at the caller's line).
 void lunar_installcoroutines(lua_State *L);
+/// Replaces the global `require` with one that keeps the stock semantics
+/// (package.loaded, package.searchers, the loader's data as second result,
+/// the same messages) but calls searchers and loaders with continuations,
+/// so a module body required from a task may yield.
+void lunar_installrequire(lua_State *L);
+/// Pushes on `L` how the innermost C call on `co` that does not pass yields
+/// on (not pcall, not Lunar's resume/wrap/require) is named in tracebacks
+/// (`function 'table.sort'`): why a wait on `co` could not yield. Returns 0
+/// and pushes nothing if there is none.
+int lunar_pushblockingcall(lua_State *L, lua_State *co);
 /// Marks the thread at `idx` as the coroutine of the task `label` (only the
 /// scheduler resumes it), or unmarks it when `label` is NULL.
 void lunar_settaskthread(lua_State *L, int idx, const char *label);
