@@ -763,12 +763,18 @@ static int require_yieldable(lua_State *L) {
   return require_search(L, 1);
 }
 
-void lunar_installrequire(lua_State *L) {
+void lunar_installyieldablecalls(lua_State *L) {
   int top = lua_gettop(L);
   lua_getglobal(L, "require");
   if (lua_type(L, -1) == LUA_TFUNCTION && lua_getupvalue(L, -1, 1) != NULL && lua_type(L, -1) == LUA_TTABLE) {
     lua_pushcclosure(L, require_yieldable, 1);
     lua_setglobal(L, "require");
+  }
+  lua_settop(L, top);
+  lua_getglobal(L, "table");
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushcfunction(L, lunar_tablesort);
+    lua_setfield(L, -2, "sort");
   }
   lua_settop(L, top);
 }
@@ -778,7 +784,8 @@ void lunar_installrequire(lua_State *L) {
 static int push_global_name(lua_State *L, lua_Debug *ar);
 
 static int passes_yields(lua_CFunction f) {
-  return f == co_resume || f == co_wrapped || f == require_yieldable || f == atomic_load(&stock_pcall) ||
+  return f == co_resume || f == co_wrapped || f == require_yieldable || f == lunar_tablesort ||
+         f == atomic_load(&stock_pcall) ||
          f == atomic_load(&stock_xpcall) || f == atomic_load(&stock_dofile);
 }
 

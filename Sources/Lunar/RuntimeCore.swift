@@ -122,7 +122,7 @@ public final class RuntimeCore {
     scheduler.core = self
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
-    lunar_installrequire(state.L)
+    lunar_installyieldablecalls(state.L)
     setUpPackagePath()
     if configuration.sandbox { try Sandbox.apply(to: state) }
     try install(LunarModulePlugin())

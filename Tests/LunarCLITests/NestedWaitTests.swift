@@ -23,10 +23,12 @@ import Testing
   }
 
   @Test func aNestedWaitOnlyTheMainChunkCouldEndIsADeadlockNamingBoth() throws {
+    // string.gsub calls its replacement function without a continuation:
+    // a wait there cannot yield the task, so the loop runs nested.
     let script = """
       local gate = lunar.spawn(function() lunar.sleep(math.huge) end)
       local t = lunar.spawn(function()
-        table.sort({ 3, 1, 2 }, function(a, b) gate:result() return a < b end)
+        return (('abc'):gsub('.', function(c) gate:result() return c:upper() end))
       end)
       lunar.sleep(0.2)
       gate:cancel()
@@ -36,7 +38,7 @@ import Testing
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.hasPrefix("""
       main continued\tfalse\tdeadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
-        task 2 waits for task 1 at stdin:3:, nested inside function 'table.sort', which cannot yield
+        task 2 waits for task 1 at stdin:3:, nested inside function 'string.gsub', which cannot yield
         beneath it, main chunk waits for sleep 0.2s at stdin:5:
         task 1 waits for sleep forever at stdin:1:
 
@@ -50,7 +52,7 @@ import Testing
     let script = """
       local gate = lunar.spawn(function() lunar.sleep(math.huge) end)
       lunar.spawn(function()
-        print(pcall(table.sort, { 3, 1, 2 }, function(a, b) gate:result() return a < b end))
+        print(pcall(string.gsub, 'abc', '.', function(c) gate:result() return c end))
         io.stdout:flush()
       end)
       lunar.sleep(3600)
@@ -67,9 +69,9 @@ import Testing
     let script = """
       local done = false
       lunar.spawn(function()
-        table.sort({ 3, 1, 2 }, function(a, b)
+        ('abc'):gsub('.', function(c)
           while not done do lunar.sleep(0.01) end
-          return a < b
+          return c
         end)
       end)
       lunar.sleep(0.01)
@@ -79,9 +81,39 @@ import Testing
     #expect(outcome.status == 1)
     #expect(outcome.stderr == """
       lunar: timeout: the script ran longer than 0.5 seconds
-        main chunk's wait for sleep 0.01s at stdin:8: had ended, but it could not continue beneath task 1's wait for sleep 0.01s at stdin:4:, nested inside function 'table.sort', which cannot yield
+        main chunk's wait for sleep 0.01s at stdin:8: had ended, but it could not continue beneath task 1's wait for sleep 0.01s at stdin:4:, nested inside function 'string.gsub', which cannot yield
 
       """)
+  }
+
+  @Test func aSortComparatorInATaskWaitsWithoutHoldingTheMainChunk() throws {
+    // Before, each waiting comparison ran the loop nested above the main
+    // chunk, whose 10 ms sleep returned only after the whole sort.
+    let script = """
+      local t = lunar.spawn(function()
+        local xs = {}
+        for i = 1, 50 do xs[i] = (i * 37) % 50 end
+        table.sort(xs, function(a, b) lunar.sleep(0.001) return a < b end)
+        print('sorted', xs[1], xs[50])
+      end)
+      lunar.sleep(0.01)
+      print('main after sleep')
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 20)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "main after sleep\nsorted\t0\t49\n")
+  }
+
+  @Test func sortKeepsTheStockComparisonsAndErrors() throws {
+    // Every comparison is logged, so the same order of comparisons, the
+    // same results and the same errors as lua5.4's table.sort.
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sort")
+    let stock = try Self.runStockLua(["main.lua"], in: folder)
+    let outcome = try LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
+    #expect(stock.status == 0)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == stock.stdout)
+    #expect(outcome.stdout.contains("position\tfalse\tmain.lua:58: invalid order function for sorting\n"))
   }
 
   @Test func requireKeepsTheStockSemantics() throws {

@@ -370,18 +370,18 @@ import Testing
     let lua = try TestRuntime()
     let results = try await lua.run("""
       local gate = lunar.spawn(function() lunar.sleep(math.huge) end)
-      local sorter = lunar.spawn(function()
-        return pcall(table.sort, { 2, 1 }, function(a, b) return gate:await() end)
+      local replacer = lunar.spawn(function()
+        return pcall(string.gsub, 'a', '.', function(c) return gate:await() end)
       end)
       lunar.sleep(10)
       gate:cancel()
-      return sorter:await()
+      return replacer:await()
       """)
     #expect(results == [
       false,
       """
       deadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
-        task 2 waits for task 1 at test.lua:3:, nested inside function 'table.sort', which cannot yield
+        task 2 waits for task 1 at test.lua:3:, nested inside function 'string.gsub', which cannot yield
         beneath it, main chunk waits for sleep 10s at test.lua:5:
         task 1 waits for sleep forever at test.lua:1:
           stack traceback:
@@ -389,5 +389,25 @@ import Testing
           \ttest.lua:1: in function <test.lua:1>
       """,
     ])
+  }
+
+  @Test func aSortComparatorInATaskYieldsAndCanBeCancelled() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local seen
+      local sorter = lunar.spawn(function()
+        local xs = { 5, 2, 8, 1, 9, 3 }
+        table.sort(xs, function(a, b) seen = coroutine.isyieldable(); lunar.sleep(1) return a > b end)
+        return table.concat(xs, ',')
+      end)
+      local stuck = lunar.spawn(function()
+        table.sort({ 3, 2, 1 }, function() lunar.sleep(math.huge) end)
+      end)
+      lunar.sleep(1)
+      stuck:cancel()
+      local ok, err = stuck:result()
+      return sorter:await(), seen, ok, err == lunar.cancelled
+      """)
+    #expect(results == ["9,8,5,3,2,1", true, false, true])
   }
 }

@@ -104,11 +104,14 @@ int lunar_ismarker(lua_State *L, int idx);
 /// a task's coroutine cannot be resumed or closed from Lua (an argument
 /// error at the caller's line).
 void lunar_installcoroutines(lua_State *L);
-/// Replaces the global `require` with one that keeps the stock semantics
-/// (package.loaded, package.searchers, the loader's data as second result,
-/// the same messages) but calls searchers and loaders with continuations,
-/// so a module body required from a task may yield.
-void lunar_installrequire(lua_State *L);
+/// Replaces the global `require` and `table.sort` with versions that keep
+/// the stock semantics (for require: package.loaded, package.searchers,
+/// the loader's data as second result, the same messages; for sort: the
+/// same comparisons in the same order, the same errors) but call Lua with
+/// continuations, so a module body or a comparator in a task may yield.
+void lunar_installyieldablecalls(lua_State *L);
+/// The yieldable table.sort (TableSort.c).
+int lunar_tablesort(lua_State *L);
 /// Pushes on `L` how the innermost C call on `co` that does not pass yields
 /// on (not pcall, not Lunar's resume/wrap/require) is named in tracebacks
 /// (`function 'table.sort'`): why a wait on `co` could not yield. Returns 0
