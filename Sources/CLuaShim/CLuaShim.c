@@ -720,7 +720,7 @@ static int require_search(lua_State *L, lua_Integer i) {
       lua_pop(L, 1);
       return luaL_error(L, "module '%s' not found:%s", lua_tostring(L, 1), lua_tostring(L, 4));
     }
-    lua_pushvalue(L, 1);
+    lua_pushstring(L, lua_tostring(L, 1));  // as C text, as findloader passes it
     lua_callk(L, 1, 2, (lua_KContext)i, require_searched);
     if (searcher_found(L)) return require_load(L);
   }

@@ -9,8 +9,9 @@ import LuaKit
 ///
 /// A host function that must wait calls `suspend`: where the Lua thread can
 /// yield, it yields a private marker up to the scheduler; where it cannot
-/// (the main chunk, a `require`d module, a metamethod called from C), the
-/// loop runs nested on the same thread until the wait completes.
+/// (the main chunk, a function called from C without a continuation, such
+/// as a `string.gsub` replacement), the loop runs nested on the same thread
+/// until the wait completes.
 public final class Scheduler {
   /// Why the loop stopped before its condition held.
   public enum Stop: Error {
@@ -566,7 +567,7 @@ public final class Scheduler {
     held = (lowest, note)
   }
 
-  /// `, nested inside function 'table.sort', which cannot yield`: the C
+  /// `, nested inside function 'string.gsub', which cannot yield`: the C
   /// call between a nested wait on `thread` and its coroutine, which made
   /// the loop nest; empty on the main thread.
   private func blockingCall(in thread: OpaquePointer) -> String {
