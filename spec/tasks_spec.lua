@@ -78,6 +78,15 @@ describe("lunar tasks", function()
     assert.are.equal("dead", coroutine.status(inner))
   end)
 
+  it("lets a sort comparator and a module body wait", function()
+    package.preload.waits = function() lunar.sleep(1); return { ready = coroutine.isyieldable() } end
+    local xs = { 3, 1, 2 }
+    table.sort(xs, function(a, b) lunar.sleep(1); return a < b end)
+    assert.are.same({ 1, 2, 3 }, xs)
+    assert.is_true(require("waits").ready)
+    package.loaded.waits, package.preload.waits = nil, nil
+  end)
+
   it("rejects bad arguments in Lua's words", function()
     assert.has_error(function() lunar.spawn(42) end,
       "bad argument #1 to 'spawn' (function expected, got number)")
