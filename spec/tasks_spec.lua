@@ -51,6 +51,42 @@ describe("lunar tasks", function()
     assert.are.equal(6, gen() + gen() + gen())
   end)
 
+  it("refuses to close or resume a task's coroutine from Lua", function()
+    local co
+    local t = lunar.spawn(function() co = coroutine.running(); lunar.sleep(5); return "finished" end)
+    lunar.sleep(1)
+    assert.error_matches(function() coroutine.close(co) end,
+      "^bad argument #1 to 'close' %(the coroutine of task %d+ is run by the scheduler; cancel the task instead%)$")
+    assert.error_matches(function() coroutine.resume(co, true, "injected") end,
+      "bad argument #1 to 'resume' %(the coroutine of task %d+ is run by the scheduler; await the task instead%)$")
+    assert.are.equal("finished", t:await())
+    assert.are.same({ false, "cannot resume dead coroutine" }, { coroutine.resume(co) })
+  end)
+
+  it("treats a coroutine suspended in a wait as inside its resumer's call", function()
+    local inner = coroutine.create(function() lunar.sleep(5); return "inner done" end)
+    local gen = coroutine.wrap(function() lunar.sleep(5); return "wrapped done" end)
+    local a = lunar.spawn(function() return coroutine.resume(inner) end)
+    local b = lunar.spawn(function() return gen() end)
+    lunar.sleep(1)
+    assert.are.equal("normal", coroutine.status(inner))
+    assert.are.same({ false, "cannot resume non-suspended coroutine" }, { coroutine.resume(inner) })
+    assert.error_matches(function() coroutine.close(inner) end, "cannot close a normal coroutine$")
+    assert.error_matches(function() gen() end, "^cannot resume non%-suspended coroutine$")
+    assert.are.same({ true, "inner done" }, { a:await() })
+    assert.are.equal("wrapped done", b:await())
+    assert.are.equal("dead", coroutine.status(inner))
+  end)
+
+  it("lets a sort comparator and a module body wait", function()
+    package.preload.waits = function() lunar.sleep(1); return { ready = coroutine.isyieldable() } end
+    local xs = { 3, 1, 2 }
+    table.sort(xs, function(a, b) lunar.sleep(1); return a < b end)
+    assert.are.same({ 1, 2, 3 }, xs)
+    assert.is_true(require("waits").ready)
+    package.loaded.waits, package.preload.waits = nil, nil
+  end)
+
   it("rejects bad arguments in Lua's words", function()
     assert.has_error(function() lunar.spawn(42) end,
       "bad argument #1 to 'spawn' (function expected, got number)")

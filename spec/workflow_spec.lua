@@ -170,6 +170,10 @@ describe("lunar.workflow", function()
         "step \"x\": 'retry' must be { attempts = N (≥ 1), backoff = seconds }")
       assert.has_error(function() step "x" { run = print, timeout = -1 } end,
         "step \"x\": 'timeout' must be a positive number of seconds")
+      assert.has_error(function() step "x" { run = print, timeout = 0 / 0 } end,
+        "step \"x\": 'timeout' must be a positive number of seconds")
+      assert.has_error(function() step "x" { run = print, retry = { attempts = 2, backoff = 0 / 0 } } end,
+        "step \"x\": 'retry.backoff' must be a non-negative number of seconds")
       assert.has_error(function() step "x" { run = print, colour = "red" } end, "step \"x\": unknown field 'colour'")
       assert.has_error(function() step "x" { uses = 42 } end, "step \"x\": 'uses' must be an action name, got number")
       assert.has_error(function() workflow "w" { 42 } end, 'workflow "w": item 1 is not a step (use step "name" { ... })')

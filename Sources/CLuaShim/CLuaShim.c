@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct lunar_Control {
   size_t used;                      // bytes allocated by Lua now
@@ -16,6 +17,7 @@ struct lunar_Control {
   size_t limit;                     // 0 for none; enforced only while armed
   int armed;                        // > 0 while Lua code runs under lunar_pcall/lunar_resume
   _Atomic int interrupted;          // LUNAR_INTERRUPT_*; set from signal handlers
+  _Atomic int taken;                // 1 once the loop thread has acted on the interrupt
   _Atomic(lua_State *) running;     // the thread running Lua code now
   const char *_Atomic message;      // what the interrupt raises
   sem_t wakeup;                     // the runtime loop sleeps on it
@@ -257,6 +259,7 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar) {
   const char *message = atomic_load(&c->message);
   if (message == NULL)
     message = atomic_load(&c->interrupted) == LUNAR_INTERRUPT_SIGNAL ? "interrupted" : "stopped";
+  atomic_store(&c->taken, 1);
   luaL_error(L, "%s", message);
 }
 
@@ -270,12 +273,48 @@ void lunar_interrupt(lunar_Control *c, int reason, const char *message) {
   sem_post(&c->wakeup);
 }
 
-int lunar_interrupted(lua_State *L) { return atomic_load(&control(L)->interrupted); }
+// Called only on the loop thread: seeing the flag there means the loop is
+// back in the runtime's own code, so the interrupt is taken.
+int lunar_interrupted(lua_State *L) {
+  lunar_Control *c = control(L);
+  int reason = atomic_load(&c->interrupted);
+  if (reason != LUNAR_INTERRUPT_NONE) atomic_store(&c->taken, 1);
+  return reason;
+}
+
+int lunar_interrupttaken(lunar_Control *c) { return atomic_load(&c->taken); }
 
 void lunar_clearinterrupt(lua_State *L) {
   lunar_Control *c = control(L);
   atomic_store(&c->interrupted, LUNAR_INTERRUPT_NONE);
+  atomic_store(&c->taken, 0);
   lua_sethook(L, NULL, 0, 0);
+}
+
+// The loop thread is inside one long C call (a backtracking string.find, a
+// sort of millions) that never returns to Lua, so the interrupt hook never
+// runs. Nothing can stop that call from another thread: Lua's errors are
+// longjmps on the thread that raises them, and cancelling the thread would
+// unwind Lua's and Swift's frames without their cleanup. So the process
+// ends here. _exit, not exit: atexit handlers and static destructors would
+// run while the loop thread still uses the state. Standard output is
+// flushed only if no other thread holds its lock (the stuck call might be
+// writing to it); everything else is left as a crash would leave it, and
+// files Lunar writes are written atomically or appended, so a crash keeps
+// them whole.
+void lunar_endprocess(const char *line, int status) {
+  if (ftrylockfile(stdout) == 0) {
+    fflush(stdout);
+    funlockfile(stdout);
+  }
+  size_t length = strlen(line), offset = 0;
+  while (offset < length) {
+    ssize_t written = write(STDERR_FILENO, line + offset, length - offset);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) break;
+    offset += (size_t)written;
+  }
+  _exit(status);
 }
 
 #define MAX_SIGINT_TARGETS 256
@@ -322,12 +361,19 @@ void lunar_releasesigint(lua_State *L) {
 
 void lunar_wake(lua_State *L) { sem_post(&control(L)->wakeup); }
 
+// The longest single wait: a longer one (or a NaN) is cut to this and
+// reported as a timeout, so the caller looks again. Converting a huge number
+// of seconds to a timespec would overflow into the past and make the
+// caller spin.
+#define LUNAR_SLEEP_MAX 86400.0
+
 int lunar_sleep(lua_State *L, double seconds) {
   lunar_Control *c = control(L);
   if (seconds < 0) {
     while (sem_wait(&c->wakeup) != 0 && errno == EINTR) {}
     return 1;
   }
+  if (!(seconds <= LUNAR_SLEEP_MAX)) seconds = LUNAR_SLEEP_MAX;
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   double whole = (double)(long long)seconds;
@@ -355,6 +401,62 @@ int lunar_ismarker(lua_State *L, int idx) {
   return lua_type(L, idx) == LUA_TLIGHTUSERDATA && lua_touserdata(L, idx) == HOST_MARKER;
 }
 
+// MARK: - Coroutines the user must not resume or close
+
+// registry[&owners_key] is a weak-keyed table of threads Lua code must not
+// resume or close: a task's coroutine (the value is the task's label; only
+// the scheduler resumes it) and a user coroutine suspended in a host wait
+// (the value is true; it is still inside its resumer's call, which will
+// resume it with the wait's result, so it behaves as a "normal" coroutine).
+static const char owners_key = 0;
+enum { OWNER_NONE = 0, OWNER_TASK = 1, OWNER_WAIT = 2 };
+
+static void push_owners(lua_State *L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &owners_key); }
+
+static void make_owners(lua_State *L) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &owners_key);
+}
+
+// The owner of the thread at `idx`; pushes the task's label if asked to.
+static int thread_owner(lua_State *L, int idx, int pushlabel) {
+  idx = lua_absindex(L, idx);
+  push_owners(L);
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return OWNER_NONE;
+  }
+  lua_pushvalue(L, idx);
+  int type = lua_rawget(L, -2);
+  lua_remove(L, -2);
+  int owner = type == LUA_TSTRING ? OWNER_TASK : type == LUA_TNIL ? OWNER_NONE : OWNER_WAIT;
+  if (!(pushlabel && owner == OWNER_TASK)) lua_pop(L, 1);
+  return owner;
+}
+
+static void set_owner(lua_State *L, int idx, int owner, const char *label) {
+  idx = lua_absindex(L, idx);
+  push_owners(L);
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushvalue(L, idx);
+  if (owner == OWNER_TASK) lua_pushstring(L, label);
+  else if (owner == OWNER_WAIT) lua_pushboolean(L, 1);
+  else lua_pushnil(L);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+void lunar_settaskthread(lua_State *L, int idx, const char *label) {
+  set_owner(L, idx, label != NULL ? OWNER_TASK : OWNER_NONE, label);
+}
+
 // Two callers share the driving loop: coroutine.resume (the coroutine is
 // argument 1, results are `true, ...` or `false, err`) and the functions
 // coroutine.wrap makes (the coroutine is upvalue 1, errors propagate).
@@ -367,6 +469,8 @@ static lua_State *mode_coroutine(lua_State *L, int mode) {
 }
 
 static int mode_base(int mode) { return mode == MODE_RESUME ? 1 : 0; }
+
+static int mode_index(int mode) { return mode == MODE_RESUME ? 1 : lua_upvalueindex(1); }
 
 static int deliver(lua_State *L, lua_State *co, int status, int nres, int mode) {
   if (status == LUA_OK || status == LUA_YIELD) {
@@ -411,9 +515,11 @@ static int drive(lua_State *L, lua_State *co, int narg, int mode) {
     int status = lunar_resume(co, L, narg, &nres);
     if (status == LUA_YIELD && nres == 1 && lunar_ismarker(co, -1)) {
       lua_pop(co, 1);
+      set_owner(L, mode_index(mode), OWNER_WAIT, NULL);
       lua_pushvalue(L, lua_upvalueindex(mode == MODE_RESUME ? 1 : 2));
       lua_callk(L, 0, LUA_MULTRET, (lua_KContext)mode, resume_after_wait);
       // The waiting function returned without yielding (it ran the loop).
+      set_owner(L, mode_index(mode), OWNER_NONE, NULL);
       narg = lua_gettop(L) - mode_base(mode);
       lua_xmove(L, co, narg);
       continue;
@@ -426,12 +532,31 @@ static int resume_after_wait(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   int mode = (int)ctx;
   lua_State *co = mode_coroutine(L, mode);
+  set_owner(L, mode_index(mode), OWNER_NONE, NULL);
   int narg = lua_gettop(L) - mode_base(mode);
   lua_xmove(L, co, narg);
   return drive(L, co, narg, mode);
 }
 
 static int start(lua_State *L, lua_State *co, int narg, int mode) {
+  switch (thread_owner(L, mode_index(mode), 1)) {
+    case OWNER_TASK:
+      return luaL_argerror(L, 1, lua_pushfstring(L,
+        "the coroutine of %s is run by the scheduler; await the task instead", lua_tostring(L, -1)));
+    case OWNER_WAIT:
+      // What lua_resume answers for a coroutine inside a resume, delivered
+      // as coroutine.resume and auxwrap deliver it.
+      lua_pushliteral(L, "cannot resume non-suspended coroutine");
+      if (mode == MODE_RESUME) {
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+      }
+      luaL_where(L, 1);
+      lua_insert(L, -2);
+      lua_concat(L, 2);
+      return lua_error(L);
+  }
   if (!lua_checkstack(co, narg)) {
     lua_pushliteral(L, "too many arguments to resume");
     if (mode == MODE_RESUME) {
@@ -466,10 +591,80 @@ static int co_wrap(lua_State *L) {
   return 1;
 }
 
+// Stock C functions that call Lua with a continuation, so a yield passes
+// through them; the same in every state (one library), recorded when the
+// first state installs Lunar's coroutine functions.
+static _Atomic(lua_CFunction) stock_pcall, stock_xpcall, stock_dofile;
+
+static int push_global_name(lua_State *L, lua_Debug *ar);
+
+static void record_stock(lua_State *L, const char *name, _Atomic(lua_CFunction) *slot) {
+  lua_getglobal(L, name);
+  lua_CFunction f = lua_tocfunction(L, -1);
+  if (f != NULL) atomic_store(slot, f);
+  lua_pop(L, 1);
+}
+
+// lcorolib's auxstatus, with a coroutine suspended in a host wait counted
+// as "normal" (it is inside its resumer's call).
+enum { COS_RUN, COS_DEAD, COS_YIELD, COS_NORM };
+static const char *const statname[] = {"running", "dead", "suspended", "normal"};
+
+static int co_statusof(lua_State *L, lua_State *co) {
+  if (L == co) return COS_RUN;
+  if (thread_owner(L, 1, 0) == OWNER_WAIT) return COS_NORM;
+  switch (lua_status(co)) {
+    case LUA_YIELD:
+      return COS_YIELD;
+    case LUA_OK: {
+      lua_Debug ar;
+      if (lua_getstack(co, 0, &ar)) return COS_NORM;
+      return lua_gettop(co) == 0 ? COS_DEAD : COS_YIELD;
+    }
+    default:
+      return COS_DEAD;
+  }
+}
+
+static int co_status(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  lua_pushstring(L, statname[co_statusof(L, co)]);
+  return 1;
+}
+
+// lcorolib's luaB_close, refusing a task's coroutine: closing it under the
+// scheduler would leave the task to be resumed dead.
+static int co_close(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  if (thread_owner(L, 1, 1) == OWNER_TASK)
+    return luaL_argerror(L, 1, lua_pushfstring(L,
+      "the coroutine of %s is run by the scheduler; cancel the task instead", lua_tostring(L, -1)));
+  int status = co_statusof(L, co);
+  if (status != COS_DEAD && status != COS_YIELD)
+    return luaL_error(L, "cannot close a %s coroutine", statname[status]);
+  if (lua_resetthread(co) == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_xmove(co, L, 1);
+  return 2;
+}
+
 void lunar_installcoroutines(lua_State *L) {
   int wait = lua_gettop(L);
+  make_owners(L);
+  record_stock(L, "pcall", &stock_pcall);
+  record_stock(L, "xpcall", &stock_xpcall);
+  record_stock(L, "dofile", &stock_dofile);
   lua_getglobal(L, "coroutine");
   if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushcfunction(L, co_status);
+    lua_setfield(L, -2, "status");
+    lua_pushcfunction(L, co_close);
+    lua_setfield(L, -2, "close");
     lua_pushvalue(L, wait);
     lua_pushcclosure(L, co_resume, 1);
     lua_setfield(L, -2, "resume");
@@ -478,6 +673,142 @@ void lunar_installcoroutines(lua_State *L) {
     lua_setfield(L, -2, "wrap");
   }
   lua_settop(L, wait - 1);
+}
+
+// MARK: - A yieldable require
+
+// loadlib.c's ll_require and findloader, step for step, with every call
+// (searchers and the loader) made by lua_callk: a module body that waits
+// yields its task instead of running the loop nested above the frames
+// beneath it. Upvalue 1 is the package table, as for the stock require.
+// While searching the stack holds 1 the name, 2 LOADED, 3 package.searchers
+// and 4 the "not found" message so far; a searcher's answers go to 5 and 6.
+
+static int require_search(lua_State *L, lua_Integer i);
+static int require_searched(lua_State *L, int status, lua_KContext ctx);
+static int require_loaded(lua_State *L, int status, lua_KContext ctx);
+
+// After a searcher returned (at -2, -1): true if it found a loader;
+// otherwise adds its message, if any, to 4, as findloader's buffer does.
+static int searcher_found(lua_State *L) {
+  if (lua_isfunction(L, -2)) return 1;
+  if (lua_isstring(L, -2)) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, 4);
+    lua_pushliteral(L, "\n\t");
+    lua_rotate(L, -3, -1);  // message so far, "\n\t", this one
+    lua_concat(L, 3);
+    lua_replace(L, 4);
+  } else {
+    lua_pop(L, 2);
+  }
+  return 0;
+}
+
+// Stack: ...5 the loader, 6 its data. Calls loader(name, data).
+static int require_load(lua_State *L) {
+  lua_rotate(L, -2, 1);  // data, loader
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, -3);
+  lua_callk(L, 2, 1, 0, require_loaded);
+  return require_loaded(L, LUA_OK, 0);
+}
+
+static int require_search(lua_State *L, lua_Integer i) {
+  for (;; i++) {
+    if (lua_rawgeti(L, 3, i) == LUA_TNIL) {
+      lua_pop(L, 1);
+      return luaL_error(L, "module '%s' not found:%s", lua_tostring(L, 1), lua_tostring(L, 4));
+    }
+    lua_pushstring(L, lua_tostring(L, 1));  // as C text, as findloader passes it
+    lua_callk(L, 1, 2, (lua_KContext)i, require_searched);
+    if (searcher_found(L)) return require_load(L);
+  }
+}
+
+static int require_searched(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  if (searcher_found(L)) return require_load(L);
+  return require_search(L, (lua_Integer)ctx + 1);
+}
+
+// Stack: ...5 the loader's data, 6 what the loader returned.
+static int require_loaded(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  const char *name = lua_tostring(L, 1);
+  if (!lua_isnil(L, -1))
+    lua_setfield(L, 2, name);  // LOADED[name] = returned value
+  else
+    lua_pop(L, 1);
+  if (lua_getfield(L, 2, name) == LUA_TNIL) {  // the module set no value
+    lua_pushboolean(L, 1);
+    lua_copy(L, -1, -2);
+    lua_setfield(L, 2, name);  // LOADED[name] = true
+  }
+  lua_rotate(L, -2, 1);  // the module, then the loader's data
+  return 2;
+}
+
+static int require_yieldable(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, 2, name);
+  if (lua_toboolean(L, -1)) return 1;  // already loaded
+  lua_pop(L, 1);
+  if (lua_getfield(L, lua_upvalueindex(1), "searchers") != LUA_TTABLE)
+    return luaL_error(L, "'package.searchers' must be a table");
+  lua_pushliteral(L, "");
+  return require_search(L, 1);
+}
+
+void lunar_installyieldablecalls(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getglobal(L, "require");
+  if (lua_type(L, -1) == LUA_TFUNCTION && lua_getupvalue(L, -1, 1) != NULL && lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushcclosure(L, require_yieldable, 1);
+    lua_setglobal(L, "require");
+  }
+  lua_settop(L, top);
+  lua_getglobal(L, "table");
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_pushcfunction(L, lunar_tablesort);
+    lua_setfield(L, -2, "sort");
+  }
+  lua_settop(L, top);
+}
+
+// MARK: - Why a wait could not yield
+
+static int push_global_name(lua_State *L, lua_Debug *ar);
+
+static int passes_yields(lua_CFunction f) {
+  return f == co_resume || f == co_wrapped || f == require_yieldable || f == lunar_tablesort ||
+         f == atomic_load(&stock_pcall) ||
+         f == atomic_load(&stock_xpcall) || f == atomic_load(&stock_dofile);
+}
+
+int lunar_pushblockingcall(lua_State *L, lua_State *co) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(co, level, &ar); level++) {
+    lua_getinfo(co, "Snf", &ar);
+    lua_CFunction f = lua_tocfunction(co, -1);
+    lua_pop(co, 1);
+    if (*ar.what != 'C' || passes_yields(f)) continue;
+    // Named as luaL_traceback names it.
+    if (push_global_name(co, &ar)) {
+      lua_pushfstring(co, "function '%s'", lua_tostring(co, -1));
+      lua_remove(co, -2);
+    } else if (*ar.namewhat != '\0') {
+      lua_pushfstring(co, "%s '%s'", ar.namewhat, ar.name);
+    } else {
+      lua_pushliteral(co, "a C function");
+    }
+    lua_xmove(co, L, 1);
+    return 1;
+  }
+  return 0;
 }
 
 static int tostring_protected(lua_State *L) {

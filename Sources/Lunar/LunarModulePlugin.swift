@@ -25,14 +25,17 @@ struct LunarModulePlugin: LunarPlugin {
       return .one
     }
 
-    // lunar.sleep(seconds)
+    // lunar.sleep(seconds): any non-negative number; one whose deadline is
+    // past the clock's horizon (math.huge too) waits until something
+    // else ends the wait, and is a deadlock if nothing can.
     module.function("sleep") { [unowned scheduler, unowned clock] call in
       let seconds = try call.number(1)
-      guard seconds >= 0, seconds.isFinite else {
-        throw LuaArgumentError.invalid(1, "non-negative number expected")
+      guard seconds >= 0 else {
+        let given = (try? call.value(1)) ?? .number(seconds)
+        throw LuaArgumentError.invalid(1, "non-negative number expected, got \(given)")
       }
-      let wait = Wait(subject: "sleep \(LuaValue.number(seconds).formattedSeconds)s")
-      let timer = scheduler.timers.schedule(at: clock.now + seconds) { [unowned scheduler, weak wait] in
+      let wait = Wait(subject: seconds.isFinite ? "sleep \(LuaValue.number(seconds).formattedSeconds)s" : "sleep forever")
+      let timer = scheduler.timers.schedule(at: clock.deadline(after: seconds), completing: wait) { [unowned scheduler, weak wait] in
         guard let wait else { return }
         if scheduler.trace.isEnabled { scheduler.trace.emit("timer.fired", [.init("after", .number(seconds))]) }
         scheduler.complete(wait, .nothing)

@@ -41,7 +41,9 @@ public final class Runtime: Sendable {
     let parts = try setUp.get()
     inbox = parts.inbox
     control = parts.control
-    if let timeout = configuration.timeout { Self.startWatchdog(for: control, after: timeout) }
+    if let timeout = configuration.timeout {
+      Self.startWatchdog(for: control, after: timeout, endsProcess: configuration.timeoutEndsProcess)
+    }
   }
 
   deinit {
@@ -82,7 +84,9 @@ public final class Runtime: Sendable {
     -> Result<[LuaValue], RunFailure>
   {
     let core = try RuntimeCore(configuration: configuration)
-    if let timeout = configuration.timeout { startWatchdog(for: core.control, after: timeout) }
+    if let timeout = configuration.timeout {
+      startWatchdog(for: core.control, after: timeout, endsProcess: configuration.timeoutEndsProcess)
+    }
     let result = core.run(script)
     core.shutDown()
     return result
@@ -123,18 +127,32 @@ public final class Runtime: Sendable {
     control.interrupt(reason: LUNAR_INTERRUPT_REQUEST)
   }
 
-  private static func startWatchdog(for control: ControlHandle, after seconds: Double) {
+  /// Interrupts the run after `seconds`; with `endsProcess`, ends the
+  /// process if the interrupt has not taken effect a second later.
+  private static func startWatchdog(for control: ControlHandle, after seconds: Double, endsProcess: Bool) {
     let thread = LoopThread(stackSize: 64 << 10) {
-      var remaining = seconds
-      while remaining > 0 {
-        let step = min(remaining, 0.05)
-        usleep(UInt32(step * 1_000_000))
-        remaining -= step
-        if !control.isAlive { return }
-      }
+      guard pause(seconds, while: { control.isAlive }) else { return }
       control.interrupt(reason: LUNAR_INTERRUPT_TIMEOUT)
+      guard endsProcess else { return }
+      guard pause(stuckGrace, while: { control.isAlive && !control.interruptTaken }) else { return }
+      control.endProcessIfStuck(suffix: " (stopped inside a C function)")
     }
     thread.detach()
+  }
+
+  /// How long a timeout may go untaken before the process is ended.
+  static let stuckGrace = 1.0
+
+  /// Sleeps `seconds` in short steps; false as soon as `condition` fails.
+  private static func pause(_ seconds: Double, while condition: () -> Bool) -> Bool {
+    var remaining = seconds
+    while remaining > 0 {
+      let step = min(remaining, 0.05)
+      usleep(UInt32(step * 1_000_000))
+      remaining -= step
+      if !condition() { return false }
+    }
+    return true
   }
 
   private struct Parts: Sendable {
@@ -179,6 +197,21 @@ final class ControlHandle: Sendable {
       guard let target else { return }
       let message = reason == LUNAR_INTERRUPT_TIMEOUT ? target.timeoutMessage : nil
       lunar_interrupt(lunar_control(target.L), reason, message)
+    }
+  }
+
+  /// True once the loop thread has acted on the interrupt.
+  var interruptTaken: Bool {
+    target.withLock { target in target.map { lunar_interrupttaken(lunar_control($0.L)) != 0 } ?? true }
+  }
+
+  /// Ends the process with status 1 and `lunar: <timeout message><suffix>`
+  /// if the state is still open and its interrupt still not taken.
+  func endProcessIfStuck(suffix: String) {
+    target.withLock { target in
+      guard let target, lunar_interrupttaken(lunar_control(target.L)) == 0 else { return }
+      let message = target.timeoutMessage.map { String(cString: $0) } ?? "timeout"
+      lunar_endprocess("lunar: " + message + suffix + "\n", 1)
     }
   }
 

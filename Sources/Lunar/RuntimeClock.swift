@@ -66,9 +66,25 @@ public final class RuntimeClock {
     }
   }
 
-  /// Moves virtual time forward to `time` (never backward; no-op when real).
+  /// The latest time the clock represents: 2^53 seconds since the epoch
+  /// (about 285 million years), where a Double stops counting whole
+  /// seconds exactly. A deadline past it never comes.
+  public static let horizon: Double = 9_007_199_254_740_992
+
+  /// The deadline `seconds` from now, or `.infinity` (never) when it lies
+  /// past `horizon` or `seconds` is not a finite number: deadlines saturate
+  /// rather than overflow.
+  public func deadline(after seconds: Double) -> Double {
+    let deadline = now + seconds
+    return deadline.isFinite && deadline <= RuntimeClock.horizon ? deadline : .infinity
+  }
+
+  /// Moves virtual time forward to `time` (never backward, never past
+  /// `horizon`; no-op when real).
   public func advance(to time: Double) {
-    if isVirtual && time > virtualNow { virtualNow = time }
+    guard isVirtual, time.isFinite else { return }
+    let target = min(time, RuntimeClock.horizon)
+    if target > virtualNow { virtualNow = target }
   }
 
   /// The virtual time, shared with other threads.

@@ -122,6 +122,7 @@ public final class RuntimeCore {
     scheduler.core = self
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
+    lunar_installyieldablecalls(state.L)
     setUpPackagePath()
     if configuration.sandbox { try Sandbox.apply(to: state) }
     try install(LunarModulePlugin())
@@ -324,6 +325,7 @@ public final class RuntimeCore {
       self.scheduler.inFlight -= 1
     }
     asyncWaits[waitID] = wait
+    wait.awaitsSwiftWork = true
     scheduler.inFlight += 1
     return scheduler.suspend(call, on: wait)
   }
@@ -407,7 +409,8 @@ public final class RuntimeCore {
       for argument in arguments where (try? state.push(argument)) == nil { lua_pushnil(L) }
       try state.call(arguments: Int32(arguments.count))
     } catch {
-      let failure = lunar_interrupted(L) != LUNAR_INTERRUPT_NONE ? RunFailure.interrupted("interrupted") : .lua(error)
+      let held = scheduler.takeHeldNote().map { "\n" + $0 } ?? ""
+      let failure = lunar_interrupted(L) != LUNAR_INTERRUPT_NONE ? RunFailure.interrupted("interrupted" + held) : .lua(error)
       lunar_clearinterrupt(L)
       return .failure(failure)
     }
@@ -470,7 +473,8 @@ public final class RuntimeCore {
         return .deadlock(report)
       case .interrupted(let reason, let message):
         scheduler.abandonAll()
-        return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(message) : .interrupted(message)
+        let text = scheduler.takeHeldNote().map { message + "\n" + $0 } ?? message
+        return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(text) : .interrupted(text)
       }
     }
   }
@@ -480,7 +484,8 @@ public final class RuntimeCore {
     let reason = lunar_interrupted(state.L)
     if reason != LUNAR_INTERRUPT_NONE {
       scheduler.abandonAll()
-      return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(timeoutMessage) : .interrupted("interrupted")
+      let held = scheduler.takeHeldNote().map { "\n" + $0 } ?? ""
+      return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(timeoutMessage + held) : .interrupted("interrupted" + held)
     }
     scheduler.cancelAll(on: state.L)
     if error.kind == .memory && configuration.memoryLimit > 0 {

@@ -9,8 +9,9 @@ import LuaKit
 ///
 /// A host function that must wait calls `suspend`: where the Lua thread can
 /// yield, it yields a private marker up to the scheduler; where it cannot
-/// (the main chunk, a `require`d module, a metamethod called from C), the
-/// loop runs nested on the same thread until the wait completes.
+/// (the main chunk, a function called from C without a continuation, such
+/// as a `string.gsub` replacement), the loop runs nested on the same thread
+/// until the wait completes.
 public final class Scheduler {
   /// Why the loop stopped before its condition held.
   public enum Stop: Error {
@@ -123,6 +124,7 @@ public final class Scheduler {
     lua_pushvalue(L, functionIndex)
     for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
     lua_xmove(L, co, arguments + 1)
+    lunar_settaskthread(L, -1, task.label)
     task.threadPointer = co
     task.thread = LuaReference(popping: L, in: state)
     task.startArguments = arguments
@@ -277,6 +279,11 @@ public final class Scheduler {
   private func settle(_ task: LuaTask, as status: LuaTask.Status) {
     task.status = status
     task.cancelHook = nil
+    if let thread = task.thread {
+      thread.push(on: state.L)
+      lunar_settaskthread(state.L, -1, nil)
+      lua_settop(state.L, -2)
+    }
     task.thread = nil
     task.threadPointer = nil
     task.waitingOn = nil
@@ -414,14 +421,24 @@ public final class Scheduler {
   private func waitNested(_ wait: Wait, on L: OpaquePointer) -> String? {
     let task = running.last
     wait.waiter = .nested
-    nested.append((task?.label ?? "main chunk", wait, L))
+    // Outside any task and above another nested wait: Lua the loop itself
+    // called (a machine's interpreter, a plugin's callback).
+    let label = task?.label ?? (nested.isEmpty ? "main chunk" : "a callback")
+    nested.append((label, wait, L))
     defer { nested.removeLast() }
     do {
       try runUntil(on: L) { wait.isComplete || (task?.cancelRequested ?? false) }
+      // A finished wait beneath this one was held until now, and stays held
+      // until the code above it returns too; this one's own frame goes on.
+      noteHeldFrames()
+      if let held, held.depth >= nested.count - 1 { self.held = nil }
     } catch {
       switch error {
-      case .deadlock(let report): return report
-      case .interrupted(_, let message): return message
+      case .deadlock(let report):
+        if let held, held.depth >= nested.count - 1 { self.held = nil }
+        return report
+      case .interrupted(_, let message):
+        return message
       }
     }
     if !wait.isComplete {
@@ -451,10 +468,27 @@ public final class Scheduler {
 
   /// Runs ready tasks, due timers and posted events on thread `L` until
   /// `done` holds.
+  ///
+  /// When nothing is ready, due or posted, the loop sleeps until a timer or
+  /// Swift work in flight can move something; if none can, it is a
+  /// deadlock. A nested loop sits above every frame beneath it on the C
+  /// stack (the main chunk, the tasks it resumed, outer nested loops), and
+  /// those frames cannot run again until it returns. So for the innermost
+  /// nested loop, a timer or Swift work that only completes the wait of a
+  /// nested loop beneath it (a `lunar.sleep` timer, an async call) moves
+  /// nothing: the rule is that the loop deadlocks as soon as nothing
+  /// outside the blocked frames can progress, instead of sleeping until
+  /// that wait ends (or forever). The report names the nested wait, the C
+  /// call that kept it from yielding, and each wait beneath it. Timers are
+  /// still fired on time while anything else can progress, so a frame
+  /// beneath resumes as soon as the nested loop returns; a frame beneath
+  /// that is ready stays held until then, which nesting cannot avoid (it is
+  /// named in an interrupt's message).
   public func runUntil(on L: OpaquePointer, idle: IdlePolicy = .deadlock, _ done: () -> Bool) throws(Stop) {
     while true {
       let reason = lunar_interrupted(state.L)
       if reason != LUNAR_INTERRUPT_NONE {
+        noteHeldFrames()
         throw .interrupted(reason: reason, message: interruptMessage(reason))
       }
       for event in inbox.drain() { event(core) }
@@ -477,6 +511,9 @@ public final class Scheduler {
         fire()
         continue
       }
+      if idle == .deadlock && !canProgress(besides: blockedWaits) {
+        throw .deadlock(deadlockReport(on: L))
+      }
       if let deadline = timers.nextDeadline {
         if clock.isVirtual && inFlight == 0 && idle == .deadlock {
           clock.advance(to: deadline)
@@ -488,12 +525,55 @@ public final class Scheduler {
         }
         continue
       }
-      if inFlight > 0 || idle == .sleep {
-        _ = lunar_sleep(state.L, -1)
-        continue
-      }
-      throw .deadlock(deadlockReport(on: L))
+      // Swift work in flight, or a console between entries.
+      _ = lunar_sleep(state.L, -1)
     }
+  }
+
+  /// The waits of the nested loops beneath the innermost one: their frames
+  /// cannot continue until it returns.
+  private var blockedWaits: [Wait] {
+    nested.count > 1 ? nested.dropLast().map(\.wait) : []
+  }
+
+  /// True if a timer or Swift work in flight may move something other than
+  /// completing one of `blocked`.
+  private func canProgress(besides blocked: [Wait]) -> Bool {
+    let blockedWork = blocked.filter { $0.awaitsSwiftWork && !$0.isComplete }.count
+    return inFlight > blockedWork || timers.hasTimer(besides: blocked)
+  }
+
+  /// Finished waits of nested loops that a nested wait above them keeps
+  /// from continuing: the lowest one's depth in `nested`, and a note naming
+  /// them for an interrupt's message (a hang there has no other report).
+  private var held: (depth: Int, note: String)?
+
+  /// The note on held waits at the last interrupt, if any, now forgotten.
+  func takeHeldNote() -> String? {
+    defer { held = nil }
+    return held?.note
+  }
+
+  /// Records the finished waits beneath the innermost nested one, if any.
+  private func noteHeldFrames() {
+    guard nested.count > 1, let top = nested.last,
+      let lowest = nested.dropLast().firstIndex(where: { $0.wait.isComplete })
+    else { return }
+    let above = "\(top.label)'s wait for \(top.wait.subject) at \(top.wait.location)\(blockingCall(in: top.thread))"
+    let note = nested[lowest..<(nested.count - 1)].filter { $0.wait.isComplete }.map { entry in
+      "  \(entry.label)'s wait for \(entry.wait.subject) at \(entry.wait.location) had ended, "
+        + "but it could not continue beneath \(above)"
+    }.joined(separator: "\n")
+    held = (lowest, note)
+  }
+
+  /// `, nested inside function 'string.gsub', which cannot yield`: the C
+  /// call between a nested wait on `thread` and its coroutine, which made
+  /// the loop nest; empty on the main thread.
+  private func blockingCall(in thread: OpaquePointer) -> String {
+    guard thread != state.L, lunar_pushblockingcall(state.L, thread) != 0 else { return "" }
+    defer { lua_settop(state.L, -2) }
+    return ", nested inside \(state.string(atThread: state.L, index: -1) ?? "a C function"), which cannot yield"
   }
 
   /// The core that owns this scheduler; posted events run against it.
@@ -509,9 +589,21 @@ public final class Scheduler {
 
   /// Who waits for what, and where: the text of a deadlock error.
   func deadlockReport(on L: OpaquePointer) -> String {
-    var lines = ["deadlock: every task is waiting and nothing can wake them"]
-    for entry in nested.reversed() {
-      lines.append("  \(entry.label) waits for \(entry.wait.subject) at \(entry.wait.location)")
+    var lines: [String]
+    if nested.count > 1, let top = nested.last {
+      lines = [
+        "deadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does",
+        "  \(top.label) waits for \(top.wait.subject) at \(top.wait.location)\(blockingCall(in: top.thread))",
+      ]
+      for entry in nested.dropLast().reversed() {
+        let state = entry.wait.isComplete ? " (done, but held until the wait above returns)" : ""
+        lines.append("  beneath it, \(entry.label) waits for \(entry.wait.subject) at \(entry.wait.location)\(state)")
+      }
+    } else {
+      lines = ["deadlock: every task is waiting and nothing can wake them"]
+      for entry in nested.reversed() {
+        lines.append("  \(entry.label) waits for \(entry.wait.subject) at \(entry.wait.location)")
+      }
     }
     for task in liveTasks.values.sorted(by: { $0.id < $1.id }) {
       guard let wait = task.waitingOn, let co = task.threadPointer else { continue }

@@ -1,14 +1,21 @@
 /// Timers ordered by deadline (then by creation, so equal deadlines fire in
-/// the order they were set). Cancelled timers are skipped lazily.
+/// the order they were set). Cancelled timers are skipped lazily. A timer
+/// whose deadline never comes (infinite, or not a number) is not kept: it
+/// must not make the loop wait for it or advance virtual time to it.
 public final class TimerQueue {
   private struct Entry {
     let deadline: Double
     let id: Int
     let fire: () -> Void
+    /// The wait the timer completes and nothing else, if it is one.
+    weak var wait: Wait?
   }
 
   private var heap: [Entry] = []
   private var cancelled: Set<Int> = []
+  /// Ids of timers in the heap and not cancelled: cancelling anything else
+  /// (a timer that fired, or one that never comes) leaves no trace.
+  private var live: Set<Int> = []
   private var nextID = 1
 
   /// True when no live timer is left.
@@ -23,20 +30,33 @@ public final class TimerQueue {
     return heap.first?.deadline
   }
 
-  /// Adds a timer; returns its id for `cancel`.
-  /// Adds a timer at `deadline` (on the runtime clock); returns its id.
+  /// Adds a timer at `deadline` (on the runtime clock); returns its id for
+  /// `cancel`. A deadline that is not finite never fires. A timer whose only
+  /// effect is to complete `wait` says so (a sleep's), so the loop can tell
+  /// that firing it helps nobody while that wait's frame is held.
   @discardableResult
-  public func schedule(at deadline: Double, _ fire: @escaping () -> Void) -> Int {
+  public func schedule(at deadline: Double, completing wait: Wait? = nil, _ fire: @escaping () -> Void) -> Int {
     let id = nextID
     nextID += 1
-    heap.append(Entry(deadline: deadline, id: id, fire: fire))
+    guard deadline.isFinite else { return id }
+    live.insert(id)
+    heap.append(Entry(deadline: deadline, id: id, fire: fire, wait: wait))
     siftUp(heap.count - 1)
     return id
   }
 
   /// Stops a timer from firing.
   public func cancel(_ id: Int) {
-    cancelled.insert(id)
+    if live.remove(id) != nil { cancelled.insert(id) }
+  }
+
+  /// True if a live timer may do more than complete one of `waits`.
+  func hasTimer(besides waits: [Wait]) -> Bool {
+    heap.contains { entry in
+      guard !cancelled.contains(entry.id) else { return false }
+      guard let wait = entry.wait else { return true }
+      return !waits.contains { $0 === wait }
+    }
   }
 
   /// Removes and returns the earliest timer if it is due at `now`.
@@ -44,6 +64,7 @@ public final class TimerQueue {
     dropCancelled()
     guard let first = heap.first, first.deadline <= now else { return nil }
     removeFirst()
+    live.remove(first.id)
     return first.fire
   }
 

@@ -79,12 +79,22 @@ public final class TextTraceSink: TraceSink {
   public init(descriptor: Int32) { output = FileOutput(descriptor: descriptor) }
 
   public func receive(_ event: TraceEvent) {
-    output.write(formatTime(event.time) + " " + event.summary + "\n")
+    output.write(Self.formatTime(event.time) + " " + event.summary + "\n")
   }
 
-  private func formatTime(_ t: Double) -> String {
-    let milliseconds = Int((t * 1000).rounded())
-    let text = "\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3, with: "0"))"
+  /// `[   0.050]`: seconds with milliseconds, for any time the clock may
+  /// report (virtual time can be moved up to `RuntimeClock.horizon`).
+  static func formatTime(_ t: Double) -> String {
+    let text: String
+    // Past 2^53 ms a Double holds no milliseconds to show, and past
+    // Int.max ms the conversion below would trap.
+    if t.isFinite && abs(t) * 1000 < 9_007_199_254_740_992 {
+      let milliseconds = Int((abs(t) * 1000).rounded())
+      let sign = t < 0 && milliseconds > 0 ? "-" : ""
+      text = "\(sign)\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3, with: "0"))"
+    } else {
+      text = LuaValue.number(t).description
+    }
     return "[" + text.leftPadded(to: 8, with: " ") + "]"
   }
 }

@@ -29,6 +29,8 @@ public final class Wait {
   var onComplete: ((WaitResult) -> Void)?
   /// For task waits: deliver `true, ...` / `false, err` instead of raising.
   var protected = false
+  /// Swift work in flight will complete this wait and do nothing else.
+  var awaitsSwiftWork = false
 
   /// A wait for `subject`.
   public init(subject: String) { self.subject = subject }

@@ -76,6 +76,8 @@ enum RunCommand {
         throw UsageError(message: "--timeout needs a positive number of seconds, got '\(text)'", command: "run")
       }
       configuration.timeout = seconds
+      // The command owns its process: a script stuck in one C call is ended.
+      configuration.timeoutEndsProcess = true
     }
     if let text = parsed.value("max-memory") {
       guard let bytes = parseBytes(text), bytes > 0 else {

@@ -24,6 +24,26 @@ import Testing
     #expect(outcome.stderr.hasPrefix("lunar: unobserved error in task 1 (spawned at stdin:1:): stdin:1: lost\n"))
   }
 
+  @Test func closingOrResumingATasksCoroutineIsAnErrorAtTheCallersLine() throws {
+    let script = """
+      local co
+      local t = lunar.spawn(function() co = coroutine.running(); lunar.sleep(0.05); print('task finished') end)
+      lunar.sleep(0.01)
+      print(pcall(coroutine.resume, co, true))
+      coroutine.close(co)
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout == """
+      false\tbad argument #1 to 'coroutine.resume' (the coroutine of task 1 is run by the scheduler; await the task instead)
+
+      """)
+    #expect(outcome.stderr.hasPrefix("""
+      lunar: stdin:5: bad argument #1 to 'close' (the coroutine of task 1 is run by the scheduler; cancel the task instead)
+      stack traceback:
+      """))
+  }
+
   @Test func sigintStopsABusyLoop() throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: LunarProcess.binary)
@@ -58,6 +78,19 @@ import Testing
       ["run", "--timeout", "0.2", "-"], input: "while true do pcall(function() while true do end end) end", timeout: 10)
     #expect(outcome.status == 1)
     #expect(outcome.stderr.hasPrefix("lunar: timeout"))
+  }
+
+  @Test func timeoutEndsARunStuckInOneLongCCall() throws {
+    // The backtracking find never returns to Lua, so the count hook never
+    // runs; the run still ends about a second after the limit.
+    let script = """
+      io.write('before ')
+      print(string.rep('a', 3e4):find(('a-'):rep(30) .. 'b'))
+      """
+    let outcome = try LunarProcess.run(["run", "--timeout", "0.5", "-"], input: script, timeout: 20)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr == "lunar: timeout: the script ran longer than 0.5 seconds (stopped inside a C function)\n")
+    #expect(outcome.stdout == "before ", "buffered output is flushed first")
   }
 
   @Test func memoryLimitStopsARunawayScript() throws {

@@ -182,7 +182,7 @@ import Testing
       ("lunar.spawn(nil)", "test.lua:1: bad argument #1 to 'spawn' (function expected, got nil)"),
       ("lunar.spawn(42)", "test.lua:1: bad argument #1 to 'spawn' (function expected, got number)"),
       ("lunar.sleep('soon')", "test.lua:1: bad argument #1 to 'sleep' (number expected, got string)"),
-      ("lunar.sleep(-1)", "test.lua:1: bad argument #1 to 'sleep' (non-negative number expected)"),
+      ("lunar.sleep(-1)", "test.lua:1: bad argument #1 to 'sleep' (non-negative number expected, got -1)"),
       ("lunar.await_all(1)", "test.lua:1: bad argument #1 to 'await_all' (table expected, got number)"),
       ("lunar.await_all({1})", "test.lua:1: bad argument #1 to 'await_all' (task expected at index 1, got number)"),
       ("lunar.await_any({})", "test.lua:1: bad argument #1 to 'await_any' (at least one task expected)"),
@@ -298,5 +298,116 @@ import Testing
       return t:await()()
       """)
     #expect(results == ["a function"])
+  }
+
+  @Test func aSleepPastTheClocksHorizonIsADeadlockNotAJumpInVirtualTime() async throws {
+    for seconds in ["1e16", "1e300", "math.maxinteger", "math.huge"] {
+      let lua = try TestRuntime()
+      let failure = await lua.failure("lunar.sleep(\(seconds))")
+      let message = try #require(failure?.luaMessage, "lunar.sleep(\(seconds))")
+      #expect(message.hasPrefix("deadlock: every task is waiting and nothing can wake them"))
+      #expect(message.contains("main chunk waits for sleep "))
+    }
+  }
+
+  @Test func aSleepThatNeverEndsWaitsUntilCancelled() async throws {
+    let lua = try TestRuntime(clock: .real)
+    let results = try await lua.run("""
+      local forever = lunar.spawn(function() lunar.sleep(math.huge) end)
+      local long = lunar.spawn(function() lunar.sleep(1e300) end)
+      lunar.sleep(0.01)
+      forever:cancel()
+      long:cancel()
+      forever:result()
+      long:result()
+      return forever:status(), long:status()
+      """)
+    #expect(results == ["cancelled", "cancelled"])
+  }
+
+  @Test func sleepRefusesNaN() async throws {
+    let lua = try TestRuntime()
+    let nan = await lua.failure("lunar.sleep(0/0)")
+    #expect(nan?.luaMessage?.hasPrefix("test.lua:1: bad argument #1 to 'sleep' (non-negative number expected, got ") == true)
+  }
+
+  @Test func closingATasksCoroutineIsRefusedAtTheCallersLineAndTheRunGoesOn() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local co
+      local t = lunar.spawn(function() co = coroutine.running(); lunar.sleep(5); return 'finished' end)
+      lunar.sleep(1)
+      local closed, closeError = pcall(function() coroutine.close(co) end)
+      local resumed, resumeError = pcall(function() coroutine.resume(co) end)
+      return closeError, resumeError, t:await()
+      """)
+    #expect(results == [
+      "test.lua:4: bad argument #1 to 'close' (the coroutine of task 1 is run by the scheduler; cancel the task instead)",
+      "test.lua:5: bad argument #1 to 'resume' (the coroutine of task 1 is run by the scheduler; await the task instead)",
+      "finished",
+    ])
+  }
+
+  @Test func aModuleBodyRequiredByATaskYieldsInsteadOfHoldingTheMainChunk() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local order = {}
+      package.preload.slow = function(name, data)
+        for i = 1, 5 do lunar.sleep(1) end
+        order[#order + 1] = 'module loaded'
+        return { yieldable = coroutine.isyieldable(), name = name, data = data }
+      end
+      local t = lunar.spawn(function() return require('slow') end)
+      lunar.sleep(1)
+      order[#order + 1] = 'main woke'
+      local m = t:await()
+      return table.concat(order, ', '), m.yieldable, m.name, m.data, select('#', require('slow'))
+      """)
+    #expect(results == ["main woke, module loaded", true, "slow", ":preload:", 1])
+  }
+
+  @Test func aNestedDeadlockNamesTheWaitAndTheFramesBeneathIt() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local gate = lunar.spawn(function() lunar.sleep(math.huge) end)
+      local replacer = lunar.spawn(function()
+        return pcall(string.gsub, 'a', '.', function(c) return gate:await() end)
+      end)
+      lunar.sleep(10)
+      gate:cancel()
+      return replacer:await()
+      """)
+    #expect(results == [
+      false,
+      """
+      deadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
+        task 2 waits for task 1 at test.lua:3:, nested inside function 'string.gsub', which cannot yield
+        beneath it, main chunk waits for sleep 10s at test.lua:5:
+        task 1 waits for sleep forever at test.lua:1:
+          stack traceback:
+          \t[C]: in function 'lunar.sleep'
+          \ttest.lua:1: in function <test.lua:1>
+      """,
+    ])
+  }
+
+  @Test func aSortComparatorInATaskYieldsAndCanBeCancelled() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local seen
+      local sorter = lunar.spawn(function()
+        local xs = { 5, 2, 8, 1, 9, 3 }
+        table.sort(xs, function(a, b) seen = coroutine.isyieldable(); lunar.sleep(1) return a > b end)
+        return table.concat(xs, ',')
+      end)
+      local stuck = lunar.spawn(function()
+        table.sort({ 3, 2, 1 }, function() lunar.sleep(math.huge) end)
+      end)
+      lunar.sleep(1)
+      stuck:cancel()
+      local ok, err = stuck:result()
+      return sorter:await(), seen, ok, err == lunar.cancelled
+      """)
+    #expect(results == ["9,8,5,3,2,1", true, false, true])
   }
 }

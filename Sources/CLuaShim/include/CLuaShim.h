@@ -59,8 +59,16 @@ size_t lunar_memorylimit(lua_State *L);
 /// signal and "stopped" otherwise), and wakes the runtime's loop. Async-signal-safe and
 /// callable from any thread, as lua.c's signal handler is.
 void lunar_interrupt(lunar_Control *c, int reason, const char *message);
-/// Why the state was interrupted (LUNAR_INTERRUPT_*), or 0.
+/// Why the state was interrupted (LUNAR_INTERRUPT_*), or 0. Call it only
+/// on the loop thread: a non-zero answer marks the interrupt as taken.
 int lunar_interrupted(lua_State *L);
+/// True once the interrupt has taken effect: the hook raised it, or the
+/// loop thread saw it. Callable from any thread.
+int lunar_interrupttaken(lunar_Control *c);
+/// Flushes standard output if no thread holds it, writes `line` to
+/// standard error and ends the process with `status` at once (`_exit`).
+/// For a watchdog whose interrupt was never taken (see CLuaShim.c).
+void lunar_endprocess(const char *line, int status) __attribute__((noreturn));
 /// Forgets an interrupt so Lua code may run again (the REPL's next line).
 void lunar_clearinterrupt(lua_State *L);
 /// Routes SIGINT to this state (several states may be registered).
@@ -76,7 +84,7 @@ void lunar_releasesigint(lua_State *L);
 /// Wakes a loop sleeping in lunar_sleep (thread-safe, signal-safe).
 void lunar_wake(lua_State *L);
 /// Sleeps until lunar_wake or `seconds` pass (< 0: no limit); returns 1 if
-/// woken, 0 on timeout.
+/// woken, 0 on timeout. A wait over a day (or NaN) ends after a day.
 int lunar_sleep(lua_State *L, double seconds);
 
 // MARK: - Host yields through user coroutines
@@ -90,7 +98,28 @@ int lunar_ismarker(lua_State *L, int idx);
 /// resume yields the marker, they call the function on top of the stack
 /// (popped; it waits for the host work, yielding itself or running the
 /// loop nested) and resume the coroutine with what it returns.
+///
+/// Also replaces coroutine.status and coroutine.close: a coroutine suspended
+/// in a host wait counts as "normal" (it is inside its resumer's call), and
+/// a task's coroutine cannot be resumed or closed from Lua (an argument
+/// error at the caller's line).
 void lunar_installcoroutines(lua_State *L);
+/// Replaces the global `require` and `table.sort` with versions that keep
+/// the stock semantics (for require: package.loaded, package.searchers,
+/// the loader's data as second result, the same messages; for sort: the
+/// same comparisons in the same order, the same errors) but call Lua with
+/// continuations, so a module body or a comparator in a task may yield.
+void lunar_installyieldablecalls(lua_State *L);
+/// The yieldable table.sort (TableSort.c).
+int lunar_tablesort(lua_State *L);
+/// Pushes on `L` how the innermost C call on `co` that does not pass yields
+/// on (not pcall, not Lunar's resume/wrap/require) is named in tracebacks
+/// (`function 'table.sort'`): why a wait on `co` could not yield. Returns 0
+/// and pushes nothing if there is none.
+int lunar_pushblockingcall(lua_State *L, lua_State *co);
+/// Marks the thread at `idx` as the coroutine of the task `label` (only the
+/// scheduler resumes it), or unmarks it when `label` is NULL.
+void lunar_settaskthread(lua_State *L, int idx, const char *label);
 
 // MARK: - Host functions
 

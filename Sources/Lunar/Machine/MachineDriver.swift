@@ -232,7 +232,7 @@ public final class MachineDriver {
     }
     let token = nextTimerToken
     nextTimerToken += 1
-    let id = core.scheduler.timers.schedule(at: core.clock.now + seconds) { [self] in
+    let id = core.scheduler.timers.schedule(at: core.clock.deadline(after: seconds)) { [self] in
       guard !self.isStopped else { return }
       self.timers.removeAll { $0.token == token }
       try? self.send(message)

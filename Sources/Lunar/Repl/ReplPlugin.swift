@@ -64,6 +64,13 @@ struct ReplPlugin: LunarPlugin {
           call.push("the clock is real; start with --clock virtual to move it")
           return .values(2)
         }
+        guard seconds >= 0, runtime.clock.deadline(after: seconds).isFinite else {
+          call.push(false)
+          call.push(
+            "cannot advance the clock by \(LuaValue.number(seconds)) seconds: the clock ends at "
+              + "\(LuaValue.number(RuntimeClock.horizon)) seconds since the epoch")
+          return .values(2)
+        }
         runtime.clock.advance(to: runtime.clock.now + seconds)
         call.push(true)
         return .one

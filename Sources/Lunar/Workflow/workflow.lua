@@ -54,11 +54,12 @@ function M.step(name)
       if type(s.retry) ~= "table" or math.type(s.retry.attempts) ~= "integer" or s.retry.attempts < 1 then
         error(("step \"%s\": 'retry' must be { attempts = N (≥ 1), backoff = seconds }"):format(name), 2)
       end
-      if s.retry.backoff ~= nil and (type(s.retry.backoff) ~= "number" or s.retry.backoff < 0) then
+      -- "not (x >= 0)" also refuses NaN, which compares false with everything.
+      if s.retry.backoff ~= nil and (type(s.retry.backoff) ~= "number" or not (s.retry.backoff >= 0)) then
         error(("step \"%s\": 'retry.backoff' must be a non-negative number of seconds"):format(name), 2)
       end
     end
-    if s.timeout ~= nil and (type(s.timeout) ~= "number" or s.timeout <= 0) then
+    if s.timeout ~= nil and (type(s.timeout) ~= "number" or not (s.timeout > 0)) then
       error(("step \"%s\": 'timeout' must be a positive number of seconds"):format(name), 2)
     end
     if s["if"] ~= nil and type(s["if"]) ~= "function" then error(("step \"%s\": 'if' must be a function"):format(name), 2) end

@@ -1,0 +1,4 @@
+local a = { name = "a" }
+package.loaded.cyclea = a
+a.b = require("cycleb")
+return a

@@ -1,0 +1,2 @@
+local a = require("cyclea")
+return { seen = a.name }

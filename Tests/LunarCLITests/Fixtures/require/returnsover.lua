@@ -1,0 +1,2 @@
+package.loaded[...] = "set by the module"
+return "returned"

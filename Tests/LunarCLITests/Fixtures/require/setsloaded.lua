@@ -1,0 +1,1 @@
+package.loaded[...] = "set by the module"
