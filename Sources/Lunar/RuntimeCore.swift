@@ -25,6 +25,8 @@ public final class RuntimeCore {
   let inbox: Inbox
   /// Lets other threads interrupt the state while it is open.
   let control: ControlHandle
+  /// The first file the run could not write; the run ends with it.
+  private let failedOutput = FailedOutput()
   private var stopped = false
   /// The userdata class of task handles.
   public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
@@ -98,7 +100,7 @@ public final class RuntimeCore {
 
   /// Writes a line to standard error (the `log` command).
   public func log(_ line: String) {
-    FileOutput(descriptor: 2).write(line + "\n")
+    try? FileOutput(descriptor: 2).write(line + "\n")
   }
   /// What the interrupt hook raises on timeout (kept alive for the hook).
   let timeoutMessage: String
@@ -130,10 +132,13 @@ public final class RuntimeCore {
     services.register("http", configuration.httpService)
     services.register("store", store)
     let inbox = self.inbox
+    let journal = try configuration.journal.map(Journal.init)
     actions = ActionRunner(
       services: services, recursionLimit: configuration.actionRecursionLimit,
-      journal: try configuration.journal.map(Journal.init), now: clock.sendableNow,
+      journal: journal, now: clock.sendableNow,
       emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
+    if let output = journal?.output { endRun(whenWriteFails: output) }
+    for case let sink as any FileWritingSink in configuration.traceSinks { endRun(whenWriteFails: sink.output) }
     try install(MachineModulePlugin())
     try install(ActionModulePlugin())
     try install(WorkflowPlugin())
@@ -167,6 +172,22 @@ public final class RuntimeCore {
 
   /// Ends `serve` after the current event.
   func stop() { stopped = true }
+
+  /// Ends the run, with the failure as its error, when `output` (a file the
+  /// run writes as it goes: a journal, a trace) cannot be written: a full
+  /// disk must not let a run go on losing what it records.
+  public func endRun(whenWriteFails output: FileOutput) {
+    let failedOutput = self.failedOutput
+    let control = self.control
+    output.whenWriteFails { error in
+      if failedOutput.record(error.description) { control.interrupt(reason: LUNAR_INTERRUPT_REQUEST) }
+    }
+  }
+
+  /// The run's failure when a file it writes has failed.
+  private var outputFailure: RunFailure? {
+    failedOutput.message.map { .lua(LuaError(message: $0)) }
+  }
 
   /// Runs what is still posted and closes the state; later posts are refused.
   func shutDown() {
@@ -384,6 +405,7 @@ public final class RuntimeCore {
       lunar_clearinterrupt(L)
       return .failure(stop)
     }
+    if let failure = outputFailure { return .failure(failure) }
     let unobserved = scheduler.unobservedFailures
     scheduler.clearFailures()
     if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved.map(UnobservedError.init))) }
@@ -470,6 +492,7 @@ public final class RuntimeCore {
         return .deadlock(report)
       case .interrupted(let reason, let message):
         scheduler.abandonAll()
+        if let failure = outputFailure { return failure }
         return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(message) : .interrupted(message)
       }
     }
@@ -480,6 +503,7 @@ public final class RuntimeCore {
     let reason = lunar_interrupted(state.L)
     if reason != LUNAR_INTERRUPT_NONE {
       scheduler.abandonAll()
+      if let failure = outputFailure { return failure }
       return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(timeoutMessage) : .interrupted("interrupted")
     }
     scheduler.cancelAll(on: state.L)
@@ -534,6 +558,24 @@ public final class RuntimeCore {
     lua_setfield(L, -2, "path")
     lua_settop(L, -2)
   }
+}
+
+/// The first failure of a file the run writes, shared with the threads
+/// that write it.
+private final class FailedOutput: Sendable {
+  private let storage = Mutex<String?>(nil)
+
+  /// Keeps `message` if it is the first; true if it was.
+  func record(_ message: String) -> Bool {
+    storage.withLock { stored in
+      guard stored == nil else { return false }
+      stored = message
+      return true
+    }
+  }
+
+  /// The first failure, if any.
+  var message: String? { storage.withLock { $0 } }
 }
 
 /// Hands the result of a `Task.immediate` to whichever side is there: the

@@ -79,25 +79,33 @@ public final class TextTraceSink: TraceSink {
   public init(descriptor: Int32) { output = FileOutput(descriptor: descriptor) }
 
   public func receive(_ event: TraceEvent) {
-    output.write(formatTime(event.time) + " " + event.summary + "\n")
+    // Like Lua's own `print`, a trace line that standard error refuses is dropped.
+    try? output.write(formatTime(event.time) + " " + event.summary + "\n")
   }
 
   private func formatTime(_ t: Double) -> String {
+    // A virtual clock moved by a huge sleep has no millisecond count.
+    guard t.isFinite, abs(t) < 1e15 else { return "[" + LuaValue.number(t).description + "]" }
     let milliseconds = Int((t * 1000).rounded())
     let text = "\(milliseconds / 1000).\(String(milliseconds % 1000).leftPadded(to: 3, with: "0"))"
     return "[" + text.leftPadded(to: 8, with: " ") + "]"
   }
 }
 
-/// Writes one JSON object per line per event.
-public final class JSONLinesTraceSink: TraceSink {
-  private let output: FileOutput
+/// Writes one JSON object per line per event. A write that fails ends the
+/// run (see `FileWritingSink`).
+public final class JSONLinesTraceSink: FileWritingSink {
+  public let output: FileOutput
   private let prefixes: [String]
 
-  /// A sink writing to the file at `path` (created or truncated); with
-  /// `prefixes`, only events whose kind starts with one of them.
+  /// What the sink writes: JSON lines that begin with the sequence number.
+  public static let kind = FileOutput.Kind.starting(with: [#"{"sequence":"#], name: "a Lunar trace (JSON lines)")
+
+  /// A sink writing a new file at `path` (see `FileOutput` for what it
+  /// replaces); with `prefixes`, only events whose kind starts with one of
+  /// them.
   public init(path: String, prefixes: [String] = []) throws(FileOutput.OpenError) {
-    output = try FileOutput(path: path)
+    output = try FileOutput(path: path, kind: Self.kind)
     self.prefixes = prefixes
   }
 
@@ -108,7 +116,8 @@ public final class JSONLinesTraceSink: TraceSink {
     object["time"] = .number(event.time)
     object["kind"] = .string(LuaString(event.kind))
     for field in event.fields { object[field.name] = field.value }
-    output.write(JSON.encode(.table(object), keyOrder: ["sequence", "time", "kind"] + event.fields.map(\.name)) + "\n")
+    // A failure is reported through `output.whenWriteFails`, which ends the run.
+    try? output.write(JSON.encode(.table(object), keyOrder: ["sequence", "time", "kind"] + event.fields.map(\.name)) + "\n")
   }
 }
 

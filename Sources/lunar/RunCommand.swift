@@ -108,6 +108,7 @@ enum RunCommand {
       workflow.jobs = jobs
     }
     workflow.journal = parsed.value("journal")
+    try workflow.checkJournal()
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
     configuration.workflowOptions = workflow
     switch (parsed.value("record"), parsed.value("replay")) {
