@@ -27,6 +27,8 @@ public final class RuntimeCore {
   let control: ControlHandle
   /// The first file the run could not write; the run ends with it.
   private let failedOutput = FailedOutput()
+  /// Where `--sandbox` loads Lua source from (nil without the sandbox).
+  private var sandboxFolders: SandboxFolders?
   private var stopped = false
   /// The userdata class of task handles.
   public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
@@ -124,8 +126,13 @@ public final class RuntimeCore {
     scheduler.core = self
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
-    setUpPackagePath()
-    if configuration.sandbox { try Sandbox.apply(to: state) }
+    let pluginFolders = setUpPackagePath()
+    if configuration.sandbox {
+      let folders = SandboxFolders()
+      for folder in pluginFolders { folders.allow(Array(folder.utf8)) }
+      try Sandbox.apply(to: state, folders: folders)
+      sandboxFolders = folders
+    }
     try install(LunarModulePlugin())
     try install(TraceModulePlugin())
     try install(QueueModulePlugin())
@@ -384,6 +391,14 @@ public final class RuntimeCore {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     script.installArgTable(in: state)
+    if let sandboxFolders {
+      // The script's own folder; standard input and text come from here.
+      if case .file(let path) = script.source {
+        sandboxFolders.allowFolder(of: Array(path.utf8))
+      } else {
+        sandboxFolders.allow(Array(".".utf8))
+      }
+    }
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true
@@ -536,8 +551,9 @@ public final class RuntimeCore {
   }
 
   /// Puts plugin folders in front of `package.path`: `--plugin-dir`
-  /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`.
-  private func setUpPackagePath() {
+  /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`; returns
+  /// those folders.
+  private func setUpPackagePath() -> [String] {
     var folders = configuration.pluginDirectories
     if let extra = configuration.environment["LUNAR_PATH"] {
       folders += extra.split(separator: ";").map(String.init).filter { !$0.isEmpty }
@@ -549,7 +565,7 @@ public final class RuntimeCore {
     lua_getglobal(L, "package")
     guard lua_type(L, -1) == LUA_TTABLE else {
       lua_settop(L, -2)
-      return
+      return folders
     }
     lua_getfield(L, -1, "path")
     let current = state.string(at: -1) ?? ""
@@ -557,6 +573,7 @@ public final class RuntimeCore {
     state.push(prefix + current)
     lua_setfield(L, -2, "path")
     lua_settop(L, -2)
+    return folders
   }
 }
 
