@@ -50,6 +50,9 @@ import Testing
 
       """)
     #expect(!outcome.stdout.contains("root"), "nothing of /etc/passwd")
+    try project.folder.write("project/unsandboxed.lua", "print(loadfile('\(project.secret)')())")
+    let unsandboxed = try LunarProcess.run(["run", "unsandboxed.lua"], in: project.project)
+    #expect(unsandboxed.stdout == "the secret\n", "without the sandbox files load as under lua5.4: \(unsandboxed.stderr)")
   }
 
   @Test func requireAndSearchpathNeverProbeOutside() throws {
@@ -74,13 +77,6 @@ import Testing
     #expect(lines.contains("inside\tplugin"))
   }
 
-  @Test func withoutTheSandboxFilesLoadAsUnderLua() throws {
-    let project = try Project()
-    try project.folder.write("project/main.lua", "print(loadfile('\(project.secret)')())")
-    let outcome = try LunarProcess.run(["run", "main.lua"], in: project.project)
-    #expect(outcome.stdout == "the secret\n", "\(outcome.stderr)")
-  }
-
   @Test func aScriptCannotChooseTheJournalLunarWrites() throws {
     let folder = try TemporaryFolder()
     let victim = try folder.write("victim.txt", "keep me\n")
@@ -98,17 +94,14 @@ import Testing
       + refusal.replacingOccurrences(of: "%@", with: "run") + "\n")
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
     #expect(!FileManager.default.fileExists(atPath: chosen))
-  }
-
-  @Test func theCommandLineStillChoosesTheJournal() throws {
-    let folder = try TemporaryFolder()
+    // The command line still chooses it.
     let journal = folder.url.appendingPathComponent("run.jsonl").path
-    let script = """
+    let workflow = """
       local workflow = require "lunar.workflow"
       return workflow "w" { workflow.step "a" { run = function() return 1 end } }
       """
-    let outcome = try LunarProcess.run(["run", "--sandbox", "--journal", journal, "-"], input: script)
-    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let chosenByCommandLine = try LunarProcess.run(["run", "--sandbox", "--journal", journal, "-"], input: workflow)
+    #expect(chosenByCommandLine.status == 0, "\(chosenByCommandLine.stderr)")
     #expect(try String(contentsOfFile: journal, encoding: .utf8).hasPrefix(#"{"step":"a""#))
   }
 
