@@ -229,10 +229,3 @@ public final class FileOutput: Sendable {
     return nil
   }
 }
-
-/// Something that writes a file as the run goes (a JSON-lines trace): the
-/// runtime ends the run when that file cannot be written.
-public protocol FileWritingSink: TraceSink {
-  /// The file it writes.
-  var output: FileOutput { get }
-}

@@ -52,6 +52,13 @@ public protocol TraceSink: Sendable {
   func receive(_ event: TraceEvent)
 }
 
+/// Something that writes a file as the run goes (a JSON-lines trace): the
+/// runtime ends the run when that file cannot be written.
+public protocol FileWritingSink: TraceSink {
+  /// The file it writes.
+  var output: FileOutput { get }
+}
+
 /// Keeps every event in memory, for tests and for Lua's trace assertions.
 public final class TraceRecorder: TraceSink {
   private let storage = Mutex<[TraceEvent]>([])

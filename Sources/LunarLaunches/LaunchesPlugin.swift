@@ -71,7 +71,8 @@ public struct LaunchesPlugin: LunarPlugin {
     // launches.configure{ endpoints = { [source] = url }, samples = true, cooldown = seconds }:
     // a new schedule (the old one's snapshots and reminders are dropped).
     module.function("configure") { call in
-      let options = try ConfigureOptions(call.isNil(1) ? .nil : try call.value(1, name: "options"), known: schedule.sources, sandboxed: sandboxed)
+      let value = call.isNil(1) ? LuaValue.nil : try call.value(1, name: "options")
+      let options = try ConfigureOptions(value, known: schedule.sources, sandboxed: sandboxed)
       current.schedule = makeSchedule(
         defaults.merging(options.locations) { $1 }, options.cooldown ?? minimumRefreshInterval)
       return .none
