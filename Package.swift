@@ -38,8 +38,11 @@ let package = Package(
       name: "Lunar", dependencies: ["LuaKit", "CHTTP"],
       resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")],
       swiftSettings: uncheckedExclusivityInRelease),
-    // Launch schedules: providers, the refresh policy, reminders, lunar.launches.
-    .target(name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"]),
+    // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
+    // each source's sample feed is shipped inside, for offline runs.
+    .target(
+      name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"],
+      resources: [.embedInCode("Samples/rocketlaunch-live.json"), .embedInCode("Samples/launch-library-2.json")]),
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],

@@ -7,14 +7,8 @@ local workflow = require "lunar.workflow"
 local launches = require "lunar.launches"
 local step = workflow.step
 
-if os.getenv("LUNAR_LAUNCHES_LIVE") ~= "1" then
-  local here = arg[0]:match("^(.*)/") or "."
-  local data = (here:sub(1, 1) == "/" and here or (lunar.cwd() .. "/" .. here)) .. "/data/"
-  launches.configure { endpoints = {
-    ["rocketlaunch.live"] = "file://" .. data .. "rocketlaunch-live.json",
-    ["launchlibrary2"] = "file://" .. data .. "launch-library-2.json",
-  } }
-end
+-- Offline, both sources answer from the samples shipped inside Lunar.
+if os.getenv("LUNAR_LAUNCHES_LIVE") ~= "1" then launches.configure { samples = true } end
 
 lunar.action("report.print", { uses = { "log" } }, function(ctx, input)
   print(input.text)

@@ -3,14 +3,8 @@
 --   LUNAR_LAUNCHES_LIVE=1 lunar run examples/next_launch.lua   (the live APIs)
 local launches = require "lunar.launches"
 
-if os.getenv("LUNAR_LAUNCHES_LIVE") ~= "1" then
-  local here = arg[0]:match("^(.*)/") or "."
-  local data = (here:sub(1, 1) == "/" and here or (lunar.cwd() .. "/" .. here)) .. "/data/"
-  launches.configure { endpoints = {
-    ["rocketlaunch.live"] = "file://" .. data .. "rocketlaunch-live.json",
-    ["launchlibrary2"] = "file://" .. data .. "launch-library-2.json",
-  } }
-end
+-- Offline, both sources answer from the samples shipped inside Lunar.
+if os.getenv("LUNAR_LAUNCHES_LIVE") ~= "1" then launches.configure { samples = true } end
 
 local function when(launch)
   if launch.planned_time then return os.date("!%Y-%m-%d %H:%M UTC", math.floor(launch.planned_time)) end

@@ -159,6 +159,18 @@ describe("lunar.machine", function()
       assert.are.same({ "ping", "interpreter done", "outside", "pong", "pong" }, log)
     end)
 
+    it("refuses a timer that would never fire", function()
+      for _, seconds in ipairs { 1/0, 0/0, -1 } do
+        local m = machine.new {
+          name = "never", initial = "idle",
+          states = { idle = { on = { start = function() return nil, { { "after", seconds, { "ring" } } } end } } },
+        }
+        m:send("start")
+        assert.error_matches(function() m:settle() end,
+          "command { \"after\", [^,]+, { \"ring\" } } must be { \"after\", seconds, message } %(seconds: a non%-negative finite number%)")
+      end
+    end)
+
     it("runs timers on the virtual clock and cancels them on leaving the state", function()
       local m = machine.new {
         name = "timer", initial = "waiting",

@@ -169,14 +169,45 @@ describe("lunar.workflow", function()
       assert.has_error(function() step "x" { run = print, retry = { attempts = 0 } } end,
         "step \"x\": 'retry' must be { attempts = N (≥ 1), backoff = seconds }")
       assert.has_error(function() step "x" { run = print, timeout = -1 } end,
-        "step \"x\": 'timeout' must be a positive number of seconds")
+        "step \"x\": 'timeout' must be a positive number of seconds, got -1")
       assert.has_error(function() step "x" { run = print, timeout = 0 / 0 } end,
-        "step \"x\": 'timeout' must be a positive number of seconds")
+        "step \"x\": 'timeout' must be a positive number of seconds, got " .. tostring(0 / 0))
       assert.has_error(function() step "x" { run = print, retry = { attempts = 2, backoff = 0 / 0 } } end,
-        "step \"x\": 'retry.backoff' must be a non-negative number of seconds")
+        "step \"x\": 'retry.backoff' must be a non-negative number of seconds, got " .. tostring(0 / 0))
       assert.has_error(function() step "x" { run = print, colour = "red" } end, "step \"x\": unknown field 'colour'")
       assert.has_error(function() step "x" { uses = 42 } end, "step \"x\": 'uses' must be an action name, got number")
       assert.has_error(function() workflow "w" { 42 } end, 'workflow "w": item 1 is not a step (use step "name" { ... })')
+    end)
+
+    it("refuse seconds that are NaN or infinite", function()
+      for _, bad in ipairs { 0/0, 1/0, -1/0 } do
+        assert.has_error(function() step "x" { run = print, timeout = bad } end,
+          ("step \"x\": 'timeout' must be a positive number of seconds, got %s"):format(tostring(bad)))
+        assert.has_error(function() step "x" { run = print, retry = { attempts = 2, backoff = bad } } end,
+          ("step \"x\": 'retry.backoff' must be a non-negative number of seconds, got %s"):format(tostring(bad)))
+      end
+    end)
+  end)
+
+  describe("run options", function()
+    local wf = workflow "w" { step "a" { run = function() return 1 end } }
+
+    it("take a positive whole number of jobs", function()
+      for _, bad in ipairs { -1, 0, 0/0, 1/0, 2.5, math.mininteger, "4" } do
+        local shown = type(bad) == "number" and tostring(bad) or type(bad)
+        assert.has_error(function() workflow.execute(wf, { jobs = bad, quiet = true }) end,
+          ("bad argument #2 to 'execute' (option 'jobs' must be a positive integer, got %s)"):format(shown))
+        assert.has_error(function() workflow.run(wf, { jobs = bad, quiet = true }) end,
+          ("bad argument #2 to 'run' (option 'jobs' must be a positive integer, got %s)"):format(shown))
+      end
+      assert.is_true(workflow.execute(wf, { jobs = 2.0, quiet = true }).ok)
+    end)
+
+    it("name the caller's line, not the module's", function()
+      local ok, err = pcall(function() workflow.run(wf, { journal = 42, quiet = true }) end)
+      assert.is_false(ok)
+      assert.matches("^[^:]*workflow_spec%.lua:%d+: bad argument #2 to 'run' %(option 'journal' must be a string, got number%)$", err)
+      assert.has_error(function() workflow.execute("w") end, "bad argument #1 to 'execute' (workflow expected, got string)")
     end)
   end)
 end)

@@ -2,7 +2,9 @@
 
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,15 +81,35 @@ static size_t on_body(char *chunk, size_t size, size_t count, void *context) {
   return n;
 }
 
+struct lunar_http_cancel {
+  atomic_int set;
+};
+
+lunar_http_cancel *lunar_http_cancel_new(void) {
+  lunar_http_cancel *flag = malloc(sizeof *flag);
+  if (flag != NULL) atomic_init(&flag->set, 0);
+  return flag;
+}
+
+void lunar_http_cancel_set(lunar_http_cancel *flag) {
+  if (flag != NULL) atomic_store_explicit(&flag->set, 1, memory_order_release);
+}
+
+void lunar_http_cancel_free(lunar_http_cancel *flag) { free(flag); }
+
 static int on_progress(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
   (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
-  volatile int *cancel = (volatile int *)context;
-  return (cancel != NULL && *cancel) ? 1 : 0;
+  lunar_http_cancel *cancel = (lunar_http_cancel *)context;
+  return (cancel != NULL && atomic_load_explicit(&cancel->set, memory_order_acquire)) ? 1 : 0;
 }
+
+// The only protocols requests and their redirects may use: never file,
+// ftp, scp or anything else libcurl was built with.
+static const char allowed_protocols[] = "http,https";
 
 void lunar_http_perform(const char *method, const char *url, const char *const *headers, int header_count,
                         const char *body, size_t body_length, double timeout_seconds, size_t max_body,
-                        volatile int *cancel, lunar_http_response *response) {
+                        lunar_http_cancel *cancel, lunar_http_response *response) {
   memset(response, 0, sizeof *response);
   pthread_once(&load_once, load);
   if (!curl.loaded) {
@@ -101,6 +123,15 @@ void lunar_http_perform(const char *method, const char *url, const char *const *
     snprintf(response->message, sizeof response->message, "cannot start a request");
     return;
   }
+  // A libcurl too old to take the allow-list would speak every protocol it
+  // knows: refuse to send anything through it.
+  if (curl.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, allowed_protocols) != CURLE_OK ||
+      curl.easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS_STR, allowed_protocols) != CURLE_OK) {
+    curl.easy_cleanup(handle);
+    response->error = LUNAR_HTTP_TRANSPORT;
+    snprintf(response->message, sizeof response->message, "this libcurl cannot be limited to http and https");
+    return;
+  }
   buffer received = {0};
   received.limit = max_body;
   struct curl_slist *list = NULL;
@@ -110,13 +141,16 @@ void lunar_http_perform(const char *method, const char *url, const char *const *
   curl.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
   curl.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
   curl.easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 1L);
-  curl.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https,file");
   if (list) curl.easy_setopt(handle, CURLOPT_HTTPHEADER, list);
   if (body != NULL) {
     curl.easy_setopt(handle, CURLOPT_POSTFIELDS, body);
     curl.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_length);
   }
-  if (timeout_seconds > 0) curl.easy_setopt(handle, CURLOPT_TIMEOUT_MS, (long)(timeout_seconds * 1000));
+  if (timeout_seconds > 0) {
+    // NaN fails the test above; a timeout too long to count in milliseconds is none.
+    double milliseconds = timeout_seconds * 1000;
+    if (milliseconds < (double)LONG_MAX / 2) curl.easy_setopt(handle, CURLOPT_TIMEOUT_MS, (long)milliseconds);
+  }
   curl.easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);
   curl.easy_setopt(handle, CURLOPT_WRITEDATA, &received);
   curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);

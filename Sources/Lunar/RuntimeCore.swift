@@ -25,6 +25,10 @@ public final class RuntimeCore {
   let inbox: Inbox
   /// Lets other threads interrupt the state while it is open.
   let control: ControlHandle
+  /// The first file the run could not write; the run ends with it.
+  private let failedOutput = FailedOutput()
+  /// Where `--sandbox` loads Lua source from (nil without the sandbox).
+  private var sandboxFolders: SandboxFolders?
   private var stopped = false
   /// The userdata class of task handles.
   public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
@@ -98,7 +102,7 @@ public final class RuntimeCore {
 
   /// Writes a line to standard error (the `log` command).
   public func log(_ line: String) {
-    FileOutput(descriptor: 2).write(line + "\n")
+    try? FileOutput(descriptor: 2).write(line + "\n")
   }
   /// What the interrupt hook raises on timeout (kept alive for the hook).
   let timeoutMessage: String
@@ -123,18 +127,26 @@ public final class RuntimeCore {
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
-    setUpPackagePath()
-    if configuration.sandbox { try Sandbox.apply(to: state) }
+    let pluginFolders = setUpPackagePath()
+    if configuration.sandbox {
+      let folders = SandboxFolders()
+      for folder in pluginFolders { folders.allow(Array(folder.utf8)) }
+      try Sandbox.apply(to: state, folders: folders)
+      sandboxFolders = folders
+    }
     try install(LunarModulePlugin())
     try install(TraceModulePlugin())
     try install(QueueModulePlugin())
     services.register("http", configuration.httpService)
     services.register("store", store)
     let inbox = self.inbox
+    let journal = try configuration.journal.map(Journal.init)
     actions = ActionRunner(
       services: services, recursionLimit: configuration.actionRecursionLimit,
-      journal: try configuration.journal.map(Journal.init), now: clock.sendableNow,
+      journal: journal, now: clock.sendableNow,
       emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
+    if let output = journal?.output { endRun(whenWriteFails: output) }
+    for case let sink as any FileWritingSink in configuration.traceSinks { endRun(whenWriteFails: sink.output) }
     try install(MachineModulePlugin())
     try install(ActionModulePlugin())
     try install(WorkflowPlugin())
@@ -168,6 +180,22 @@ public final class RuntimeCore {
 
   /// Ends `serve` after the current event.
   func stop() { stopped = true }
+
+  /// Ends the run, with the failure as its error, when `output` (a file the
+  /// run writes as it goes: a journal, a trace) cannot be written: a full
+  /// disk must not let a run go on losing what it records.
+  public func endRun(whenWriteFails output: FileOutput) {
+    let failedOutput = self.failedOutput
+    let control = self.control
+    output.whenWriteFails { error in
+      if failedOutput.record(error.description) { control.interrupt(reason: LUNAR_INTERRUPT_REQUEST) }
+    }
+  }
+
+  /// The run's failure when a file it writes has failed.
+  private var outputFailure: RunFailure? {
+    failedOutput.message.map { .lua(LuaError(message: $0)) }
+  }
 
   /// Runs what is still posted and closes the state; later posts are refused.
   func shutDown() {
@@ -365,6 +393,14 @@ public final class RuntimeCore {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     script.installArgTable(in: state)
+    if let sandboxFolders {
+      // The script's own folder; standard input and text come from here.
+      if case .file(let path) = script.source {
+        sandboxFolders.allowFolder(of: Array(path.utf8))
+      } else {
+        sandboxFolders.allow(Array(".".utf8))
+      }
+    }
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true
@@ -386,6 +422,7 @@ public final class RuntimeCore {
       lunar_clearinterrupt(L)
       return .failure(stop)
     }
+    if let failure = outputFailure { return .failure(failure) }
     let unobserved = scheduler.unobservedFailures
     scheduler.clearFailures()
     if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved.map(UnobservedError.init))) }
@@ -473,6 +510,7 @@ public final class RuntimeCore {
         return .deadlock(report)
       case .interrupted(let reason, let message):
         scheduler.abandonAll()
+        if let failure = outputFailure { return failure }
         let text = scheduler.takeHeldNote().map { message + "\n" + $0 } ?? message
         return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(text) : .interrupted(text)
       }
@@ -484,6 +522,7 @@ public final class RuntimeCore {
     let reason = lunar_interrupted(state.L)
     if reason != LUNAR_INTERRUPT_NONE {
       scheduler.abandonAll()
+      if let failure = outputFailure { return failure }
       let held = scheduler.takeHeldNote().map { "\n" + $0 } ?? ""
       return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(timeoutMessage + held) : .interrupted("interrupted" + held)
     }
@@ -517,8 +556,9 @@ public final class RuntimeCore {
   }
 
   /// Puts plugin folders in front of `package.path`: `--plugin-dir`
-  /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`.
-  private func setUpPackagePath() {
+  /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`; returns
+  /// those folders.
+  private func setUpPackagePath() -> [String] {
     var folders = configuration.pluginDirectories
     if let extra = configuration.environment["LUNAR_PATH"] {
       folders += extra.split(separator: ";").map(String.init).filter { !$0.isEmpty }
@@ -530,7 +570,7 @@ public final class RuntimeCore {
     lua_getglobal(L, "package")
     guard lua_type(L, -1) == LUA_TTABLE else {
       lua_settop(L, -2)
-      return
+      return folders
     }
     lua_getfield(L, -1, "path")
     let current = state.string(at: -1) ?? ""
@@ -538,7 +578,26 @@ public final class RuntimeCore {
     state.push(prefix + current)
     lua_setfield(L, -2, "path")
     lua_settop(L, -2)
+    return folders
   }
+}
+
+/// The first failure of a file the run writes, shared with the threads
+/// that write it.
+private final class FailedOutput: Sendable {
+  private let storage = Mutex<String?>(nil)
+
+  /// Keeps `message` if it is the first; true if it was.
+  func record(_ message: String) -> Bool {
+    storage.withLock { stored in
+      guard stored == nil else { return false }
+      stored = message
+      return true
+    }
+  }
+
+  /// The first failure, if any.
+  var message: String? { storage.withLock { $0 } }
 }
 
 /// Hands the result of a `Task.immediate` to whichever side is there: the

@@ -1,10 +1,20 @@
+import CLua
 import LuaKit
 
 /// `--sandbox`: takes away what reaches outside the script — files,
-/// processes, native code, binary chunks and the debug library.
+/// processes, native code, binary chunks and the debug library — and loads
+/// Lua source (`require`, `loadfile`, `dofile`, `package.searchpath`) only
+/// from the script's folder and the plugin path (see `SandboxFolders`);
+/// Lunar's own modules are preloaded and need no file. Any other file is
+/// refused with the same message whether or not it exists, before it is
+/// opened.
 enum Sandbox {
+  /// Runs with a table of host functions as `...`: `check(filename)` gives
+  /// true, or nil and the refusal; `searchpath` is the sandbox's
+  /// `package.searchpath`.
   static let source = """
-    local load, loadfile, searchpath, select = load, loadfile, package.searchpath, select
+    local host = ...
+    local load, loadfile, select, type, error = load, loadfile, select, type, error
     io = nil
     package.loaded.io = nil
     debug = nil
@@ -17,15 +27,25 @@ enum Sandbox {
       if select("#", ...) > 0 then return load(chunk, name, "t", ...) end
       return load(chunk, name, "t")
     end
-    _G.loadfile = function(filename, mode, ...)
+    -- Files only from the sandbox's folders (no file name: standard input).
+    local check = host.check
+    local function sandboxed_loadfile(filename, mode, ...)
+      if type(filename) == "string" or type(filename) == "number" then
+        local ok, message = check(filename)
+        if not ok then return nil, message end
+      end
       if select("#", ...) > 0 then return loadfile(filename, "t", ...) end
       return loadfile(filename, "t")
     end
+    _G.loadfile = sandboxed_loadfile
     _G.dofile = function(filename)
-      local f = assert(loadfile(filename, "t"))
+      local f, message = sandboxed_loadfile(filename)
+      if not f then error(message, 0) end
       return f()
     end
     -- require: preloaded modules and Lua source files, never native code.
+    local searchpath = host.searchpath
+    package.searchpath = searchpath
     local function source_searcher(name)
       local path, err = searchpath(name, package.path)
       if not path then return err end
@@ -38,8 +58,38 @@ enum Sandbox {
     package.searchers = { package.searchers[1], source_searcher }
     """
 
-  static func apply(to state: LuaState) throws(LuaError) {
+  /// Applies the sandbox to `state`, loading source only from `folders`.
+  static func apply(to state: LuaState, folders: SandboxFolders) throws(LuaError) {
     try state.load(source, name: "=sandbox", mode: .text)
-    try state.call(arguments: 0, results: 0)
+    lua_createtable(state.L, 0, 2)
+    // check(filename) -> true, or nil and "cannot open FILE (outside the sandbox)"
+    state.push(function: { call in
+      let path = try call.bytes(1).bytes
+      if folders.allows(path) {
+        call.push(true)
+        return .one
+      }
+      call.pushNil()
+      try call.push(.string(LuaString(bytes: SandboxFolders.refusal(path))))
+      return .values(2)
+    })
+    lua_setfield(state.L, -2, "check")
+    // searchpath(name, path [, sep [, rep]]) -> filename, or nil and the files tried
+    state.push(function: { call in
+      let name = try call.bytes(1).bytes
+      let templates = try call.bytes(2).bytes
+      let separator = call.isNil(3) ? Array(".".utf8) : try call.bytes(3).bytes
+      let replacement = call.isNil(4) ? Array("/".utf8) : try call.bytes(4).bytes
+      let (found, message) = folders.searchPath(name: name, templates: templates, separator: separator, replacement: replacement)
+      if let found {
+        try call.push(.string(LuaString(bytes: found)))
+        return .one
+      }
+      call.pushNil()
+      try call.push(.string(LuaString(bytes: message)))
+      return .values(2)
+    })
+    lua_setfield(state.L, -2, "searchpath")
+    try state.call(arguments: 1, results: 0)
   }
 }

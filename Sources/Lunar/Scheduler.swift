@@ -521,7 +521,9 @@ public final class Scheduler {
           // Between console entries virtual time stands still until moved.
           _ = lunar_sleep(state.L, -1)
         } else {
-          _ = lunar_sleep(state.L, max(0, deadline - clock.now))
+          // At most an hour at a time: a timer set a lifetime away must not
+          // overflow the sleep's C time (and then spin instead of sleeping).
+          _ = lunar_sleep(state.L, min(max(0, deadline - clock.now), 3600))
         }
         continue
       }

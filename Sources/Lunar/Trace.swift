@@ -52,6 +52,13 @@ public protocol TraceSink: Sendable {
   func receive(_ event: TraceEvent)
 }
 
+/// Something that writes a file as the run goes (a JSON-lines trace): the
+/// runtime ends the run when that file cannot be written.
+public protocol FileWritingSink: TraceSink {
+  /// The file it writes.
+  var output: FileOutput { get }
+}
+
 /// Keeps every event in memory, for tests and for Lua's trace assertions.
 public final class TraceRecorder: TraceSink {
   private let storage = Mutex<[TraceEvent]>([])
@@ -79,7 +86,8 @@ public final class TextTraceSink: TraceSink {
   public init(descriptor: Int32) { output = FileOutput(descriptor: descriptor) }
 
   public func receive(_ event: TraceEvent) {
-    output.write(Self.formatTime(event.time) + " " + event.summary + "\n")
+    // Like Lua's own `print`, a trace line that standard error refuses is dropped.
+    try? output.write(Self.formatTime(event.time) + " " + event.summary + "\n")
   }
 
   /// `[   0.050]`: seconds with milliseconds, for any time the clock may
@@ -99,15 +107,20 @@ public final class TextTraceSink: TraceSink {
   }
 }
 
-/// Writes one JSON object per line per event.
-public final class JSONLinesTraceSink: TraceSink {
-  private let output: FileOutput
+/// Writes one JSON object per line per event. A write that fails ends the
+/// run (see `FileWritingSink`).
+public final class JSONLinesTraceSink: FileWritingSink {
+  public let output: FileOutput
   private let prefixes: [String]
 
-  /// A sink writing to the file at `path` (created or truncated); with
-  /// `prefixes`, only events whose kind starts with one of them.
+  /// What the sink writes: JSON lines that begin with the sequence number.
+  public static let kind = FileOutput.Kind.starting(with: [#"{"sequence":"#], name: "a Lunar trace (JSON lines)")
+
+  /// A sink writing a new file at `path` (see `FileOutput` for what it
+  /// replaces); with `prefixes`, only events whose kind starts with one of
+  /// them.
   public init(path: String, prefixes: [String] = []) throws(FileOutput.OpenError) {
-    output = try FileOutput(path: path)
+    output = try FileOutput(path: path, kind: Self.kind)
     self.prefixes = prefixes
   }
 
@@ -118,7 +131,8 @@ public final class JSONLinesTraceSink: TraceSink {
     object["time"] = .number(event.time)
     object["kind"] = .string(LuaString(event.kind))
     for field in event.fields { object[field.name] = field.value }
-    output.write(JSON.encode(.table(object), keyOrder: ["sequence", "time", "kind"] + event.fields.map(\.name)) + "\n")
+    // A failure is reported through `output.whenWriteFails`, which ends the run.
+    try? output.write(JSON.encode(.table(object), keyOrder: ["sequence", "time", "kind"] + event.fields.map(\.name)) + "\n")
   }
 }
 

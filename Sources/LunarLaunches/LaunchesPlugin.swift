@@ -16,7 +16,8 @@ import Lunar
 public struct LaunchesPlugin: LunarPlugin {
   public let name = "lunar.launches"
   /// Endpoint per source; `LUNAR_LAUNCHES_RLL_URL` / `LUNAR_LAUNCHES_LL2_URL`
-  /// override the live APIs when not given here.
+  /// override the live APIs when not given here. `http(s)://` URLs are
+  /// fetched; `file://` URLs are read by Lunar itself.
   public var endpoints: [String: String]
   /// The cooldown between fetches of one source.
   public var minimumRefreshInterval: Double
@@ -32,65 +33,70 @@ public struct LaunchesPlugin: LunarPlugin {
   public func install(in runtime: RuntimeCore) throws {
     let environment = runtime.configuration.environment
     let http = runtime.configuration.httpService
-    let rll = endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"]
-    let ll2 = endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"]
+    let defaults: [String: LaunchFeedLocation] = [
+      "rocketlaunch.live": endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"],
+      "launchlibrary2": endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"],
+    ].compactMapValues { $0.map(LaunchFeedLocation.init(endpoint:)) }
     let now = runtime.clock.sendableNow
-    func makeSchedule(rll: String?, ll2: String?, cooldown: Double) -> LaunchSchedule {
+    func makeSchedule(_ locations: [String: LaunchFeedLocation], cooldown: Double) -> LaunchSchedule {
       let providers: [any LaunchProvider] = [
-        rll.map { RocketLaunchLiveProvider(endpoint: $0, http: http) } ?? RocketLaunchLiveProvider(http: http),
-        ll2.map { LaunchLibrary2Provider(endpoint: $0, http: http) } ?? LaunchLibrary2Provider(http: http),
+        locations["rocketlaunch.live"].map { RocketLaunchLiveProvider(location: $0, http: http) }
+          ?? RocketLaunchLiveProvider(http: http),
+        locations["launchlibrary2"].map { LaunchLibrary2Provider(location: $0, http: http) } ?? LaunchLibrary2Provider(http: http),
       ]
       return LaunchSchedule(providers: providers, minimumRefreshInterval: cooldown, now: now)
     }
-    let current = Current(makeSchedule(rll: rll, ll2: ll2, cooldown: minimumRefreshInterval))
+    let current = Current(makeSchedule(defaults, cooldown: minimumRefreshInterval))
     runtime.services.register("launches", current.schedule)
     runtime.install(moduleNamed: name) { runtime in
-      module(runtime, current: current, endpoints: (rll, ll2), makeSchedule: makeSchedule)
+      module(runtime, current: current, defaults: defaults, makeSchedule: makeSchedule)
     }
   }
 
   /// The module, with its reminders, over `current`; `configure` makes new
-  /// schedules with `makeSchedule`, from `endpoints` by default.
+  /// schedules with `makeSchedule`, from `defaults` where it names no
+  /// location.
   private func module(
-    _ runtime: RuntimeCore, current: Current, endpoints: (rll: String?, ll2: String?),
-    makeSchedule: @escaping (_ rll: String?, _ ll2: String?, _ cooldown: Double) -> LaunchSchedule
+    _ runtime: RuntimeCore, current: Current, defaults: [String: LaunchFeedLocation],
+    makeSchedule: @escaping (_ locations: [String: LaunchFeedLocation], _ cooldown: Double) -> LaunchSchedule
   ) -> LuaModule {
-    let (rll, ll2) = endpoints
     var schedule: LaunchSchedule { current.schedule }
     let reminders = ReminderDelivery(current: current, core: runtime)
     runtime.retain(reminders)
+    let sandboxed = runtime.configuration.sandbox
 
     var module = LuaModule("lunar.launches")
     module.value("sources", .table(LuaTable(array: schedule.sources.map { .string(LuaString($0)) })))
 
-    // launches.configure{ endpoints = { [source] = url }, cooldown = seconds }:
+    // launches.configure{ endpoints = { [source] = url }, samples = true, cooldown = seconds }:
     // a new schedule (the old one's snapshots and reminders are dropped).
     module.function("configure") { call in
-      let options = try call.value(1, name: "options")
-      guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
-      let endpoints = options["endpoints"]
-      let cooldown = options["cooldown"].numberValue ?? minimumRefreshInterval
+      let value = call.isNil(1) ? LuaValue.nil : try call.value(1, name: "options")
+      let options = try ConfigureOptions(value, known: schedule.sources, sandboxed: sandboxed)
       current.schedule = makeSchedule(
-        endpoints["rocketlaunch.live"].stringValue ?? rll, endpoints["launchlibrary2"].stringValue ?? ll2, cooldown)
+        defaults.merging(options.locations) { $1 }, options.cooldown ?? minimumRefreshInterval)
       return .none
+    }
+
+    // check_upcoming(options) -> nil, or what is wrong with them (for the
+    // Lua wrapper below, which raises it in the caller's name and place)
+    module.hostFunction("check_upcoming") { call in
+      let options = call.type(1) == .table ? try call.value(1, name: "options") : .nil
+      do throws(LuaArgumentError) {
+        if !call.isNil(1) && call.type(1) != .table { throw .type(1, expected: "table") }
+        _ = try UpcomingOptions(options, known: schedule.sources)
+        call.pushNil()
+      } catch {
+        call.push(error.message ?? "\(error.expected ?? "table") expected, got \(String(cString: lua_typename(call.L, lua_type(call.L, 1))))")
+      }
+      return .one
     }
 
     // launches.upcoming{ source =, limit = } -> { launch, ... } (refreshes first)
     module.function("upcoming") { [unowned runtime] call in
       let schedule = current.schedule
-      let options = call.isNil(1) ? LuaValue.table(LuaTable()) : try call.value(1, name: "options")
-      guard case .table = options else { throw LuaArgumentError.type(1, expected: "table") }
-      let limit = Int(options["limit"].integerValue ?? 10)
-      let sources: [String]
-      switch options["source"] {
-      case .nil: sources = schedule.sources
-      case .string(let s):
-        guard schedule.sources.contains(s.lossyString) else {
-          throw LuaArgumentError.invalid(1, "unknown source '\(s.lossyString)' (\(schedule.sources.joined(separator: ", ")))")
-        }
-        sources = [s.lossyString]
-      case let other: throw LuaArgumentError.invalid(1, "field 'source' must be a string, got \(other.typeName)")
-      }
+      let options = try UpcomingOptions(call.isNil(1) ? .nil : try call.value(1, name: "options"), known: schedule.sources)
+      let (sources, limit) = (options.sources, options.limit)
       return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
         var all: [Launch] = []
         for source in sources {
@@ -154,7 +160,16 @@ public struct LaunchesPlugin: LunarPlugin {
     }
     module.lua("""
       local M = ...
+      local host = M._host
+      M._host = nil
       function M.remind(launch, minutes, target)
+        if type(launch) ~= "table" and type(launch) ~= "string" then
+          error(("bad argument #1 to 'remind' (launch table or id expected, got %s)"):format(type(launch)), 2)
+        end
+        if minutes ~= 5 and minutes ~= 15 and minutes ~= 60 then
+          error(("bad argument #2 to 'remind' (5, 15 or 60 minutes expected, got %s)")
+            :format(type(minutes) == "number" and tostring(minutes) or type(minutes)), 2)
+        end
         if type(target) ~= "function" and type(target) ~= "userdata" then
           error(("bad argument #3 to 'remind' (function or machine expected, got %s)"):format(type(target)), 2)
         end
@@ -168,6 +183,8 @@ public struct LaunchesPlugin: LunarPlugin {
       local actions = require "lunar.actions"
       local fetch = M.upcoming
       function M.upcoming(options)
+        local problem = host.check_upcoming(options)
+        if problem then error(("bad argument #1 to 'upcoming' (%s)"):format(problem), 2) end
         local key = { source = type(options) == "table" and options.source or "all",
                       limit = type(options) == "table" and options.limit or 10 }
         if actions.replaying() then

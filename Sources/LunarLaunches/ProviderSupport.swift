@@ -1,32 +1,14 @@
 import LuaKit
 import Lunar
 
-/// Where a provider reads its launches: one JSON document at `endpoint`,
-/// fetched through `http`. Both providers are this plus their own decoding.
-struct JSONFeed: Sendable {
-  /// An `http(s)://` or `file://` URL.
-  let endpoint: String
-  let http: any HTTPService
-  /// Seconds; 0 for none.
-  let timeout: Double
-
-  /// The first `limit` launches that `decode` reads from the document (it
-  /// returns them in order).
-  func fetch(limit: Int, _ decode: ([UInt8]) throws(LaunchFetchError) -> [Launch]) async throws(LaunchFetchError) -> [Launch] {
-    let body = try await ProviderSupport.fetchBody(endpoint: endpoint, http: http, timeout: timeout)
-    return Array(try decode(body).prefix(max(0, limit)))
-  }
-}
-
 /// What the launch providers share: the request and the classification of
 /// its failures, the decoding of a JSON body into Codable structs with
 /// errors that name the field, and the final ordering.
 enum ProviderSupport {
   /// The body of GET `endpoint`, or the failure classified.
   ///
-  /// A status outside 200–299 is `.server(code:)` whatever the body says.
-  /// Status 0 is what a `file://` URL gives (no HTTP involved), so it is
-  /// accepted there and is `.invalidResponse` anywhere else.
+  /// A status outside 200–299 is `.server(code:)` whatever the body says;
+  /// status 0 (no HTTP response at all) is `.invalidResponse`.
   static func fetchBody(endpoint: String, http: any HTTPService, timeout: Double) async throws(LaunchFetchError) -> [UInt8] {
     if Task.isCancelled { throw .cancelled }
     let request = HTTPRequest(url: endpoint, headers: ["Accept": "application/json"], timeout: timeout)
@@ -42,17 +24,12 @@ enum ProviderSupport {
     return response.body
   }
 
-  /// Refuses statuses outside 200–299 (status 0 is fine for `file:` URLs).
+  /// Refuses statuses outside 200–299.
   static func check(status: Int, endpoint: String) throws(LaunchFetchError) {
     if (200...299).contains(status) { return }
-    if status == 0 {
-      if isFileURL(endpoint) { return }
-      throw .invalidResponse
-    }
+    if status == 0 { throw .invalidResponse }
     throw .server(code: status)
   }
-
-  static func isFileURL(_ url: String) -> Bool { url.lowercased().hasPrefix("file:") }
 
   /// A transport failure as a fetch error.
   static func classify(_ error: any Error) -> LaunchFetchError {

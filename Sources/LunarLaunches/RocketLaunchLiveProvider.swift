@@ -14,13 +14,23 @@ public actor RocketLaunchLiveProvider: LaunchProvider {
   public nonisolated let source = "rocketlaunch.live"
   private nonisolated let feed: JSONFeed
 
-  /// Where launches come from: an `http(s)://` or `file://` URL.
-  public nonisolated var endpoint: String { feed.endpoint }
+  /// Where launches come from, as text (a URL, or the shipped sample).
+  public nonisolated var endpoint: String { feed.location.description }
 
-  /// A provider reading `endpoint` through `http`; `timeout` is in seconds
-  /// (0 for none).
+  /// Where launches come from.
+  public nonisolated var location: LaunchFeedLocation { feed.location }
+
+  /// A provider reading `endpoint` (an `http(s)://` URL through `http`, or a
+  /// `file://` URL that Lunar reads itself); `timeout` is in seconds (0 for
+  /// none).
   public init(endpoint: String = defaultEndpoint, http: any HTTPService = CurlHTTPClient(), timeout: Double = 30) {
-    feed = JSONFeed(endpoint: endpoint, http: http, timeout: timeout)
+    self.init(location: LaunchFeedLocation(endpoint: endpoint), http: http, timeout: timeout)
+  }
+
+  /// A provider reading `location`; `.sample` is the feed shipped inside
+  /// Lunar.
+  public init(location: LaunchFeedLocation, http: any HTTPService = CurlHTTPClient(), timeout: Double = 30) {
+    feed = JSONFeed(location: location, sample: { PackageResources.rocketlaunch_live_json }, http: http, timeout: timeout)
   }
 
   public func fetch(limit: Int) async throws(LaunchFetchError) -> [Launch] {

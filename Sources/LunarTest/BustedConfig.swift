@@ -1,5 +1,6 @@
 import CLua
 import LuaKit
+import Lunar
 
 /// A `.busted` file: Lua returning a table of tasks; Lunar reads the
 /// `default` task (merged over `_all`) for `ROOT`, `lpath`, `cpath`,
@@ -9,11 +10,18 @@ public struct BustedConfig: Sendable {
   /// The task's settings by name.
   public var settings: [String: LuaValue]
 
-  /// Reads `path`; nil when there is no such file.
+  /// Reads `path` (a regular file of bounded size); nil when there is no
+  /// such file.
   public static func load(_ path: String = ".busted") throws -> BustedConfig? {
-    guard FileSystem.exists(path) else { return nil }
+    let source: [UInt8]
+    do {
+      source = try BoundedFileReader.read(path, limit: 1 << 20)
+    } catch {
+      guard error.reason == .missing else { throw error }
+      return nil
+    }
     let state = try LuaState()
-    try state.load(file: path, mode: .text)
+    try state.load(bytes: source, name: "@" + path, mode: .text)
     try state.call(arguments: 0, results: 1)
     let value = try state.value(at: -1, root: path)
     guard case .table(let tasks) = value else {
@@ -26,7 +34,20 @@ public struct BustedConfig: Sendable {
         if case .string(let s) = key { settings[s.lossyString] = value }
       }
     }
-    return BustedConfig(settings: settings)
+    let config = BustedConfig(settings: settings)
+    try config.checkNumbers()
+    return config
+  }
+
+  /// Refuses numbers the runner cannot use: `jobs` must be a positive
+  /// integer, `seed` an integer.
+  func checkNumbers() throws(LuaError) {
+    if let jobs = settings["jobs"], !(jobs.integerValue.map { $0 >= 1 } ?? false) {
+      throw LuaError(message: "'jobs' must be a positive integer, got \(jobs)")
+    }
+    if let seed = settings["seed"], seed.integerValue == nil {
+      throw LuaError(message: "'seed' must be an integer, got \(seed)")
+    }
   }
 
   /// A list setting, given as a table of strings or one comma-separated string.

@@ -14,6 +14,32 @@ public protocol SpecReporter: Sendable {
 public enum SpecOutputFormat: String, Sendable, CaseIterable {
   case plain, tap, junit, json
 
+  /// What a report in this format looks like, so `--output-file` replaces
+  /// an earlier report but never another file.
+  public var reportKind: FileOutput.Kind {
+    switch self {
+    case .plain: Self.plainKind
+    case .tap: .starting(with: ["TAP version 13\n"], name: "a TAP report")
+    case .junit:
+      .starting(with: [#"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<testsuites name="lunar test""#], name: "a Lunar JUnit report")
+    case .json: .starting(with: [#"{"summary":"#], name: "a Lunar JSON report")
+    }
+  }
+
+  /// A plain report ends with its summary line; a `--list` has one
+  /// `file.lua:LINE: name` line per test.
+  private static let plainKind = FileOutput.Kind("a plain Lunar test report") { head, tail in
+    let last = String(decoding: tail, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+    if SpecSummary.looksLikeSummary(last) { return true }
+    let lines = String(decoding: head, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+    return !lines.isEmpty && lines.allSatisfy { line in
+      guard let range = line.firstRange(of: ".lua:") else { return false }
+      let rest = line[range.upperBound...]
+      let digits = rest.prefix { $0.isASCII && $0.isNumber }
+      return !digits.isEmpty && rest.dropFirst(digits.count).hasPrefix(": ")
+    }
+  }
+
   /// A reporter for this format; `terminal` enables colour and progress.
   public func reporter(terminal: Bool) -> any SpecReporter {
     switch self {
@@ -194,6 +220,11 @@ public struct JSONReporter: SpecReporter {
 extension String {
   /// Seconds with three decimals (`0.042`).
   init(format3 value: Double) {
+    // A test on the virtual clock may take any time, even one no integer holds.
+    guard value.isFinite, abs(value) < 1e15 else {
+      self = LuaValue.number(value).description
+      return
+    }
     let milliseconds = Int64((value * 1000).rounded())
     let fraction = String(milliseconds % 1000)
     self = "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction

@@ -72,4 +72,13 @@ public struct SpecSummary: Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     "\(passed) passed, \(failed) failed, \(errors) errors, \(pending) pending"
   }
+
+  /// Whether `line` reads as a summary's `description`.
+  static func looksLikeSummary(_ line: String) -> Bool {
+    let words = line.split(separator: " ")
+    guard words.count == 8 else { return false }
+    return zip(stride(from: 1, to: 8, by: 2), ["passed,", "failed,", "errors,", "pending"]).allSatisfy { index, word in
+      words[index] == word && !words[index - 1].isEmpty && words[index - 1].allSatisfy { $0.isASCII && $0.isNumber }
+    }
+  }
 }

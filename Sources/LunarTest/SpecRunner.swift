@@ -44,7 +44,7 @@ public struct SpecRunner: Sendable {
       var generator = SeededGenerator(seed: UInt64(bitPattern: options.seed))
       order.shuffle(using: &generator)
     }
-    let jobs = max(1, options.jobs)
+    let jobs = min(max(1, options.jobs), max(1, order.count))
     var results = [SpecFileResult?](repeating: nil, count: order.count)
     await withTaskGroup(of: (Int, SpecFileResult).self) { group in
       var next = 0

@@ -16,7 +16,9 @@ enum RunCommand {
     options: [
       OptionSpec(name: "timeout", value: "SECONDS", help: "stop the script after SECONDS of wall-clock time"),
       OptionSpec(name: "max-memory", value: "BYTES", help: "limit Lua's memory (suffixes K, M, G)"),
-      OptionSpec(name: "sandbox", help: "no io, os.execute/remove/rename, native code, binary chunks or debug"),
+      OptionSpec(
+        name: "sandbox",
+        help: "no io, os.execute/remove/rename, native code, binary chunks or debug; Lua source only from the script's folder and plugins"),
       OptionSpec(name: "trace", help: "print the runtime's events to standard error"),
       OptionSpec(name: "trace-file", value: "FILE", help: "write the runtime's events to FILE as JSON lines"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
@@ -110,6 +112,7 @@ enum RunCommand {
       workflow.jobs = jobs
     }
     workflow.journal = parsed.value("journal")
+    try workflow.checkJournal()
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
     configuration.workflowOptions = workflow
     switch (parsed.value("record"), parsed.value("replay")) {

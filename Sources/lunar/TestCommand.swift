@@ -59,28 +59,44 @@ enum TestCommand {
     } catch {
       return LunarCommandLine.usageFailure(UsageError(message: "bad --pattern: \(error)", command: "test"))
     }
-    let output: FileOutput
-    if let path = parsed.value("output-file") {
+    // A report file is checked now, so a file that is not a report is
+    // refused before the run, and written whole at the end.
+    let reportPath = parsed.value("output-file")
+    if let reportPath {
       do {
-        output = try FileOutput(path: path)
+        try FileOutput.check(reportPath, kind: format.reportKind)
       } catch {
         Console.error("lunar: \(error)")
         return 2
       }
-    } else {
-      output = FileOutput(descriptor: 1)
     }
-    let terminal = parsed.value("output-file") == nil && isatty(1) != 0
+    let output = FileOutput(descriptor: 1)
+    let terminal = reportPath == nil && isatty(1) != 0
     let reporter = format.reporter(terminal: terminal)
-    if options.shuffle && format == .plain { output.write("shuffled with --seed \(options.seed)\n") }
+    var report = ""
+    if options.shuffle && format == .plain { report += "shuffled with --seed \(options.seed)\n" }
+    if reportPath == nil, !report.isEmpty {
+      try? output.write(report)
+      report = ""
+    }
     let started = SpecClock.now()
     let results = Blocking.run {
       await runner.run(files: files) { file in
         let text = reporter.progress(file)
-        if !text.isEmpty { output.write(text) }
+        if !text.isEmpty { try? output.write(text) }
       }
     }
-    output.write(reporter.report(results, seconds: SpecClock.now() - started))
+    report += reporter.report(results, seconds: SpecClock.now() - started)
+    do {
+      if let reportPath {
+        _ = try FileOutput(path: reportPath, kind: format.reportKind, contents: Array(report.utf8))
+      } else {
+        try output.write(report)
+      }
+    } catch {
+      Console.error("lunar: \(error)")
+      return 1
+    }
     return SpecSummary(results).succeeded ? 0 : 1
   }
 

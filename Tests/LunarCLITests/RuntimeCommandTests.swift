@@ -211,6 +211,6 @@ extension RuntimeCommandTests {
   @Test func aMissingJournalIsAClearError() throws {
     let outcome = try LunarProcess.run(["run", "--replay", "/nonexistent/journal.jsonl", "-"], input: "")
     #expect(outcome.status == 1)
-    #expect(outcome.stderr == "lunar: cannot read journal /nonexistent/journal.jsonl\n")
+    #expect(outcome.stderr == "lunar: cannot read /nonexistent/journal.jsonl: No such file or directory\n")
   }
 }

@@ -93,6 +93,73 @@ import Testing
       """)
     #expect(results[0] == .string(LuaString("Launch 1@\(1_800_007_200 - 900).0")))
     #expect(results[1] == "reminded")
-    #expect(results[2].stringValue?.hasSuffix("cannot set reminder: a reminder is 5, 15 or 60 minutes before launch, not 7") == true)
+    #expect(results[2] == "bad argument #2 to 'remind' (5, 15 or 60 minutes expected, got 7)")
+  }
+
+  /// A runtime whose launch sources must never be asked (any request fails
+  /// the run with an unreachable host).
+  func offlineRuntime(sandbox: Bool = false) throws -> Runtime {
+    var configuration = RuntimeConfiguration()
+    configuration.clock = .virtual(start: 1_800_000_000)
+    configuration.sandbox = sandbox
+    configuration.plugins = [
+      LaunchesPlugin(endpoints: ["rocketlaunch.live": "http://127.0.0.1:1/rll", "launchlibrary2": "http://127.0.0.1:1/ll2"])
+    ]
+    return try Runtime(configuration)
+  }
+
+  @Test func badLimitsAreBadArgumentsNotTraps() async throws {
+    let results = try await run(try offlineRuntime(), """
+      local launches = require "lunar.launches"
+      local messages = {}
+      for _, limit in ipairs { -1, math.mininteger, 0/0, 1/0, -1/0, 2.5, "5", 1e300, {} } do
+        local ok, err = pcall(launches.upcoming, { source = "rocketlaunch.live", limit = limit })
+        messages[#messages + 1] = ok and "accepted" or err
+      end
+      local ok, err = pcall(function() launches.upcoming { limit = -1 } end)
+      messages[#messages + 1] = err
+      return table.concat(messages, "\\n")
+      """)
+    let lines = try #require(results.first?.stringValue).split(separator: "\n").map(String.init)
+    let shown = ["-1", "-9223372036854775808", "-nan", "inf", "-inf", "2.5", "string", "1e+300", "table"]
+    #expect(lines.count == shown.count + 1)
+    for (line, value) in zip(lines, shown) {
+      #expect(line == "bad argument #1 to 'upcoming' (field 'limit' must be a non-negative integer, got \(value))")
+    }
+    #expect(lines.last == "test.lua:7: bad argument #1 to 'upcoming' (field 'limit' must be a non-negative integer, got -1)")
+  }
+
+  @Test func configureChecksItsNumbersAndEndpoints() async throws {
+    let results = try await run(try offlineRuntime(), """
+      local launches = require "lunar.launches"
+      local function message(options) return select(2, pcall(launches.configure, options)) end
+      return message { cooldown = -1 }, message { cooldown = 0/0 }, message { cooldown = 1/0 },
+        message { endpoints = { nowhere = "http://x" } }, message { samples = true, endpoints = {} }
+      """)
+    #expect(results == [
+      "bad argument #1 to 'lunar.launches.configure' (field 'cooldown' must be a non-negative number of seconds, got -1)",
+      "bad argument #1 to 'lunar.launches.configure' (field 'cooldown' must be a non-negative number of seconds, got -nan)",
+      "bad argument #1 to 'lunar.launches.configure' (field 'cooldown' must be a non-negative number of seconds, got inf)",
+      "bad argument #1 to 'lunar.launches.configure' (field 'endpoints' names an unknown source, 'nowhere' (rocketlaunch.live, launchlibrary2))",
+      "bad argument #1 to 'lunar.launches.configure' (give 'samples' or 'endpoints', not both)",
+    ])
+  }
+
+  @Test func theShippedSamplesWorkOfflineEvenInTheSandbox() async throws {
+    let results = try await run(try offlineRuntime(sandbox: true), """
+      local launches = require "lunar.launches"
+      launches.configure { samples = true }
+      local list = launches.upcoming { source = "rocketlaunch.live", limit = 3 }
+      return #list, list[1].id
+      """)
+    #expect(results == [3, "rll:5001"])
+  }
+
+  @Test func theSandboxRefusesFileEndpointsFromTheScript() async throws {
+    let results = try await run(try offlineRuntime(sandbox: true), """
+      local launches = require "lunar.launches"
+      return select(2, pcall(launches.configure, { endpoints = { ["launchlibrary2"] = "file:///etc/passwd" } }))
+      """)
+    #expect(results == ["bad argument #1 to 'lunar.launches.configure' (endpoints['launchlibrary2'] is a local file, refused under --sandbox)"])
   }
 }

@@ -13,10 +13,10 @@ import Testing
 
   // MARK: - Helpers
 
-  /// The repository's `examples/data/<name>`.
+  /// The sample feed `<name>` shipped in `Sources/LunarLaunches/Samples`.
   static func samplePath(_ name: String) -> String {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("examples/data/\(name)").path
+      .appendingPathComponent("Sources/LunarLaunches/Samples/\(name)").path
   }
 
   static func sample(_ name: String) throws -> String {
@@ -184,6 +184,46 @@ import Testing
       Issue.record("expected a network error, got \(failure)")
       return
     }
+  }
+
+  /// An HTTP service that counts how often it is asked.
+  final class UnusedHTTP: HTTPService {
+    let asked = Mutex(0)
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+      asked.withLock { $0 += 1 }
+      return HTTPResponse(status: 200, body: Array(#"{"result":[]}"#.utf8))
+    }
+  }
+
+  @Test func fileEndpointsAreReadByLunarNotTheHTTPService() async throws {
+    let http = UnusedHTTP()
+    let rll = RocketLaunchLiveProvider(endpoint: "file://" + Self.samplePath("rocketlaunch-live.json"), http: http)
+    #expect(try await rll.fetch(limit: 2).map(\.id) == ["rll:5001", "rll:5002"])
+    #expect(http.asked.withLock { $0 } == 0)
+  }
+
+  @Test(arguments: [
+    ("/dev/zero", "not a regular file (a character device)"), ("/tmp", "not a regular file (a folder)"),
+  ])
+  func fileEndpointsRefuseWhatIsNotARegularFile(path: String, reason: String) async throws {
+    let provider = RocketLaunchLiveProvider(endpoint: "file://" + path, http: UnusedHTTP())
+    #expect(await Self.result(provider) == .failure(.network("cannot read \(path): \(reason)")))
+  }
+
+  @Test func theShippedSamplesNeedNoFileAndNoNetwork() async throws {
+    let http = UnusedHTTP()
+    let rll = RocketLaunchLiveProvider(location: .sample, http: http)
+    #expect(try await rll.fetch(limit: 10) == RocketLaunchLiveProvider.launches(from: Array(try Self.sample("rocketlaunch-live.json").utf8)))
+    let ll2 = LaunchLibrary2Provider(location: .sample, http: http)
+    #expect(try await ll2.fetch(limit: 10) == LaunchLibrary2Provider.launches(from: Array(try Self.sample("launch-library-2.json").utf8)))
+    #expect(http.asked.withLock { $0 } == 0)
+  }
+
+  @Test func endpointsReadAsLocations() {
+    #expect(LaunchFeedLocation(endpoint: "file:///srv/feed.json") == .file(path: "/srv/feed.json"))
+    #expect(LaunchFeedLocation(endpoint: "FILE://localhost/srv/feed.json") == .file(path: "/srv/feed.json"))
+    #expect(LaunchFeedLocation(endpoint: "file:/srv/feed.json") == .file(path: "/srv/feed.json"))
+    #expect(LaunchFeedLocation(endpoint: "https://example.org/feed") == .web("https://example.org/feed"))
   }
 
   // MARK: - Times and ordering
@@ -460,11 +500,10 @@ import Testing
       let ll2 = LaunchLibrary2Provider(endpoint: "https://example.invalid/", http: StubHTTP { throw error })
       #expect(await Self.result(ll2) == .failure(expected))
     }
-    // Status 0 is fine from a file URL, not from an HTTP one.
+    // Status 0 (no HTTP response at all) is never a success.
     let body = Array(Self.rllBody([Self.rllItem(1)]).utf8)
     let zero = StubHTTP { HTTPResponse(status: 0, body: body) }
     #expect(await Self.result(RocketLaunchLiveProvider(endpoint: "https://example.invalid/", http: zero)) == .failure(.invalidResponse))
-    #expect(try await RocketLaunchLiveProvider(endpoint: "file:///tmp/x.json", http: zero).fetch(limit: 5).count == 1)
   }
 
   // MARK: - Cancellation

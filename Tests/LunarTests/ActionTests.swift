@@ -206,6 +206,34 @@ struct ActionsPlugin: LunarPlugin {
     #expect(results[1].stringValue?.contains("sent invalid JSON") == true)
     #expect(results[2].stringValue?.contains("cannot reach http://127.0.0.1:1/nothing") == true)
   }
+
+  @Test func httpTimeoutsAreCheckedBeforeAnyRequest() async throws {
+    let server = try TestHTTPServer { _ in TestHTTPServer.Reply(body: "{}") }
+    defer { server.stop() }
+    let lua = try runtime()
+    let results = try await lua.run("""
+      lunar.action("get", { uses = { "http" } }, function(ctx, input)
+        return ctx.http:get_json("\(server.url)/x", { timeout = input.timeout })
+      end)
+      lunar.action("post", { uses = { "http" } }, function(ctx, input)
+        return ctx.http:post_json("\(server.url)/x", {}, input)
+      end)
+      local messages = {}
+      for _, timeout in ipairs { -1, 0/0, 1/0, "5" } do
+        messages[#messages + 1] = select(2, pcall(lunar.run, "get", { timeout = timeout }))
+      end
+      messages[#messages + 1] = select(2, pcall(lunar.run, "post", "soon"))
+      return table.unpack(messages)
+      """)
+    #expect(results == [
+      "test.lua:2: bad argument #2 to 'get_json' (field 'timeout' must be a non-negative number of seconds, got -1)",
+      "test.lua:2: bad argument #2 to 'get_json' (field 'timeout' must be a non-negative number of seconds, got -nan)",
+      "test.lua:2: bad argument #2 to 'get_json' (field 'timeout' must be a non-negative number of seconds, got inf)",
+      "test.lua:2: bad argument #2 to 'get_json' (field 'timeout' must be a non-negative number of seconds, got string)",
+      "test.lua:5: bad argument #3 to 'post_json' (table expected, got string)",
+    ])
+    #expect(server.requests.isEmpty)
+  }
 }
 
 /// The Swift API on its own, without Lua.

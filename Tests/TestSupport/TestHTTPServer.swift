@@ -15,13 +15,19 @@ public final class TestHTTPServer: @unchecked Sendable {
     public var delay: Double = 0
     /// Hold the answer until `release()` is called.
     public var hold = false
+    /// More header lines (`Location` for a redirect).
+    public var headers: [String: String] = [:]
 
-    public init(status: Int = 200, body: String = "", contentType: String = "application/json", delay: Double = 0, hold: Bool = false) {
+    public init(
+      status: Int = 200, body: String = "", contentType: String = "application/json", delay: Double = 0, hold: Bool = false,
+      headers: [String: String] = [:]
+    ) {
       self.status = status
       self.body = body
       self.contentType = contentType
       self.delay = delay
       self.hold = hold
+      self.headers = headers
     }
   }
 
@@ -118,7 +124,8 @@ public final class TestHTTPServer: @unchecked Sendable {
       while !state.withLock({ $0.released }) { usleep(1000) }
     }
     let body = Array(reply.body.utf8)
-    let response = "HTTP/1.1 \(reply.status) Status\r\nContent-Type: \(reply.contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+    let extra = reply.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
+    let response = "HTTP/1.1 \(reply.status) Status\r\nContent-Type: \(reply.contentType)\r\nContent-Length: \(body.count)\r\n\(extra)Connection: close\r\n\r\n"
     let bytes = Array(response.utf8) + body
     _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
   }

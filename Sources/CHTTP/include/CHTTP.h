@@ -27,12 +27,23 @@ typedef struct lunar_http_response {
 #define LUNAR_HTTP_TRANSPORT 5     ///< any other transport failure
 #define LUNAR_HTTP_TOO_LARGE 6     ///< the body passed the size limit
 
+/// A flag that stops a request: set by any thread, read by libcurl's
+/// progress callback on the transfer's thread (a C11 atomic on both sides).
+typedef struct lunar_http_cancel lunar_http_cancel;
+
+/// A new, unset flag (NULL if out of memory).
+lunar_http_cancel *lunar_http_cancel_new(void);
+/// Sets the flag; the request stops at its next progress callback.
+void lunar_http_cancel_set(lunar_http_cancel *flag);
+/// Frees a flag no request uses any more.
+void lunar_http_cancel_free(lunar_http_cancel *flag);
+
 /// Performs a request, blocking the calling thread. `headers` are
-/// "Name: value" lines. The request stops early when `*cancel` becomes
-/// non-zero (checked by libcurl's progress callback).
+/// "Name: value" lines. Only http and https are spoken, redirects
+/// included. The request stops early when `cancel` (may be NULL) is set.
 void lunar_http_perform(const char *method, const char *url, const char *const *headers, int header_count,
                         const char *body, size_t body_length, double timeout_seconds, size_t max_body,
-                        volatile int *cancel, lunar_http_response *response);
+                        lunar_http_cancel *cancel, lunar_http_response *response);
 
 /// Frees what a response owns.
 void lunar_http_free(lunar_http_response *response);

@@ -19,22 +19,28 @@ public final class Journal: Sendable {
 
   /// The mode this journal runs in.
   public let mode: Mode
-  private let output: FileOutput?
+  /// The file being recorded (nil when replaying).
+  let output: FileOutput?
   private struct State {
     var entries: [LuaValue] = []
     var next = 0
   }
   private let state = Mutex(State())
 
-  /// A journal recording to, or replaying from, a file.
+  /// What a recording is: JSON lines that begin with the entry's kind.
+  public static let kind = FileOutput.Kind.starting(with: [#"{"kind":"#], name: "a Lunar journal")
+
+  /// A journal recording to, or replaying from, a file. A recording never
+  /// overwrites a file that is not a journal (see `FileOutput`); a replay
+  /// reads a regular file of bounded size.
   public init(_ mode: Mode) throws {
     self.mode = mode
     switch mode {
     case .record(let path):
-      output = try FileOutput(path: path)
+      output = try FileOutput(path: path, kind: Self.kind)
     case .replay(let path):
       output = nil
-      guard let text = FileSystemReader.read(path) else { throw Divergence(description: "cannot read journal \(path)") }
+      let text = String(decoding: try BoundedFileReader.read(path), as: UTF8.self)
       var entries: [LuaValue] = []
       for (number, line) in text.split(separator: "\n").enumerated() where !line.isEmpty {
         do {
@@ -59,7 +65,7 @@ public final class Journal: Sendable {
       var entry = key
       entry["kind"] = .string(LuaString(kind))
       if let result { for (k, v) in result.fields { entry[k] = v } }
-      output?.write(JSON.encode(.table(entry), keyOrder: ["kind"]) + "\n")
+      try output?.write(JSON.encode(.table(entry), keyOrder: ["kind"]) + "\n")
       return nil
     case .replay:
       return try state.withLock { state -> LuaTable in
@@ -85,23 +91,3 @@ public final class Journal: Sendable {
     return .table(part)
   }
 }
-
-/// Reads whole files (no Foundation in the runtime).
-enum FileSystemReader {
-  static func read(_ path: String) -> String? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = fread(&buffer, 1, buffer.count, file)
-      if count <= 0 { break }
-      bytes += buffer[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
-}
-
-#if canImport(Glibc)
-import Glibc
-#endif

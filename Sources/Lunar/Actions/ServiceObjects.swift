@@ -35,8 +35,10 @@ enum ServiceObjects {
     func request(_ call: LuaCall, method: String, json: Bool) throws -> LuaReturn {
       let url = try call.string(2)
       let body: LuaValue = method == "POST" ? try call.value(3, name: "body") : .nil
-      let options = try call.value(method == "POST" ? 4 : 3, name: "options")
-      let timeout = options["timeout"].numberValue ?? 30
+      let position: Int32 = method == "POST" ? 4 : 3
+      let options = try call.value(position, name: "options")
+      guard options == .nil || options.tableValue != nil else { throw LuaArgumentError.type(position, expected: "table") }
+      let timeout = try OptionField("timeout", argument: position).seconds(options["timeout"]) ?? 30
       var requestKey: LuaTable = ["method": .string(LuaString(method)), "url": .string(LuaString(url))]
       if body != .nil { requestKey["body"] = body }
       let key = requestKey

@@ -224,10 +224,10 @@ public final class MachineDriver {
 
   private func startTimer(_ command: Command) {
     let arguments = command.arguments
-    guard let seconds = arguments.first?.numberValue, seconds >= 0,
+    guard let seconds = arguments.first?.numberValue, seconds >= 0, seconds.isFinite,
       let message = arguments.dropFirst().first.flatMap(MachineMessage.init(value:))
     else {
-      failures.append("machine '\(name)': command \(command) must be { \"after\", seconds, message }")
+      failures.append("machine '\(name)': command \(command) must be { \"after\", seconds, message } (seconds: a non-negative finite number)")
       return
     }
     let token = nextTimerToken

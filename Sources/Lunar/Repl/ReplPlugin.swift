@@ -58,7 +58,12 @@ struct ReplPlugin: LunarPlugin {
         return .one
       }),
       ("advance", { [unowned runtime] call in
-        let seconds = try call.number(1)
+        let seconds = call.type(1) == .number ? try call.number(1) : .nan
+        guard seconds >= 0, seconds.isFinite else {
+          call.push(false)
+          call.push("usage: .clock advance SECONDS (a non-negative number)")
+          return .values(2)
+        }
         guard runtime.clock.isVirtual else {
           call.push(false)
           call.push("the clock is real; start with --clock virtual to move it")

@@ -1,6 +1,5 @@
 import CHTTP
 import LuaKit
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -89,7 +88,7 @@ extension HTTPService {
   }
 
   static func json(from response: HTTPResponse, url: String) throws -> LuaValue {
-    guard (200...299).contains(response.status) || url.hasPrefix("file:") else {
+    guard (200...299).contains(response.status) else {
       throw HTTPError.status(url: url, code: response.status, body: String(response.text.prefix(500)))
     }
     do {
@@ -102,7 +101,8 @@ extension HTTPService {
 
 /// The real HTTP client: libcurl (loaded on first use), one short-lived
 /// thread per request so Swift's cooperative pool never blocks; cancelling
-/// the Swift task stops the transfer.
+/// the Swift task stops the transfer. It speaks `http` and `https` only,
+/// redirects included: a `file://` URL (or a redirect to one) is refused.
 public struct CurlHTTPClient: HTTPService {
   /// Bodies larger than this are refused.
   public var maximumBodySize = 64 << 20
@@ -110,6 +110,9 @@ public struct CurlHTTPClient: HTTPService {
   public init() {}
 
   public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard Self.isWebURL(request.url) else {
+      throw HTTPError.transport(url: request.url, reason: "only http:// and https:// URLs are supported")
+    }
     let cancel = CancelFlag()
     let maximum = maximumBodySize
     return try await withTaskCancellationHandler {
@@ -122,6 +125,14 @@ public struct CurlHTTPClient: HTTPService {
     } onCancel: {
       cancel.set()
     }
+  }
+
+  /// True for `http://` and `https://` URLs, in any case.
+  static func isWebURL(_ url: String) -> Bool {
+    let scheme = url.utf8.prefix { $0 != UInt8(ascii: ":") }
+    guard scheme.count < url.utf8.count, url.utf8.dropFirst(scheme.count).starts(with: "://".utf8) else { return false }
+    let name = String(decoding: scheme, as: UTF8.self).lowercased()
+    return name == "http" || name == "https"
   }
 
   static func perform(_ request: HTTPRequest, cancel: CancelFlag, maximumBody: Int) throws -> HTTPResponse {
@@ -167,30 +178,24 @@ public struct CurlHTTPClient: HTTPService {
   }
 }
 
-/// A flag libcurl's progress callback reads from another thread.
+/// A flag libcurl's progress callback reads on the transfer's thread while
+/// a cancelling task sets it on another: a C11 atomic, set and read in C.
 final class CancelFlag: Sendable {
-  private let storage = Atomic<Int32>(0)
-  private let raw: RawFlag
-
-  private struct RawFlag: @unchecked Sendable {
-    // Safe: a single Int32 written once (0 → 1) through `set` and read by
-    // libcurl's progress callback as a volatile int; a torn or late read
-    // only delays the cancel to the next callback.
-    let pointer: UnsafeMutablePointer<Int32>
+  private struct Flag: @unchecked Sendable {
+    // Safe: the pointer is only passed to lunar_http_cancel_set and
+    // lunar_http_perform, which touch the flag with C11 atomic operations;
+    // it is freed in deinit, when neither can be running (the transfer's
+    // thread and the cancellation handler both hold this object).
+    let pointer: OpaquePointer?
   }
 
-  init() {
-    let pointer = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-    pointer.initialize(to: 0)
-    raw = RawFlag(pointer: pointer)
-  }
+  private let flag = Flag(pointer: lunar_http_cancel_new())
 
-  deinit { raw.pointer.deallocate() }
+  deinit { lunar_http_cancel_free(flag.pointer) }
 
-  func set() {
-    storage.store(1, ordering: .sequentiallyConsistent)
-    raw.pointer.pointee = 1
-  }
+  /// Asks the request to stop at its next progress callback.
+  func set() { lunar_http_cancel_set(flag.pointer) }
 
-  func withPointer<T>(_ body: (UnsafeMutablePointer<Int32>) -> T) -> T { body(raw.pointer) }
+  /// Runs `body` with the flag as libcurl's progress callback reads it.
+  func withPointer<T>(_ body: (OpaquePointer?) -> T) -> T { body(flag.pointer) }
 }

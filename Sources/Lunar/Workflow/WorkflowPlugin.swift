@@ -14,14 +14,34 @@ struct WorkflowPlugin: LunarPlugin {
 
   func install(in runtime: RuntimeCore) throws {
     var journals: [WorkflowJournal] = []
+    let core = runtime
     func journal(_ call: LuaCall) throws -> WorkflowJournal {
       let index = Int(try call.integer(1))
       guard index >= 1, index <= journals.count else { throw LuaArgumentError.invalid(1, "no such journal") }
       return journals[index - 1]
     }
+    let configuration = runtime.configuration
     try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
+      // may_write(path) -> whether a script may have Lunar write `path`:
+      // always, except under --sandbox, where only the command line's
+      // --journal is written.
+      ("may_write", { call in
+        let path = try call.bytes(1)
+        call.push(!configuration.sandbox || configuration.workflowOptions.journal.map { LuaString($0) == path } == true)
+        return .one
+      }),
+      // journal_open(path) -> index, or nil and why it cannot be used
       ("journal_open", { call in
-        journals.append(try WorkflowJournal(path: try call.string(1)))
+        let journal: WorkflowJournal
+        do {
+          journal = try WorkflowJournal(path: try call.string(1))
+        } catch {
+          call.pushNil()
+          call.push(String(describing: error))
+          return .values(2)
+        }
+        core.endRun(whenWriteFails: journal.output)
+        journals.append(journal)
         call.push(journals.count)
         return .one
       }),
@@ -58,20 +78,53 @@ struct WorkflowPlugin: LunarPlugin {
 /// inputs and its output, as JSON lines. A rerun reuses a step whose inputs
 /// have not changed.
 final class WorkflowJournal {
-  private var entries: [(step: String, key: String, output: LuaValue)] = []
-  private let output: FileOutput
+  /// What a resume journal is: JSON lines that begin with the step's name.
+  static let kind = FileOutput.Kind.starting(with: [#"{"step":"#], name: "a Lunar workflow journal")
 
+  /// A line that is not a journal entry.
+  struct NotAJournal: Error, CustomStringConvertible {
+    let path: String
+    let line: Int
+    var description: String { "\(path):\(line): not a workflow journal entry; Lunar never overwrites this file" }
+  }
+
+  private var entries: [(step: String, key: String, output: LuaValue)] = []
+  /// The journal's file.
+  let output: FileOutput
+
+  /// Opens the journal at `path` (a missing file is an empty journal):
+  /// its entries are read with a bound, written to a new file that replaces
+  /// it, and new entries are appended there.
   init(path: String) throws {
-    if let text = FileSystemReader.read(path) {
-      for line in text.split(separator: "\n") where !line.isEmpty {
-        guard let entry = try? JSON.decode(String(line)), let step = entry["step"].stringValue,
-          let key = entry["key"].stringValue
-        else { continue }
-        entries.append((step, key, entry["output"]))
-      }
+    var bytes: [UInt8] = []
+    do {
+      bytes = try BoundedFileReader.read(path)
+    } catch {
+      guard error.reason == .missing else { throw error }
     }
-    output = try FileOutput(path: path)
-    for entry in entries { write(entry.step, entry.key, entry.output) }
+    let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+    for (index, line) in lines.enumerated() where !line.isEmpty {
+      guard let entry = try? JSON.decode(String(decoding: line, as: UTF8.self)), let step = entry["step"].stringValue,
+        let key = entry["key"].stringValue
+      else {
+        // The unfinished last line of a run that stopped while writing it.
+        if index == lines.count - 1 { continue }
+        throw NotAJournal(path: path, line: index + 1)
+      }
+      entries.append((step, key, entry["output"]))
+    }
+    let contents = entries.map { Self.line($0.step, $0.key, $0.output) }.joined()
+    output = try FileOutput(path: path, kind: Self.kind, contents: Array(contents.utf8))
+  }
+
+  /// Throws what opening `path` would for a file that is not a regular file
+  /// or not a journal, without reading it all.
+  static func check(_ path: String) throws {
+    var info = stat()
+    if stat(path, &info) == 0, let kind = BoundedFileReader.nonRegularKind(info.st_mode) {
+      throw BoundedFileReader.ReadError(path: path, reason: .notRegular(kind))
+    }
+    try FileOutput.check(path, kind: Self.kind)
   }
 
   func lookup(step: String, key: String) -> LuaValue? {
@@ -82,12 +135,13 @@ final class WorkflowJournal {
     entries.last { $0.step == step }?.output
   }
 
-  func store(step: String, key: String, output value: LuaValue) {
+  /// Records a step's output; a failed write is an error.
+  func store(step: String, key: String, output value: LuaValue) throws {
     entries.append((step, key, value))
-    write(step, key, value)
+    try output.write(Self.line(step, key, value))
   }
 
-  private func write(_ step: String, _ key: String, _ value: LuaValue) {
-    output.write(JSON.encode(["step": .string(LuaString(step)), "key": .string(LuaString(key)), "output": value], keyOrder: ["step", "key", "output"]) + "\n")
+  private static func line(_ step: String, _ key: String, _ value: LuaValue) -> String {
+    JSON.encode(["step": .string(LuaString(step)), "key": .string(LuaString(key)), "output": value], keyOrder: ["step", "key", "output"]) + "\n"
   }
 }

@@ -28,6 +28,13 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   /// Plain progress, every step, the workflow's own parallelism.
   public init() {}
 
+  /// Refuses, before anything runs, a `journal` the run could not use: one
+  /// that is not a regular file, or a file that is not a workflow journal.
+  public func checkJournal() throws {
+    guard let journal else { return }
+    try WorkflowJournal.check(journal)
+  }
+
   /// The options table `workflow.run` takes.
   var luaValue: LuaValue {
     var table = LuaTable()

@@ -26,6 +26,16 @@ local KNOWN = { uses = true, run = true, with = true, needs = true, queue = true
 
 local function fail(message) error(message, 3) end
 
+-- A number as a message shows it: the value if it is one, else its type.
+local function shown(value)
+  return type(value) == "number" and tostring(value) or type(value)
+end
+
+-- Seconds: a number that is neither NaN nor infinite.
+local function is_seconds(value)
+  return type(value) == "number" and value == value and value > -math.huge and value < math.huge
+end
+
 --- step "name" { ... }: a step definition.
 function M.step(name)
   if type(name) ~= "string" or name == "" then
@@ -54,13 +64,12 @@ function M.step(name)
       if type(s.retry) ~= "table" or math.type(s.retry.attempts) ~= "integer" or s.retry.attempts < 1 then
         error(("step \"%s\": 'retry' must be { attempts = N (≥ 1), backoff = seconds }"):format(name), 2)
       end
-      -- "not (x >= 0)" also refuses NaN, which compares false with everything.
-      if s.retry.backoff ~= nil and (type(s.retry.backoff) ~= "number" or not (s.retry.backoff >= 0)) then
-        error(("step \"%s\": 'retry.backoff' must be a non-negative number of seconds"):format(name), 2)
+      if s.retry.backoff ~= nil and (not is_seconds(s.retry.backoff) or s.retry.backoff < 0) then
+        error(("step \"%s\": 'retry.backoff' must be a non-negative number of seconds, got %s"):format(name, shown(s.retry.backoff)), 2)
       end
     end
-    if s.timeout ~= nil and (type(s.timeout) ~= "number" or not (s.timeout > 0)) then
-      error(("step \"%s\": 'timeout' must be a positive number of seconds"):format(name), 2)
+    if s.timeout ~= nil and (not is_seconds(s.timeout) or s.timeout <= 0) then
+      error(("step \"%s\": 'timeout' must be a positive number of seconds, got %s"):format(name, shown(s.timeout)), 2)
     end
     if s["if"] ~= nil and type(s["if"]) ~= "function" then error(("step \"%s\": 'if' must be a function"):format(name), 2) end
     if s.queue ~= nil and type(s.queue) ~= "string" then error(("step \"%s\": 'queue' must be a queue name"):format(name), 2) end
@@ -231,16 +240,48 @@ local function fmt_duration(seconds)
   return ("%.1fs"):format(seconds)
 end
 
---- Runs the workflow; returns the results by step and whether all succeeded.
-function M.execute(wf, options)
-  options = options or {}
-  local jobs = options.jobs or 4
+-- The arguments of workflow.execute and workflow.run (`fname`), checked;
+-- errors point at the code that called it. Returns the options table.
+local function check_arguments(wf, options, fname)
+  local problem, position
+  if not M.is(wf) then
+    problem, position = ("workflow expected, got %s"):format(type(wf)), 1
+  elseif options ~= nil and type(options) ~= "table" then
+    problem, position = ("table expected, got %s"):format(type(options)), 2
+  elseif options ~= nil then
+    position = 2
+    local jobs = options.jobs
+    if jobs ~= nil and not (type(jobs) == "number" and math.tointeger(jobs) and jobs >= 1) then
+      problem = ("option 'jobs' must be a positive integer, got %s"):format(shown(jobs))
+    end
+    for _, key in ipairs { "only", "from", "journal", "progress" } do
+      if not problem and options[key] ~= nil and type(options[key]) ~= "string" then
+        problem = ("option '%s' must be a string, got %s"):format(key, type(options[key]))
+      end
+    end
+    if not problem and options.journal ~= nil and not host.may_write(options.journal) then
+      problem = "option 'journal' is refused under --sandbox: only the command line (lunar run --journal) chooses the files Lunar writes"
+    end
+  end
+  if problem then error(("bad argument #%d to '%s' (%s)"):format(position, fname, problem), 3) end
+  return options or {}
+end
+
+-- Runs the workflow; returns the results by step and whether all succeeded.
+-- Errors about the options point `level` frames up.
+local function execute(wf, options, level)
+  local jobs = math.tointeger(options.jobs or 4)
   local selected, groups = plan(wf, options)
   if options.dry_run then
     print(M.plan(wf, options))
     return { ok = true, results = {} }
   end
-  local journal = options.journal and host.journal_open(options.journal) or nil
+  local journal
+  if options.journal then
+    local message
+    journal, message = host.journal_open(options.journal)
+    if not journal then error(message, level + 1) end
+  end
   local results = {}          -- name -> { status, output, attempts, duration, error }
   local ctx_steps = {}
   local running, done = 0, 0
@@ -489,9 +530,17 @@ function M.execute(wf, options)
   return { ok = #failed == 0, failed = failed, results = outputs }
 end
 
+--- Runs the workflow; returns the results by step and whether all succeeded.
+function M.execute(wf, options)
+  options = check_arguments(wf, options, "execute")
+  local outcome = execute(wf, options, 2)
+  return outcome
+end
+
 --- Runs a workflow the way `lunar run FILE` does: raises if a step failed.
 function M.run(wf, options)
-  local outcome = M.execute(wf, options)
+  options = check_arguments(wf, options, "run")
+  local outcome = execute(wf, options, 2)
   if not outcome.ok then
     error(("workflow %s failed: step%s %s failed"):format(wf.name, #outcome.failed == 1 and "" or "s",
       table.concat(outcome.failed, ", ")), 0)

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// `lunar run --sandbox`: Lua source loads only from the script's folder
+/// and the plugin path, a refusal never tells whether a file exists, and a
+/// script chooses no file that Lunar reads or writes.
+@Suite struct SandboxCommandTests {
+  /// A project folder with a module, a plugin and a script, a file beside
+  /// it (outside) and a symlink out of it.
+  struct Project {
+    let folder: TemporaryFolder
+    var root: URL { folder.url }
+
+    init() throws {
+      folder = try TemporaryFolder()
+      try folder.write("project/lib/inside.lua", "return 'inside'")
+      try folder.write("project/plugins/plug.lua", "return 'plugin'")
+      try folder.write("secret.lua", "return 'the secret'")
+      try FileManager.default.createSymbolicLink(
+        atPath: folder.url.appendingPathComponent("project/out").path, withDestinationPath: folder.url.path)
+    }
+
+    var project: URL { root.appendingPathComponent("project") }
+    var secret: String { root.appendingPathComponent("secret.lua").path }
+  }
+
+  @Test func loadfileAndDofileReadOnlyInsideAndLeakNothing() throws {
+    let project = try Project()
+    try project.folder.write("project/main.lua", """
+      print(loadfile("/etc/passwd"))
+      print(loadfile("/etc/no-such-file-here"))
+      print(loadfile("\(project.secret)"))
+      print(loadfile("lib/../../secret.lua"))
+      print(loadfile("out/secret.lua"))
+      print(pcall(dofile, "/etc/passwd"))
+      print(loadfile("lib/inside.lua")())
+      print(dofile("lib/inside.lua"))
+      """)
+    let outcome = try LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == """
+      nil\tcannot open /etc/passwd (outside the sandbox)
+      nil\tcannot open /etc/no-such-file-here (outside the sandbox)
+      nil\tcannot open \(project.secret) (outside the sandbox)
+      nil\tcannot open lib/../../secret.lua (outside the sandbox)
+      nil\tcannot open out/secret.lua (outside the sandbox)
+      false\tcannot open /etc/passwd (outside the sandbox)
+      inside
+      inside
+
+      """)
+    #expect(!outcome.stdout.contains("root"), "nothing of /etc/passwd")
+    try project.folder.write("project/unsandboxed.lua", "print(loadfile('\(project.secret)')())")
+    let unsandboxed = try LunarProcess.run(["run", "unsandboxed.lua"], in: project.project)
+    #expect(unsandboxed.stdout == "the secret\n", "without the sandbox files load as under lua5.4: \(unsandboxed.stderr)")
+  }
+
+  @Test func requireAndSearchpathNeverProbeOutside() throws {
+    let project = try Project()
+    try project.folder.write("project/main.lua", """
+      print(package.searchpath("passwd", "/etc/?"))
+      print(package.searchpath("no-such-file-here", "/etc/?"))
+      package.path = "/etc/?;\(project.root.path)/?.lua;./lib/?.lua;" .. package.path
+      local ok, message = pcall(require, "passwd")
+      print(ok, (message:gsub("\\n.*", "")))
+      print(pcall(require, "secret"))
+      print((require "inside"), (require "plug"))
+      """)
+    let outcome = try LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    #expect(lines[0] == "nil\tno file '/etc/passwd' (outside the sandbox)")
+    #expect(lines[1] == "nil\tno file '/etc/no-such-file-here' (outside the sandbox)")
+    #expect(lines[2] == "false\tmodule 'passwd' not found:")
+    #expect(outcome.stdout.contains("no file '\(project.secret)' (outside the sandbox)"))
+    #expect(!outcome.stdout.contains("the secret"))
+    #expect(lines.contains("inside\tplugin"))
+  }
+
+  @Test func aScriptCannotChooseTheJournalLunarWrites() throws {
+    let folder = try TemporaryFolder()
+    let victim = try folder.write("victim.txt", "keep me\n")
+    let chosen = folder.url.appendingPathComponent("chosen.jsonl").path
+    let script = """
+      local workflow = require "lunar.workflow"
+      local wf = workflow "w" { workflow.step "a" { run = function() return 1 end } }
+      print(pcall(workflow.execute, wf, { journal = "\(victim)" }))
+      print(pcall(workflow.run, wf, { journal = "\(chosen)", quiet = true }))
+      """
+    let outcome = try LunarProcess.run(["run", "--sandbox", "-"], input: script)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let refusal = "bad argument #2 to '%@' (option 'journal' is refused under --sandbox: only the command line (lunar run --journal) chooses the files Lunar writes)"
+    #expect(outcome.stdout == "false\t" + refusal.replacingOccurrences(of: "%@", with: "execute") + "\nfalse\t"
+      + refusal.replacingOccurrences(of: "%@", with: "run") + "\n")
+    #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
+    #expect(!FileManager.default.fileExists(atPath: chosen))
+    // The command line still chooses it.
+    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let workflow = """
+      local workflow = require "lunar.workflow"
+      return workflow "w" { workflow.step "a" { run = function() return 1 end } }
+      """
+    let chosenByCommandLine = try LunarProcess.run(["run", "--sandbox", "--journal", journal, "-"], input: workflow)
+    #expect(chosenByCommandLine.status == 0, "\(chosenByCommandLine.stderr)")
+    #expect(try String(contentsOfFile: journal, encoding: .utf8).hasPrefix(#"{"step":"a""#))
+  }
+
+  @Test func httpNeverReadsFilesWithOrWithoutTheSandbox() throws {
+    let folder = try TemporaryFolder()
+    let secret = try folder.write("secret.txt", "the secret")
+    let script = """
+      lunar.action("get", { uses = { "http" } }, function(ctx, url) return ctx.http:get(url).body end)
+      print(pcall(lunar.run, "get", "file://\(secret)"))
+      local launches = require "lunar.launches"
+      print(pcall(launches.configure, { endpoints = { ["rocketlaunch.live"] = "file://\(secret)" } }))
+      """
+    for flags in [["--sandbox"], []] {
+      let outcome = try LunarProcess.run(["run"] + flags + ["-"], input: script)
+      #expect(outcome.status == 0, "\(outcome.stderr)")
+      #expect(!outcome.stdout.contains("the secret"))
+      let lines = outcome.stdout.split(separator: "\n").map(String.init)
+      #expect(lines.first == "false\tstdin:1: request to file://\(secret) failed: only http:// and https:// URLs are supported")
+      if flags.isEmpty {
+        #expect(lines.last == "true")
+      } else {
+        #expect(lines.last == "false\tbad argument #1 to 'lunar.launches.configure' (endpoints['rocketlaunch.live'] is a local file, refused under --sandbox)")
+      }
+    }
+  }
+}
