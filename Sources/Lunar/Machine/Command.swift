@@ -5,8 +5,19 @@ import LuaKit
 /// Lua a command is an array whose first element is the name:
 /// `{ "load", 20 }`, `{ "after", 60, { "expire" } }`.
 public struct Command: Sendable, Equatable, CustomStringConvertible {
-  /// The command's name (`cmd[1]`).
-  public let name: String
+  /// The command's name (`cmd[1]`), as Lua's bytes: interpreters are found
+  /// by these, so `"\u{E9}"` and `"e\u{301}"` are different commands. Compare
+  /// it with a literal (`command.name == "load"`) as with a `String`.
+  public var name: LuaString {
+    switch spelling {
+    case .bytes(let name): name
+    case .text(let name): LuaString(name)
+    }
+  }
+  /// The name as it was given. A Swift author's text stays text, so that a
+  /// Swift machine making a command for each message allocates no bytes for
+  /// its name; interpreters still find it by its UTF-8 bytes.
+  let spelling: Spelling
   /// The arguments after the name (`cmd[2]`, `cmd[3]`, ...).
   public let arguments: [LuaValue]
   /// Keyed fields, if any (`{ "load", page = 2 }`).
@@ -14,24 +25,40 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
 
   /// The whole command as Lua sees it (`[1]` is the name).
   public var value: LuaValue {
-    .table(LuaTable(array: [.string(LuaString(name))] + arguments, fields: fields))
+    .table(LuaTable(array: [.string(name)] + arguments, fields: fields))
   }
 
-  /// A command from its name and arguments.
+  /// A command from its name (as UTF-8) and arguments.
   public init(_ name: String, _ arguments: LuaValue...) {
-    self.init(name: name, arguments: arguments)
+    self.init(spelling: .text(name), arguments: arguments, fields: [:])
   }
 
   /// A command from its parts.
-  public init(name: String, arguments: [LuaValue] = [], fields: [LuaKey: LuaValue] = [:]) {
-    self.name = name
+  public init(name: LuaString, arguments: [LuaValue] = [], fields: [LuaKey: LuaValue] = [:]) {
+    self.init(spelling: .bytes(name), arguments: arguments, fields: fields)
+  }
+
+  private init(spelling: Spelling, arguments: [LuaValue], fields: [LuaKey: LuaValue]) {
+    self.spelling = spelling
     self.arguments = arguments
     self.fields = fields
   }
 
+  /// Two commands are equal when their names have the same bytes, however
+  /// they were given, and their arguments and fields are equal.
+  public static func == (lhs: Command, rhs: Command) -> Bool {
+    lhs.name == rhs.name && lhs.arguments == rhs.arguments && lhs.fields == rhs.fields
+  }
+
+  /// How a command's name was given: bytes (from Lua) or Swift text.
+  enum Spelling: Sendable {
+    case bytes(LuaString)
+    case text(String)
+  }
+
   /// A command from its Lua form; nil unless `value[1]` is a string.
   public init?(value: LuaValue) {
-    guard case .table(let table) = value, let name = value[1].stringValue else { return nil }
+    guard case .table(let table) = value, let name = value[1].luaStringValue else { return nil }
     self.init(name: name, arguments: Array(table.array.dropFirst()), fields: table.fields)
   }
 
@@ -45,23 +72,30 @@ public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
   /// The message as Lua sees it.
   public let value: LuaValue
 
-  /// The message's name.
-  public var name: String {
-    if case .string(let s) = value { return s.lossyString }
-    return value[1].stringValue ?? "?"
+  /// The message's name, as Lua's bytes (compare it with a literal:
+  /// `message.name == "coin"`).
+  public var name: LuaString {
+    switch value {
+    case .string(let name): name
+    // `init(value:)` let in only tables whose `[1]` is a string.
+    default: value[1].luaStringValue ?? LuaString(bytes: [])
+    }
   }
 
   /// A message from its Lua form; nil for values with no name.
   public init?(value: LuaValue) {
     switch value {
     case .string: self.value = value
-    case .table where value[1].stringValue != nil: self.value = value
+    case .table where value[1].luaStringValue != nil: self.value = value
     default: return nil
     }
   }
 
-  /// A message with just a name.
+  /// A message with just a name, given as UTF-8.
   public init(_ name: String) { value = .string(LuaString(name)) }
+
+  /// A message with just a name, given as bytes.
+  public init(name: LuaString) { value = .string(name) }
 
   public var description: String { value.description }
 }

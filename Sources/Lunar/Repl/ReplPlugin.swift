@@ -38,8 +38,8 @@ struct ReplPlugin: LunarPlugin {
       ("machines", { [unowned runtime] call in
         try call.push(.table(LuaTable(array: runtime.machines.map { machine in
           var t = LuaTable()
-          t["name"] = .string(LuaString(machine.name))
-          t["state"] = .string(LuaString(machine.state))
+          t["name"] = .string(machine.name)
+          t["state"] = .string(machine.state)
           t["mailbox"] = .integer(Int64(machine.mailboxCount))
           t["stopped"] = .boolean(machine.isStopped)
           return .table(t)
