@@ -85,10 +85,10 @@ public struct LaunchesPlugin: LunarPlugin {
       switch options["source"] {
       case .nil: sources = schedule.sources
       case .string(let s):
-        guard schedule.sources.contains(s.lossyString) else {
-          throw LuaArgumentError.invalid(1, "unknown source '\(s.lossyString)' (\(schedule.sources.joined(separator: ", ")))")
+        guard let source = Self.source(named: s, in: schedule) else {
+          throw LuaArgumentError.invalid(1, "unknown source '\(s)' (\(schedule.sources.joined(separator: ", ")))")
         }
-        sources = [s.lossyString]
+        sources = [source]
       case let other: throw LuaArgumentError.invalid(1, "field 'source' must be a string, got \(other.typeName)")
       }
       return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
@@ -113,10 +113,12 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
     module.function("snapshot") { [unowned runtime] call in
-      let source = try call.string(1)
       let schedule = current.schedule
+      // An unknown source has an empty snapshot, as the schedule gives it.
+      let source = Self.source(named: try call.bytes(1), in: schedule)
       return runtime.await(call, subject: "snapshot") {
-        Self.table(await schedule.snapshot(source))
+        guard let source else { return Self.table(LaunchSchedule.Snapshot()) }
+        return Self.table(await schedule.snapshot(source))
       }
     }
 
@@ -205,6 +207,11 @@ public struct LaunchesPlugin: LunarPlugin {
   final class Current {
     var schedule: LaunchSchedule
     init(_ schedule: LaunchSchedule) { self.schedule = schedule }
+  }
+
+  /// The schedule's source whose name has exactly the bytes `name`.
+  static func source(named name: LuaString, in schedule: LaunchSchedule) -> String? {
+    schedule.sources.first { LuaString($0) == name }
   }
 
   static func table(_ launch: Launch) -> LuaValue {
