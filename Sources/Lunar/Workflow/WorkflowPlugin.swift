@@ -26,17 +26,17 @@ struct WorkflowPlugin: LunarPlugin {
         return .one
       }),
       ("journal_lookup", { call in
-        let entry = try journal(call).lookup(step: try call.string(2), key: try call.string(3))
+        let entry = try journal(call).lookup(step: try call.bytes(2), key: try call.bytes(3))
         if let entry { try call.push(entry) } else { call.pushNil() }
         return .one
       }),
       ("journal_last", { call in
-        let entry = try journal(call).last(step: try call.string(2))
+        let entry = try journal(call).last(step: try call.bytes(2))
         if let entry { try call.push(entry) } else { call.pushNil() }
         return .one
       }),
       ("journal_store", { call in
-        try journal(call).store(step: try call.string(2), key: try call.string(3), output: try call.value(4, name: "output"))
+        try journal(call).store(step: try call.bytes(2), key: try call.bytes(3), output: try call.value(4, name: "output"))
         return .none
       }),
       // fingerprint(value) -> a stable text of a step's inputs
@@ -56,16 +56,16 @@ struct WorkflowPlugin: LunarPlugin {
 
 /// The resume journal: each succeeded step with the fingerprint of its
 /// inputs and its output, as JSON lines. A rerun reuses a step whose inputs
-/// have not changed.
+/// have not changed. Steps are found by their names' bytes.
 final class WorkflowJournal {
-  private var entries: [(step: String, key: String, output: LuaValue)] = []
+  private var entries: [(step: LuaString, key: LuaString, output: LuaValue)] = []
   private let output: FileOutput
 
   init(path: String) throws {
     if let text = FileSystemReader.read(path) {
       for line in text.split(separator: "\n") where !line.isEmpty {
-        guard let entry = try? JSON.decode(String(line)), let step = entry["step"].stringValue,
-          let key = entry["key"].stringValue
+        guard let entry = try? JSON.decode(String(line)), let step = entry["step"].luaStringValue,
+          let key = entry["key"].luaStringValue
         else { continue }
         entries.append((step, key, entry["output"]))
       }
@@ -74,20 +74,24 @@ final class WorkflowJournal {
     for entry in entries { write(entry.step, entry.key, entry.output) }
   }
 
-  func lookup(step: String, key: String) -> LuaValue? {
+  func lookup(step: LuaString, key: LuaString) -> LuaValue? {
     entries.last { $0.step == step && $0.key == key }?.output
   }
 
-  func last(step: String) -> LuaValue? {
+  func last(step: LuaString) -> LuaValue? {
     entries.last { $0.step == step }?.output
   }
 
-  func store(step: String, key: String, output value: LuaValue) {
+  func store(step: LuaString, key: LuaString, output value: LuaValue) {
     entries.append((step, key, value))
     write(step, key, value)
   }
 
-  private func write(_ step: String, _ key: String, _ value: LuaValue) {
-    output.write(JSON.encode(["step": .string(LuaString(step)), "key": .string(LuaString(key)), "output": value], keyOrder: ["step", "key", "output"]) + "\n")
+  /// Writes an entry, unless its step or key is not UTF-8: JSON would
+  /// change such a name, and a later run would take one step's output for
+  /// another's. Those steps are reused within this run only.
+  private func write(_ step: LuaString, _ key: LuaString, _ value: LuaValue) {
+    guard step.string != nil, key.string != nil else { return }
+    output.write(JSON.encode(["step": .string(step), "key": .string(key), "output": value], keyOrder: ["step", "key", "output"]) + "\n")
   }
 }
