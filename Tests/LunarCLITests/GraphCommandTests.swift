@@ -63,6 +63,17 @@ import Testing
     }
   }
 
+  @Test func aWorkflowWhoseStepNamesAreNotUTF8IsDrawn() throws {
+    let outcome = try LunarProcess.run(["graph", "-"], input: #"""
+      local workflow = require 'lunar.workflow'
+      local step = workflow.step
+      return workflow 'w' { step '\xfe' { run = print }, step 'after' { needs = { '\xfe' }, run = print } }
+      """#)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.hasPrefix("---\ntitle: w\n---\nflowchart LR\n"))
+    #expect(outcome.stdout.contains("[\"\u{FFFD}\"]"), "the step's byte, shown here decoded leniently")
+  }
+
   @Test func aFileWithoutMachinesIsAnError() throws {
     let outcome = try LunarProcess.run(["graph", "-"], input: "print('no machines')")
     #expect(outcome.status == 1)
