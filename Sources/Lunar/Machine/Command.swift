@@ -8,16 +8,7 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
   /// The command's name (`cmd[1]`), as Lua's bytes: interpreters are found
   /// by these, so `"\u{E9}"` and `"e\u{301}"` are different commands. Compare
   /// it with a literal (`command.name == "load"`) as with a `String`.
-  public var name: LuaString {
-    switch spelling {
-    case .bytes(let name): name
-    case .text(let name): LuaString(name)
-    }
-  }
-  /// The name as it was given. A Swift author's text stays text, so that a
-  /// Swift machine making a command for each message allocates no bytes for
-  /// its name; interpreters still find it by its UTF-8 bytes.
-  let spelling: Spelling
+  public let name: LuaString
   /// The arguments after the name (`cmd[2]`, `cmd[3]`, ...).
   public let arguments: [LuaValue]
   /// Keyed fields, if any (`{ "load", page = 2 }`).
@@ -28,32 +19,18 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
     .table(LuaTable(array: [.string(name)] + arguments, fields: fields))
   }
 
-  /// A command from its name (as UTF-8) and arguments.
+  /// A command from its name (as UTF-8) and arguments. The name's bytes are
+  /// copied: a Swift machine issuing the same command on every message can
+  /// keep it in a `static let`.
   public init(_ name: String, _ arguments: LuaValue...) {
-    self.init(spelling: .text(name), arguments: arguments, fields: [:])
+    self.init(name: LuaString(name), arguments: arguments)
   }
 
   /// A command from its parts.
   public init(name: LuaString, arguments: [LuaValue] = [], fields: [LuaKey: LuaValue] = [:]) {
-    self.init(spelling: .bytes(name), arguments: arguments, fields: fields)
-  }
-
-  private init(spelling: Spelling, arguments: [LuaValue], fields: [LuaKey: LuaValue]) {
-    self.spelling = spelling
+    self.name = name
     self.arguments = arguments
     self.fields = fields
-  }
-
-  /// Two commands are equal when their names have the same bytes, however
-  /// they were given, and their arguments and fields are equal.
-  public static func == (lhs: Command, rhs: Command) -> Bool {
-    lhs.name == rhs.name && lhs.arguments == rhs.arguments && lhs.fields == rhs.fields
-  }
-
-  /// How a command's name was given: bytes (from Lua) or Swift text.
-  enum Spelling: Sendable {
-    case bytes(LuaString)
-    case text(String)
   }
 
   /// A command from its Lua form; nil unless `value[1]` is a string.

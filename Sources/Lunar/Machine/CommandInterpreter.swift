@@ -48,10 +48,6 @@ public final class InterpreterRegistry {
   /// the comparison immediate).
   private var lastName: LuaString?
   private var lastEntry: Entry?
-  /// The last lookup of a name given as Swift text (`Command("load")`),
-  /// compared by its UTF-8 so that finding it again allocates nothing.
-  private var lastText: String?
-  private var lastTextEntry: Entry?
 
   /// Registers (or replaces) a Swift interpreter.
   public func register(_ interpreter: any CommandInterpreter) {
@@ -63,7 +59,7 @@ public final class InterpreterRegistry {
       swiftInterpreters.append(interpreter)
     }
     luaInterpreters[name] = nil
-    forgetLastLookups()
+    lastName = nil
   }
 
   /// Registers (or replaces) a Lua interpreter: `function`, and `name`
@@ -71,28 +67,7 @@ public final class InterpreterRegistry {
   func register(_ name: LuaString, lua function: LuaReference, nameString: LuaReference) {
     entries[name] = .lua(function: function.slot, name: nameString.slot)
     luaInterpreters[name] = (function, nameString)
-    forgetLastLookups()
-  }
-
-  private func forgetLastLookups() {
     lastName = nil
-    lastText = nil
-  }
-
-  /// How `command` is carried out; nil if no interpreter has its name.
-  func entry(for command: Command) -> Entry? {
-    switch command.spelling {
-    case .bytes(let name):
-      return entry(for: name)
-    case .text(let text):
-      if let lastText, lastText.utf8.count == text.utf8.count, lastText.utf8.elementsEqual(text.utf8) {
-        return lastTextEntry
-      }
-      let entry = entries[LuaString(text)]
-      lastText = text
-      lastTextEntry = entry
-      return entry
-    }
   }
 
   /// How a command named `name` is carried out; nil if none is registered.

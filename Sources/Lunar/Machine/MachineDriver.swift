@@ -174,7 +174,7 @@ public final class MachineDriver {
     while index < commands.count, !isStopped {
       let command = commands[index]
       index += 1
-      switch interpreters.entry(for: command) {
+      switch interpreters.entry(for: command.name) {
       case .lua(let function, let name):
         runLua(function, nameSlot: name, command, on: lua)
       case .swift(let registered):
