@@ -386,3 +386,90 @@ describe("machine.test", function()
     assert.error_matches(function() store:receive("failed") end, "expected to receive 'failed', but received 'loaded'")
   end)
 end)
+
+-- Names from Lua are bytes: a zero byte or invalid UTF-8 is part of the
+-- name, and "\xC3\xA9" (é, one code point) and "e\xCC\x81" (e and a
+-- combining accent) are two names, as they are two Lua strings.
+describe("names are bytes", function()
+  local composed, decomposed = "\xC3\xA9", "e\xCC\x81"
+
+  it("keeps states with a zero byte or invalid UTF-8 apart and exact", function()
+    local m = machine.new { name = "bytes\0", initial = "b\0c", states = {
+      ["b\0c"] = { on = { next = "\xfe" } },
+      ["\xfe"] = { on = { ["\xff"] = "b\0c", next = "b" } },
+      b = {},  -- what "b\0c" would become, cut at its zero byte
+    } }
+    assert.are.equal("bytes\0", m.name)
+    assert.are.equal("b\0c", m.state)
+    m:send("next")
+    m:settle()
+    assert.are.equal("\xfe", m.state)
+    m:send({ "\xff", why = "a table message named by invalid UTF-8" })
+    m:settle()
+    assert.are.equal("b\0c", m.state)
+    assert.are.same({ "\xfe", {}, true }, { m:step("next") })
+    assert.are.same({ "b", {}, true }, { m:step("next", "\xfe") })
+  end)
+
+  it("keeps canonically equivalent states apart, each with its transitions", function()
+    local m = machine.new { name = "accents", initial = "start", states = {
+      start = { on = { nfc = composed, nfd = decomposed } },
+      [composed] = { on = { onward = "was composed" } },
+      [decomposed] = { on = { onward = "was decomposed" } },
+      ["was composed"] = {},
+      ["was decomposed"] = {},
+    } }
+    m:send("nfd")
+    m:settle()
+    assert.are.equal(decomposed, m.state)
+    m:send("onward")
+    m:settle()
+    assert.are.equal("was decomposed", m.state)
+    assert.are.same({ composed, {}, true }, { m:step("nfc", "start") })
+    assert.are.equal("was composed", (m:step("onward", composed)))
+    assert.are.equal("was decomposed", (m:step("onward", decomposed)))
+  end)
+
+  it("runs the interpreter registered under a command's exact name", function()
+    local ran = {}
+    machine.interpreter(composed, function(cmd) ran[#ran + 1] = "composed " .. cmd[2] end)
+    machine.interpreter(decomposed, function(cmd) ran[#ran + 1] = "decomposed " .. cmd[2] end)
+    machine.interpreter("\xfe\xfd", function(cmd) ran[#ran + 1] = "invalid " .. cmd[2] end)
+    local m = machine.new { name = "issuer", initial = "idle", states = {
+      idle = { on = { go = function()
+        return nil, { { composed, 1 }, { decomposed, 2 }, { "\xfe\xfd", 3 }, { composed, 4 } }
+      end } },
+    } }
+    m:send("go")
+    m:settle()
+    assert.are.same({ "composed 1", "decomposed 2", "invalid 3", "composed 4" }, ran)
+  end)
+
+  it("draws such states apart without failing", function()
+    local m = machine.new { name = "drawn", initial = "b\0c", states = {
+      ["b\0c"] = { on = { go = "\xfe", nfc = composed, nfd = decomposed } },
+      ["\xfe"] = {}, ["\xff"] = {}, [composed] = {}, [decomposed] = {},
+    } }
+    for _, format in ipairs { "mermaid", "dot" } do
+      local drawing = machine.graph(m, format)
+      assert.is_truthy(drawing:find(composed, 1, true))
+      assert.is_truthy(drawing:find(decomposed, 1, true))
+    end
+    local ids = {}
+    for id in machine.graph(m):gmatch("state \"[^\n]*\" as ([^\n]+)") do ids[#ids + 1] = id end
+    assert.are.equal(3, #ids)  -- "b\0c", "\xfe" and "\xff", shown escaped
+    assert.are_not.equal(ids[2], ids[3])
+  end)
+
+  it("runs an action only under its own name, and keeps its store keys apart", function()
+    local runs = {}
+    lunar.action(composed, { uses = { "store" } }, function(ctx)
+      runs[#runs + 1] = "composed"
+      ctx.store:set(composed, "set by composed")
+      return ctx.store:get(decomposed)
+    end)
+    assert.is_nil(lunar.run(composed))
+    assert.error_matches(function() lunar.run(decomposed) end, "unknown action")
+    assert.are.same({ "composed" }, runs)
+  end)
+end)

@@ -148,6 +148,23 @@ describe("lunar.workflow", function()
     os.remove(path)
   end)
 
+  it("keeps the journal entries of steps whose names differ only in their bytes apart", function()
+    local path = os.tmpname()
+    local composed, decomposed = "\xC3\xA9", "e\xCC\x81"  -- é, and e with a combining accent
+    local wf = workflow "w" {
+      step(composed) { run = function() return "composed output" end },
+      step(decomposed) { run = function() return "decomposed output" end },
+    }
+    local first = run(wf, { journal = path })
+    assert.are.equal("succeeded", first.results[decomposed].status)
+    assert.are.equal("decomposed output", first.results[decomposed].output)
+    local second = run(wf, { journal = path })
+    assert.are.equal("reused", second.results[composed].status)
+    assert.are.equal("composed output", second.results[composed].output)
+    assert.are.equal("decomposed output", second.results[decomposed].output)
+    os.remove(path)
+  end)
+
   it("draws the step graph", function()
     local wf = workflow "w" { step "a" { uses = "launches.upcoming" }, step "b" { needs = { "a" }, run = print } }
     assert.matches("flowchart LR", workflow.graph(wf))

@@ -78,6 +78,11 @@ public struct LuaCall {
     isNil(n) ? nil : try string(n)
   }
 
+  /// Argument `n` as bytes, or nil when absent or nil.
+  public func optionalBytes(_ n: Int32) throws(LuaArgumentError) -> LuaString? {
+    isNil(n) ? nil : try bytes(n)
+  }
+
   /// Argument `n` copied into a `LuaValue`; a value that cannot cross is an
   /// error naming its path from `name` (`payload.items[3]: ...`).
   public func value(_ n: Int32, name: String? = nil) throws(LuaConversionError) -> LuaValue {
@@ -109,6 +114,8 @@ public struct LuaCall {
       buffer.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
     }
   }
+  /// Pushes a string with these exact bytes.
+  public func push(_ value: LuaString) { LuaState.pushBytes(L, value) }
   /// Pushes a copy of a value.
   public func push(_ value: LuaValue) throws(LuaConversionError) {
     try LuaState.pushValue(L, value, path: LuaPath("value"), depth: 0)

@@ -214,6 +214,18 @@ public final class LuaState {
     return String(decoding: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
   }
 
+  /// The string (or number, as Lua converts it) at `index`, as its exact
+  /// bytes: what a name from Lua is identified by.
+  public func bytes(at index: Int32) -> LuaString? {
+    guard lua_type(L, index) == LUA_TSTRING || lua_type(L, index) == LUA_TNUMBER else { return nil }
+    var length = 0
+    // lua_tolstring converts a number in place, so copy it first.
+    lua_pushvalue(L, index)
+    defer { pop() }
+    guard let chars = lua_tolstring(L, -1, &length) else { return nil }
+    return LuaString(bytes: [UInt8](UnsafeRawBufferPointer(start: chars, count: length)))
+  }
+
   /// Pushes a Swift string as a Lua string.
   public func push(_ string: String) {
     // Native strings lend their bytes; only a bridged one is copied (a

@@ -26,8 +26,9 @@ public struct LuaString: Sendable, Hashable, Comparable, ExpressibleByStringLite
     lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
   }
 
-  /// The string as a Lua literal: printable ASCII kept, the rest escaped.
-  var quoted: String {
+  /// The string as a Lua literal: printable ASCII kept, the rest escaped,
+  /// so that every string reads differently.
+  public var quoted: String {
     var out = "\""
     for byte in bytes {
       switch byte {
@@ -57,6 +58,27 @@ public struct LuaString: Sendable, Hashable, Comparable, ExpressibleByStringLite
     "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
     "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
   ]
+}
+
+extension LuaString {
+  /// True if the text's UTF-8 is exactly these bytes. Compares a name with
+  /// Swift text (`message.name == "coin"`) without making a `LuaString`, and
+  /// by bytes: `"e\u{301}"` is not `"\u{E9}"` here, as in Lua.
+  public static func == (lhs: LuaString, rhs: String) -> Bool {
+    lhs.bytes.count == rhs.utf8.count && lhs.bytes.elementsEqual(rhs.utf8)
+  }
+
+  /// True if the text's UTF-8 is exactly these bytes (see `==(LuaString, String)`).
+  public static func == (lhs: String, rhs: LuaString) -> Bool { rhs == lhs }
+
+  /// False if the text's UTF-8 is exactly these bytes.
+  public static func != (lhs: LuaString, rhs: String) -> Bool { !(lhs == rhs) }
+
+  /// False if the text's UTF-8 is exactly these bytes.
+  public static func != (lhs: String, rhs: LuaString) -> Bool { !(rhs == lhs) }
+
+  /// Matches a name against Swift text in a `switch` (`case "coin":`), by bytes.
+  public static func ~= (pattern: String, value: LuaString) -> Bool { value == pattern }
 }
 
 extension LuaString: CustomStringConvertible {

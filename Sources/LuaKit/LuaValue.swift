@@ -39,6 +39,13 @@ public enum LuaValue: Sendable, Hashable {
     return nil
   }
 
+  /// The value's bytes if it is a string, valid UTF-8 or not: how a name
+  /// from Lua is compared.
+  public var luaStringValue: LuaString? {
+    if case .string(let s) = self { return s }
+    return nil
+  }
+
   /// The value as an integer if it is one, or a float with an exact integer
   /// value (Lua's `math.tointeger`).
   public var integerValue: Int64? {

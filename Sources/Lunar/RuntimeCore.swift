@@ -48,16 +48,17 @@ public final class RuntimeCore {
   /// Runs Swift actions (and holds the journal and the recursion limit).
   public private(set) var actions: ActionRunner!
   /// Swift machines Lua can create by name (`machine.swift(name)`).
-  var swiftMachines: [String: () -> any MachineBehavior] = [:]
+  /// By the name's bytes, as Lua asks for them.
+  var swiftMachines: [LuaString: () -> any MachineBehavior] = [:]
 
-  /// The most recent machine called `name`.
-  public func machine(named name: String) -> MachineDriver? {
+  /// The most recent machine called `name` (byte for byte).
+  public func machine(named name: LuaString) -> MachineDriver? {
     machines.last { $0.name == name }
   }
 
   /// Registers a Swift machine type that Lua creates with `machine.swift(name)`.
   public func registerMachine(_ name: String, _ make: @escaping () -> any MachineBehavior) {
-    swiftMachines[name] = make
+    swiftMachines[LuaString(name)] = make
   }
 
   private var completions: [Int: (String?) -> Void] = [:]

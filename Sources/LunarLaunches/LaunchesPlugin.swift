@@ -119,10 +119,12 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
     module.function("snapshot") { [unowned runtime] call in
-      let source = try call.string(1)
       let schedule = current.schedule
+      // An unknown source has an empty snapshot, as the schedule gives it.
+      let source = Self.source(named: try call.bytes(1), in: schedule)
       return runtime.await(call, subject: "snapshot") {
-        Self.table(await schedule.snapshot(source))
+        guard let source else { return Self.table(LaunchSchedule.Snapshot()) }
+        return Self.table(await schedule.snapshot(source))
       }
     }
 
@@ -222,6 +224,11 @@ public struct LaunchesPlugin: LunarPlugin {
   final class Current {
     var schedule: LaunchSchedule
     init(_ schedule: LaunchSchedule) { self.schedule = schedule }
+  }
+
+  /// The schedule's source whose name has exactly the bytes `name`.
+  static func source(named name: LuaString, in schedule: LaunchSchedule) -> String? {
+    schedule.sources.first { LuaString($0) == name }
   }
 
   static func table(_ launch: Launch) -> LuaValue {

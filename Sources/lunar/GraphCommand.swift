@@ -35,8 +35,8 @@ enum GraphCommand {
       // Machines are built but never run, so code that needs their results
       // may fail after defining them: the machines are drawn all the same.
       let outcome = runtime.runBlocking(Script(source: file == "-" ? .standardInput : .file(file)))
-      if case .success(let results) = outcome, let drawing = results.first?.stringValue {
-        print(drawing, terminator: "")
+      if case .success(let results) = outcome, case .string(let drawing)? = results.first {
+        Console.output(drawing.bytes)
         return 0
       }
       let text = Blocking.run {

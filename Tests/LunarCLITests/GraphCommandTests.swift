@@ -44,6 +44,36 @@ import Testing
     #expect(outcome.stdout.hasSuffix("}\n"))
   }
 
+  @Test func statesWhoseNamesAreNotTextAreDrawnApart() throws {
+    let script = #"""
+      local machine = require 'lunar.machine'
+      machine.new { name = 'bytes', initial = 'start', states = {
+        start = { on = { m1 = 'b\0c', m2 = '\xfe', m3 = '\xff', m4 = '\xC3\xA9', m5 = 'e\xCC\x81' } },
+        ['b\0c'] = {}, ['\xfe'] = {}, ['\xff'] = {}, ['\xC3\xA9'] = {}, ['e\xCC\x81'] = {},
+      } }
+      """#
+    for (format, arrow) in [("mermaid", "  start --> "), ("dot", "  \"start\" -> ")] {
+      let outcome = try LunarProcess.run(["graph", "--format", format, "-"], input: script)
+      #expect(outcome.status == 0, "\(outcome.stderr)")
+      // Each transition's target, as bytes: canonically equal text is not one id.
+      let targets = outcome.stdout.split(separator: "\n").filter { $0.hasPrefix(arrow) }.map { line in
+        Array(line.dropFirst(arrow.count).prefix { $0 != " " }.utf8)
+      }
+      #expect(targets.count == 5 && Set(targets).count == 5, "\(outcome.stdout)")
+    }
+  }
+
+  @Test func aWorkflowWhoseStepNamesAreNotUTF8IsDrawn() throws {
+    let outcome = try LunarProcess.run(["graph", "-"], input: #"""
+      local workflow = require 'lunar.workflow'
+      local step = workflow.step
+      return workflow 'w' { step '\xfe' { run = print }, step 'after' { needs = { '\xfe' }, run = print } }
+      """#)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.hasPrefix("---\ntitle: w\n---\nflowchart LR\n"))
+    #expect(outcome.stdout.contains("[\"\u{FFFD}\"]"), "the step's byte, shown here decoded leniently")
+  }
+
   @Test func aFileWithoutMachinesIsAnError() throws {
     let outcome = try LunarProcess.run(["graph", "-"], input: "print('no machines')")
     #expect(outcome.status == 1)

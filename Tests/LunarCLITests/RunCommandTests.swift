@@ -41,6 +41,25 @@ import Testing
     #expect(flushed.stdout == "kept")
   }
 
+  @Test func machinesWhoseStateNamesAreNotTextRun() throws {
+    let outcome = try LunarProcess.run(["run", "-"], input: #"""
+      local machine = require 'lunar.machine'
+      local m = machine.new { name = 'bytes', initial = 'b\0c', states = {
+        ['b\0c'] = { on = { next = '\xfe', nfc = '\xC3\xA9', nfd = 'e\xCC\x81' } },
+        ['\xfe'] = { on = { next = 'b\0c' } },
+        ['\xC3\xA9'] = {}, ['e\xCC\x81'] = {},
+      } }
+      m:send('next') m:settle()
+      io.write(tostring(m.state == '\xfe'), ' ')
+      m:send('next') m:settle()
+      io.write(tostring(m.state == 'b\0c'), ' ')
+      m:send('nfd') m:settle()
+      print(m.state == 'e\xCC\x81')
+      """#)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "true true true\n")
+  }
+
   @Test func aRuntimeErrorPrintsPositionAndTraceback() throws {
     let folder = try TemporaryFolder()
     try folder.write("boom.lua", "local function f()\n  error('boom')\nend\nf()\n")

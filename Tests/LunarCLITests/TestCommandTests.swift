@@ -28,6 +28,28 @@ import Testing
     #expect(outcome.stdout.contains("Pending → ./outcomes_spec.lua:17: outcomes is pending inside the test\nnot yet\n"))
   }
 
+  @Test func aSpecWithNamesThatAreNotTextRunsBesideAnother() throws {
+    let folder = try TemporaryFolder()
+    try folder.write("names_spec.lua", #"""
+      local machine = require 'lunar.machine'
+      describe('names', function()
+        it('are bytes', function()
+          local m = machine.new { name = 'bytes', initial = 'b\0c', states = {
+            ['b\0c'] = { on = { next = '\xfe' } }, ['\xfe'] = {}, ['\xC3\xA9'] = {}, ['e\xCC\x81'] = {},
+          } }
+          m:send('next')
+          m:settle()
+          assert.are.equal('\xfe', m.state)
+        end)
+      end)
+      """#)
+    try folder.write("other_spec.lua", "describe('other', function() it('runs', function() assert.is_true(true) end) end)\n")
+    let outcome = try LunarProcess.run(["test", "--jobs", "2", "--output", "junit", "."], in: folder.url, timeout: 60)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("<testcase classname=\"./names_spec.lua\" name=\"names are bytes\""), "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("<testcase classname=\"./other_spec.lua\" name=\"other runs\""))
+  }
+
   @Test func hooksRunInBustedsOrder() throws {
     let outcome = try lunarTest(["hooks_spec.lua"], in: "hooks")
     #expect(outcome.status == 0)

@@ -16,7 +16,7 @@ struct Add: RunnableAction {
   func execute(in context: RunContext) async throws -> Output {
     if fail == true { throw ActionError.failed(action: Self.name, reason: "asked to fail") }
     context.event("added", [.init("sum", .integer(Int64(a + b)))])
-    return Output(sum: a + b, note: context.chain.joined(separator: ">"))
+    return Output(sum: a + b, note: context.chain.map(\.description).joined(separator: ">"))
   }
 }
 
@@ -29,11 +29,18 @@ struct Sneaky: RunnableAction {
   }
 }
 
+/// A Swift action named `é`, composed (U+00E9).
+struct Composed: RunnableAction {
+  static let name = "\u{E9}"
+  func execute(in context: RunContext) async throws -> String { "composed" }
+}
+
 struct ActionsPlugin: LunarPlugin {
   let name = "test.actions"
   func install(in runtime: RuntimeCore) throws {
     runtime.actions.register(Add.self)
     runtime.actions.register(Sneaky.self)
+    runtime.actions.register(Composed.self)
   }
 }
 
@@ -233,6 +240,33 @@ struct ActionsPlugin: LunarPlugin {
       "test.lua:5: bad argument #3 to 'post_json' (table expected, got string)",
     ])
     #expect(server.requests.isEmpty)
+  }
+}
+
+/// Action names and store keys from Lua are bytes: `é` composed
+/// ("\xC3\xA9") and decomposed ("e\xCC\x81") are two names.
+@Suite struct ActionNameTests {
+  @Test func aSwiftActionRunsOnlyUnderItsOwnBytes() async throws {
+    let lua = try TestRuntime { $0.plugins = [ActionsPlugin()] }
+    let results = try await lua.run(#"""
+      local ok, err = pcall(lunar.run, 'e\xCC\x81')
+      return lunar.run('\xC3\xA9'), ok, err:find("unknown action 'e\xCC\x81'", 1, true) ~= nil
+      """#)
+    #expect(results == ["composed", false, true])
+  }
+
+  @Test func storeKeysAreBytes() async throws {
+    let lua = try TestRuntime { $0.plugins = [ActionsPlugin()] }
+    let results = try await lua.run(#"""
+      lunar.action('keep', { uses = { 'store' } }, function(ctx)
+        ctx.store:set('\xC3\xA9', 'composed')
+        ctx.store:set('\xfe', 'fe')
+        return { ctx.store:get('e\xCC\x81'), ctx.store:get('\xff'), ctx.store:get('\xC3\xA9') }
+      end)
+      local got = lunar.run('keep')
+      return got[1], got[2], got[3]
+      """#)
+    #expect(results == [.nil, .nil, "composed"])
   }
 }
 

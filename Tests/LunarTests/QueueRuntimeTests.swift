@@ -49,6 +49,15 @@ struct SwiftJobsPlugin: LunarPlugin {
     ])
   }
 
+  @Test func aQueueKeepsTheBytesOfItsName() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run(#"""
+      local queue = require 'lunar.queue'
+      return queue.new('\xfe').name, queue.new { name = 'b\0c\xff', policy = 'stop' }.name
+      """#)
+    #expect(results == [.string(LuaString(bytes: [0xFE])), .string(LuaString(bytes: [0x62, 0, 0x63, 0xFF]))])
+  }
+
   @Test func aSwiftJobCancelledWhileWaitingNeverRuns() async throws {
     let lua = try TestRuntime(clock: .real) { $0.plugins = [SwiftJobsPlugin()] }
     let results = try await lua.run("""

@@ -100,6 +100,24 @@ struct TurnstilePlugin: LunarPlugin {
     #expect(registry.names == ["after", "emit", "load", "log", "save"])
   }
 
+  @Test func interpretersAreToldApartByTheirNamesBytes() throws {
+    struct Named: CommandInterpreter {
+      let name: String
+      func interpret(_ command: Command, in context: InterpreterContext) async throws {}
+    }
+    let registry = InterpreterRegistry()
+    registry.register(Named(name: "\u{E9}"))
+    registry.register(Named(name: "e\u{301}"))
+    func interpreter(_ name: LuaString) -> String? {
+      guard case .swift(let position)? = registry.entry(for: name) else { return nil }
+      return (registry.swiftInterpreter(at: position) as? Named)?.name
+    }
+    // Compared as bytes here too: as `String`s the two names are equal.
+    #expect(interpreter(LuaString(bytes: [0xC3, 0xA9])).map { Array($0.utf8) } == [0xC3, 0xA9])
+    #expect(interpreter(LuaString(bytes: [0x65, 0xCC, 0x81])).map { Array($0.utf8) } == [0x65, 0xCC, 0x81])
+    #expect(registry.names.count == 5)
+  }
+
   @Test func unknownSwiftMachinesAreArgumentErrors() async throws {
     let lua = try TestRuntime()
     let failure = await lua.failure("require('lunar.machine').swift('nope')")

@@ -15,23 +15,23 @@ struct ActionModulePlugin: ModulePlugin {
 
     // Swift actions, from Lua: swift_run(name, input, chain) -> output
     module.function("swift_run") { [unowned runtime] call in
-      let name = try call.string(1)
+      let name = try call.bytes(1)
       let input = try call.value(2, name: "input")
-      let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.stringValue) ?? []
+      let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
       return runtime.await(call, subject: "action \(name)") {
         try await actions.run(name, input: input, chain: chain)
       }
     }
     module.function("has_swift") { call in
-      call.push(actions.has(try call.string(1)))
+      call.push(actions.has(try call.bytes(1)))
       return .one
     }
     module.function("swift_names") { call in
-      try call.push(.table(LuaTable(array: actions.names.map { .string(LuaString($0)) })))
+      try call.push(.table(LuaTable(array: actions.names.map(LuaValue.string))))
       return .one
     }
     module.function("swift_uses") { call in
-      try call.push(.table(LuaTable(array: actions.uses(of: try call.string(1)).map { .string(LuaString($0)) })))
+      try call.push(.table(LuaTable(array: actions.uses(of: try call.bytes(1)).map { .string(LuaString($0)) })))
       return .one
     }
     // emit(kind, fields): a span or analytics event in the trace.
@@ -203,5 +203,5 @@ struct ActionModulePlugin: ModulePlugin {
 
 extension ActionRunner {
   /// The services a Swift action declared.
-  public func uses(of name: String) -> [String] { usesNames(name) }
+  public func uses(of name: LuaString) -> [String] { usesNames(name) }
 }

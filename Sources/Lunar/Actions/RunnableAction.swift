@@ -22,9 +22,10 @@ extension RunnableAction {
 /// of actions that led here, analytics events and chaining.
 public struct RunContext: Sendable {
   /// The running action's name.
-  public let action: String
-  /// The actions that led here, outermost first, this one last.
-  public let chain: [String]
+  public let action: LuaString
+  /// The actions that led here, outermost first, this one last (Lua
+  /// actions among them are named by Lua's bytes).
+  public let chain: [LuaString]
   let declared: [String]
   let runner: ActionRunner
 
@@ -32,10 +33,10 @@ public struct RunContext: Sendable {
   /// if the action did not declare it.
   public func service<T>(_ name: String, as type: T.Type = T.self) throws -> T {
     guard declared.contains(name) else {
-      throw ActionError.undeclaredService(action: action, service: name, declared: declared)
+      throw ActionError.undeclaredService(action: action.description, service: name, declared: declared)
     }
     guard let service = runner.services.service(name, as: T.self) else {
-      throw ActionError.missingService(action: action, service: name)
+      throw ActionError.missingService(action: action.description, service: name)
     }
     return service
   }
@@ -45,12 +46,12 @@ public struct RunContext: Sendable {
 
   /// Runs another (Swift) action by name, with this chain.
   public func run(_ name: String, _ input: LuaValue) async throws -> LuaValue {
-    try await runner.run(name, input: input, chain: chain)
+    try await runner.run(LuaString(name), input: input, chain: chain)
   }
 
   /// Adds an analytics event to this action's span.
   public func event(_ name: String, _ fields: [TraceEvent.Field] = []) {
-    runner.emit("action.event", [.init("action", .string(LuaString(action))), .init("event", .string(LuaString(name)))] + fields)
+    runner.emit("action.event", [.init("action", .string(action)), .init("event", .string(LuaString(name)))] + fields)
   }
 
   /// Seconds since the epoch on the runtime clock.
@@ -81,10 +82,11 @@ public enum ActionError: Error, Sendable, CustomStringConvertible, Equatable {
 
 /// Runs Swift actions by name: decodes their input, checks the recursion
 /// limit, records spans and the journal. Lua actions run in Lua (see
-/// `lunar.action`), sharing these rules.
+/// `lunar.action`), sharing these rules. Names are matched by their bytes,
+/// as Lua matches them: a Swift action is found by its name's UTF-8.
 public final class ActionRunner: Sendable {
-  private let registry = Mutex<[String: @Sendable (LuaValue, RunContext) async throws -> LuaValue]>([:])
-  private let usesByName = Mutex<[String: [String]]>([:])
+  private let registry = Mutex<[LuaString: @Sendable (LuaValue, RunContext) async throws -> LuaValue]>([:])
+  private let usesByName = Mutex<[LuaString: [String]]>([:])
   /// The services offered to actions.
   public let services: Services
   /// How deep a chain may go.
@@ -108,8 +110,9 @@ public final class ActionRunner: Sendable {
 
   /// Registers a Swift action type.
   public func register<A: RunnableAction>(_ type: A.Type) {
+    let name = LuaString(A.name)
     registry.withLock { registry in
-      registry[A.name] = { input, context in
+      registry[name] = { input, context in
         let action: A
         do {
           var decoder = LuaValueDecoder()
@@ -122,37 +125,39 @@ public final class ActionRunner: Sendable {
         return try LuaValueEncoder().encode(output)
       }
     }
-    usesByName.withLock { $0[A.name] = A.uses }
+    usesByName.withLock { $0[name] = A.uses }
   }
 
-  func usesNames(_ name: String) -> [String] { usesByName.withLock { $0[name] ?? [] } }
+  func usesNames(_ name: LuaString) -> [String] { usesByName.withLock { $0[name] ?? [] } }
 
-  /// True if a Swift action called `name` is registered.
-  public func has(_ name: String) -> Bool { registry.withLock { $0[name] != nil } }
+  /// True if a Swift action called `name` (byte for byte) is registered.
+  public func has(_ name: LuaString) -> Bool { registry.withLock { $0[name] != nil } }
 
-  /// The names of the Swift actions.
-  public var names: [String] { registry.withLock { $0.keys.sorted() } }
+  /// The names of the Swift actions, in byte order.
+  public var names: [LuaString] { registry.withLock { $0.keys.sorted() } }
 
   /// Runs the Swift action `name` with `input`, below `chain`.
-  public func run(_ name: String, input: LuaValue, chain: [String] = []) async throws -> LuaValue {
+  public func run(_ name: LuaString, input: LuaValue, chain: [LuaString] = []) async throws -> LuaValue {
     let newChain = chain + [name]
-    guard chain.count < recursionLimit else { throw ActionError.recursion(chain: newChain, limit: recursionLimit) }
-    guard let body = registry.withLock({ $0[name] }) else { throw ActionError.unknown(name) }
+    guard chain.count < recursionLimit else {
+      throw ActionError.recursion(chain: newChain.map(\.description), limit: recursionLimit)
+    }
+    guard let body = registry.withLock({ $0[name] }) else { throw ActionError.unknown(name.description) }
     let uses = usesByName.withLock { $0[name] ?? [] }
-    try journal?.step(kind: "action", key: ["name": .string(LuaString(name)), "input": input])
+    try journal?.step(kind: "action", key: ["name": .string(name), "input": input])
     let started = now()
-    emit("action.started", [.init("action", .string(LuaString(name))), .init("depth", .integer(Int64(chain.count))), .init("input", .string(LuaString(Self.summary(input))))])
+    emit("action.started", [.init("action", .string(name)), .init("depth", .integer(Int64(chain.count))), .init("input", .string(LuaString(Self.summary(input))))])
     do {
       let output = try await body(input, RunContext(action: name, chain: newChain, declared: uses, runner: self))
-      emit("action.finished", [.init("action", .string(LuaString(name))), .init("duration", .number(now() - started))])
-      try journal?.step(kind: "result", key: ["name": .string(LuaString(name))], result: ["output": output])
+      emit("action.finished", [.init("action", .string(name)), .init("duration", .number(now() - started))])
+      try journal?.step(kind: "result", key: ["name": .string(name)], result: ["output": output])
       return output
     } catch let error as ActionError {
-      emit("action.failed", [.init("action", .string(LuaString(name))), .init("error", .string(LuaString(error.description))), .init("duration", .number(now() - started))])
+      emit("action.failed", [.init("action", .string(name)), .init("error", .string(LuaString(error.description))), .init("duration", .number(now() - started))])
       throw error
     } catch {
-      let failure = ActionError.failed(action: name, reason: String(describing: error))
-      emit("action.failed", [.init("action", .string(LuaString(name))), .init("error", .string(LuaString(failure.description))), .init("duration", .number(now() - started))])
+      let failure = ActionError.failed(action: name.description, reason: String(describing: error))
+      emit("action.failed", [.init("action", .string(name)), .init("error", .string(LuaString(failure.description))), .init("duration", .number(now() - started))])
       throw failure
     }
   }

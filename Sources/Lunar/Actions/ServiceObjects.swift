@@ -73,11 +73,11 @@ enum ServiceObjects {
 
     try define("store", [
       ("get", { call in
-        try call.push(store.get(try call.string(2)))
+        try call.push(store.get(try call.bytes(2)))
         return .one
       }),
       ("set", { call in
-        store.set(try call.string(2), try call.value(3, name: "value"))
+        store.set(try call.bytes(2), try call.value(3, name: "value"))
         return .none
       }),
     ])

@@ -5,8 +5,10 @@ import LuaKit
 /// Lua a command is an array whose first element is the name:
 /// `{ "load", 20 }`, `{ "after", 60, { "expire" } }`.
 public struct Command: Sendable, Equatable, CustomStringConvertible {
-  /// The command's name (`cmd[1]`).
-  public let name: String
+  /// The command's name (`cmd[1]`), as Lua's bytes: interpreters are found
+  /// by these, so `"\u{E9}"` and `"e\u{301}"` are different commands. Compare
+  /// it with a literal (`command.name == "load"`) as with a `String`.
+  public let name: LuaString
   /// The arguments after the name (`cmd[2]`, `cmd[3]`, ...).
   public let arguments: [LuaValue]
   /// Keyed fields, if any (`{ "load", page = 2 }`).
@@ -14,16 +16,18 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
 
   /// The whole command as Lua sees it (`[1]` is the name).
   public var value: LuaValue {
-    .table(LuaTable(array: [.string(LuaString(name))] + arguments, fields: fields))
+    .table(LuaTable(array: [.string(name)] + arguments, fields: fields))
   }
 
-  /// A command from its name and arguments.
+  /// A command from its name (as UTF-8) and arguments. The name's bytes are
+  /// copied: a Swift machine issuing the same command on every message can
+  /// keep it in a `static let`.
   public init(_ name: String, _ arguments: LuaValue...) {
-    self.init(name: name, arguments: arguments)
+    self.init(name: LuaString(name), arguments: arguments)
   }
 
   /// A command from its parts.
-  public init(name: String, arguments: [LuaValue] = [], fields: [LuaKey: LuaValue] = [:]) {
+  public init(name: LuaString, arguments: [LuaValue] = [], fields: [LuaKey: LuaValue] = [:]) {
     self.name = name
     self.arguments = arguments
     self.fields = fields
@@ -31,7 +35,7 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
 
   /// A command from its Lua form; nil unless `value[1]` is a string.
   public init?(value: LuaValue) {
-    guard case .table(let table) = value, let name = value[1].stringValue else { return nil }
+    guard case .table(let table) = value, let name = value[1].luaStringValue else { return nil }
     self.init(name: name, arguments: Array(table.array.dropFirst()), fields: table.fields)
   }
 
@@ -45,23 +49,30 @@ public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
   /// The message as Lua sees it.
   public let value: LuaValue
 
-  /// The message's name.
-  public var name: String {
-    if case .string(let s) = value { return s.lossyString }
-    return value[1].stringValue ?? "?"
+  /// The message's name, as Lua's bytes (compare it with a literal:
+  /// `message.name == "coin"`).
+  public var name: LuaString {
+    switch value {
+    case .string(let name): name
+    // `init(value:)` let in only tables whose `[1]` is a string.
+    default: value[1].luaStringValue ?? LuaString(bytes: [])
+    }
   }
 
   /// A message from its Lua form; nil for values with no name.
   public init?(value: LuaValue) {
     switch value {
     case .string: self.value = value
-    case .table where value[1].stringValue != nil: self.value = value
+    case .table where value[1].luaStringValue != nil: self.value = value
     default: return nil
     }
   }
 
-  /// A message with just a name.
+  /// A message with just a name, given as UTF-8.
   public init(_ name: String) { value = .string(LuaString(name)) }
+
+  /// A message with just a name, given as bytes.
+  public init(name: LuaString) { value = .string(name) }
 
   public var description: String { value.description }
 }

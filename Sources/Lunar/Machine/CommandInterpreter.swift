@@ -3,7 +3,7 @@ import LuaKit
 /// Carries out commands of one name, in Swift: async, may fail, may send
 /// feedback messages to the machine that issued the command.
 public protocol CommandInterpreter: Sendable {
-  /// The command name it handles (`load`).
+  /// The command name it handles (`load`), matched by its UTF-8 bytes.
   var name: String { get }
   /// Carries out `command`; `context` gives the services and the feedback
   /// channel.
@@ -12,8 +12,8 @@ public protocol CommandInterpreter: Sendable {
 
 /// What an interpreter gets besides the command.
 public struct InterpreterContext: Sendable {
-  /// The machine that issued the command.
-  public let machine: String
+  /// The name of the machine that issued the command.
+  public let machine: LuaString
   /// Sends a message back to that machine's mailbox (never handled
   /// re-entrantly: it waits its turn like any other message).
   public let send: @Sendable (MachineMessage) -> Void
@@ -36,37 +36,42 @@ public final class InterpreterRegistry {
     case after, log, emit
   }
 
-  private var entries: [String: Entry] = ["after": .after, "log": .log, "emit": .emit]
+  /// By the name's bytes: `"\u{E9}"` and `"e\u{301}"` are two commands.
+  private var entries: [LuaString: Entry] = ["after": .after, "log": .log, "emit": .emit]
   /// The Swift interpreters that `entries` name by position.
   private var swiftInterpreters: [any CommandInterpreter] = []
   /// Owns the Lua interpreters' functions and names, which `entries`
   /// hold by slot.
-  private var luaInterpreters: [String: (function: LuaReference, name: LuaReference)] = [:]
-  /// The last lookup: machines mostly issue the same few commands in a row.
-  private var lastName: String?
+  private var luaInterpreters: [LuaString: (function: LuaReference, name: LuaReference)] = [:]
+  /// The last lookup: machines mostly issue the same few commands in a row
+  /// (and, names coming from one cache, with the same storage, which makes
+  /// the comparison immediate).
+  private var lastName: LuaString?
   private var lastEntry: Entry?
 
   /// Registers (or replaces) a Swift interpreter.
   public func register(_ interpreter: any CommandInterpreter) {
-    if case .swift(let position)? = entries[interpreter.name] {
+    let name = LuaString(interpreter.name)
+    if case .swift(let position)? = entries[name] {
       swiftInterpreters[position] = interpreter
     } else {
-      entries[interpreter.name] = .swift(swiftInterpreters.count)
+      entries[name] = .swift(swiftInterpreters.count)
       swiftInterpreters.append(interpreter)
     }
-    luaInterpreters[interpreter.name] = nil
+    luaInterpreters[name] = nil
     lastName = nil
   }
 
   /// Registers (or replaces) a Lua interpreter: `function`, and `name`
   /// as a Lua string.
-  func register(_ name: String, lua function: LuaReference, nameString: LuaReference) {
+  func register(_ name: LuaString, lua function: LuaReference, nameString: LuaReference) {
     entries[name] = .lua(function: function.slot, name: nameString.slot)
     luaInterpreters[name] = (function, nameString)
     lastName = nil
   }
 
-  func entry(for name: String) -> Entry? {
+  /// How a command named `name` is carried out; nil if none is registered.
+  func entry(for name: LuaString) -> Entry? {
     if name == lastName { return lastEntry }
     let entry = entries[name]
     lastName = name
@@ -77,6 +82,6 @@ public final class InterpreterRegistry {
   /// The Swift interpreter an `Entry.swift` names.
   func swiftInterpreter(at position: Int) -> any CommandInterpreter { swiftInterpreters[position] }
 
-  /// Every registered command name.
-  public var names: [String] { entries.keys.sorted() }
+  /// Every registered command name, in byte order.
+  public var names: [LuaString] { entries.keys.sorted() }
 }

@@ -18,11 +18,11 @@ import LuaKit
 /// Handlers receive a read-only view of the context and the message, never
 /// the machine: the only way to change state is to return the next one.
 final class LuaMachineDefinition: MachineBehavior {
-  let name: String
-  let states: [String]
+  let name: LuaString
+  let states: [LuaString]
   let initial: Int
   let strict: Bool
-  private(set) var edges: [(from: String, message: String, to: String)] = []
+  private(set) var edges: [(from: LuaString, message: LuaString, to: LuaString)] = []
   /// Which states (by position) have an `enter` or `exit` function: the
   /// others skip the lookup on every state change.
   private let hasEnter: [Bool]
@@ -32,14 +32,14 @@ final class LuaMachineDefinition: MachineBehavior {
   /// definition once: a step finds its handlers by the state's position,
   /// without hashing a name.
   private let handlers: LuaReference
-  /// Each state's position in `states`.
-  private let positions: [String: Int]
+  /// Each state's position in `states`, by the name's bytes.
+  private let positions: [LuaString: Int]
   /// The same positions found by the address of the name's Lua string: a
   /// name a handler returns becomes the `states` entry without decoding.
   private let statePositions: LuaStringCache<Int>
   /// Command names seen so far (shared by the runtime's machines), reused
   /// rather than decoded again.
-  private let commandNames: LuaStringCache<String>
+  private let commandNames: LuaStringCache<LuaString>
   private var commandBuffer: [Command] = []
   /// The name of the last message that was just a name, and its Lua
   /// string (see `pushName`).
@@ -49,20 +49,24 @@ final class LuaMachineDefinition: MachineBehavior {
 
   /// Reads and checks the definition table at `index` on `L`, a thread of
   /// `state`; `commandNames` caches command names.
-  init(at index: Int32, on L: OpaquePointer, state: LuaState, commandNames: LuaStringCache<String>) throws {
+  ///
+  /// Every name is read as bytes and pushed back as those bytes: a name
+  /// with a zero byte or invalid UTF-8 must find its own state again.
+  init(at index: Int32, on L: OpaquePointer, state: LuaState, commandNames: LuaStringCache<LuaString>) throws {
     self.commandNames = commandNames
+    let thread = LuaState(borrowing: L)  // `state` is the main thread; this runs on L
     let table = lua_absindex(L, index)
     func field(_ key: String, of t: Int32) -> LuaType {
       lua_pushstring(L, key)
       return LuaType(rawValue: lua_rawget(L, t)) ?? .none
     }
-    guard field("name", of: table) == .string, let name = state.string(atThread: L, index: -1) else {
+    guard field("name", of: table) == .string, let name = thread.bytes(at: -1) else {
       lua_settop(L, -2)
       throw MachineError("machine definition: 'name' must be a string")
     }
     lua_settop(L, -2)
     self.name = name
-    guard field("initial", of: table) == .string, let initial = state.string(atThread: L, index: -1) else {
+    guard field("initial", of: table) == .string, let initial = thread.bytes(at: -1) else {
       lua_settop(L, -2)
       throw MachineError("machine '\(name)': 'initial' must be a state name")
     }
@@ -75,10 +79,10 @@ final class LuaMachineDefinition: MachineBehavior {
       throw MachineError("machine '\(name)': 'states' must be a table of states")
     }
     let statesIndex = lua_gettop(L)
-    var names: [String] = []
+    var names: [LuaString] = []
     lua_pushnil(L)
     while lua_next(L, statesIndex) != 0 {
-      guard lua_type(L, -2) == LUA_TSTRING, let stateName = state.string(atThread: L, index: -2) else {
+      guard lua_type(L, -2) == LUA_TSTRING, let stateName = thread.bytes(at: -2) else {
         lua_settop(L, -4)
         throw MachineError("machine '\(name)': state names must be strings")
       }
@@ -98,10 +102,10 @@ final class LuaMachineDefinition: MachineBehavior {
     self.initial = initialPosition
     // Each state: `on` handlers (string targets, functions, or { run, targets }),
     // `enter` and `exit` functions.
-    var enterStates: Set<String> = []
-    var exitStates: Set<String> = []
-    for stateName in names {
-      lua_pushstring(L, stateName)
+    var hasEnter = [Bool](repeating: false, count: names.count)
+    var hasExit = [Bool](repeating: false, count: names.count)
+    for (position, stateName) in names.enumerated() {
+      thread.push(stateName)
       lua_rawget(L, statesIndex)
       let stateTable = lua_gettop(L)
       for hook in ["enter", "exit"] {
@@ -111,18 +115,18 @@ final class LuaMachineDefinition: MachineBehavior {
           lua_settop(L, stateTable - 1)
           throw MachineError("machine '\(name)': state '\(stateName)': '\(hook)' must be a function")
         }
-        if type == .function && hook == "enter" { enterStates.insert(stateName) }
-        if type == .function && hook == "exit" { exitStates.insert(stateName) }
+        if type == .function && hook == "enter" { hasEnter[position] = true }
+        if type == .function && hook == "exit" { hasExit[position] = true }
       }
       let onType = field("on", of: stateTable)
       if onType == .table {
         let on = lua_gettop(L)
         lua_pushnil(L)
         while lua_next(L, on) != 0 {
-          let message = state.string(atThread: L, index: -2) ?? "?"
+          let message = thread.bytes(at: -2) ?? "?"
           switch lua_type(L, -1) {
           case LUA_TSTRING:
-            let target = state.string(atThread: L, index: -1) ?? ""
+            let target = thread.bytes(at: -1) ?? ""
             guard names.contains(target) else {
               lua_settop(L, stateTable - 1)
               throw MachineError("machine '\(name)': state '\(stateName)': transition '\(message)' goes to unknown state '\(target)'")
@@ -141,7 +145,7 @@ final class LuaMachineDefinition: MachineBehavior {
               let count = lua_rawlen(L, -1)
               for i in 0..<count {
                 lua_rawgeti(L, -1, lua_Integer(i + 1))
-                let target = state.string(atThread: L, index: -1) ?? ""
+                let target = thread.bytes(at: -1) ?? ""
                 lua_settop(L, -2)
                 guard names.contains(target) else {
                   lua_settop(L, stateTable - 1)
@@ -165,8 +169,8 @@ final class LuaMachineDefinition: MachineBehavior {
       lua_settop(L, stateTable - 1)
     }
     lua_settop(L, -2)  // states
-    hasEnter = names.map(enterStates.contains)
-    hasExit = names.map(exitStates.contains)
+    self.hasEnter = hasEnter
+    self.hasExit = hasExit
     edges.sort { ($0.from, $0.message, $0.to) < ($1.from, $1.message, $1.to) }
 
     // The context: copied (so the caller cannot change it later) behind a
@@ -174,14 +178,14 @@ final class LuaMachineDefinition: MachineBehavior {
     let contextValue: LuaValue
     lua_pushstring(L, "context")
     lua_rawget(L, table)
-    contextValue = try LuaState(borrowing: L).value(at: -1, root: "context")
+    contextValue = try thread.value(at: -1, root: "context")
     lua_settop(L, -2)
-    try LuaState(borrowing: L).push(contextValue)
+    try thread.push(contextValue)
     lua_createtable(L, 0, 0)
     lua_createtable(L, 0, 2)
     lua_pushvalue(L, -3)
     lua_setfield(L, -2, "__index")
-    LuaState(borrowing: L).push(function: { call in
+    thread.push(function: { call in
       call.push("the context is read-only")
       return .error
     })
@@ -189,7 +193,6 @@ final class LuaMachineDefinition: MachineBehavior {
     lua_setmetatable(L, -2)
     context = LuaReference(popping: L, in: state)
     lua_settop(L, -2)
-    let thread = LuaState(borrowing: L)  // `state` is the main thread; this runs on L
     lua_pushstring(L, "states")
     lua_rawget(L, table)
     let statePositions = LuaStringCache<Int>(capacity: names.count, in: state)
@@ -273,7 +276,7 @@ final class LuaMachineDefinition: MachineBehavior {
       throw MachineError("machine '\(name)': state '\(states[position])': handler '\(message.name)' must return a state name or nil, got \(String(cString: lunar_typename(L, -2)))")
     }
     if next == nil && lua_type(L, -2) == LUA_TSTRING {
-      let unknown = state.string(at: -2) ?? "?"
+      let unknown = state.bytes(at: -2) ?? "?"
       throw MachineError("machine '\(name)': state '\(states[position])': handler '\(message.name)' returned unknown state '\(unknown)'")
     }
     return (next, try commands(at: -1, on: state, from: "state '\(states[position])': handler '\(message.name)'"))
@@ -370,8 +373,8 @@ final class LuaMachineDefinition: MachineBehavior {
   /// The position of the state named by the string at `index`; nil if no
   /// state has that name.
   private func knownState(at index: Int32, on state: LuaState) -> Int? {
-    // Only names longer than Lua's shared strings are decoded.
-    statePositions.value(at: index, on: state.L) ?? state.string(at: index).flatMap { positions[$0] }
+    // Only names longer than Lua's shared strings are copied and hashed.
+    statePositions.value(at: index, on: state.L) ?? state.bytes(at: index).flatMap { positions[$0] }
   }
 
   /// Pushes a message's name as it came (bytes, not a decoded string);
@@ -398,13 +401,12 @@ final class LuaMachineDefinition: MachineBehavior {
     return false
   }
 
-  /// The string at `index` as a command name; nil if it is not UTF-8.
-  private func commandName(at index: Int32, on L: OpaquePointer) -> String? {
+  /// The string at `index` as a command name, its bytes as they are.
+  private func commandName(at index: Int32, on L: OpaquePointer) -> LuaString? {
     if let known = commandNames.value(at: index, on: L) { return known }
     var length = 0
-    guard let chars = lua_tolstring(L, index, &length),
-      let name = String(validating: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
-    else { return nil }
+    guard let chars = lua_tolstring(L, index, &length) else { return nil }
+    let name = LuaString(bytes: [UInt8](UnsafeRawBufferPointer(start: chars, count: length)))
     commandNames.insert(name, forStringAt: index, on: L)
     return name
   }

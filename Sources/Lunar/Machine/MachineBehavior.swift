@@ -5,17 +5,18 @@ import LuaKit
 /// driver owns the mailbox, the current state and the effects.
 public protocol MachineBehavior: AnyObject {
   /// The machine's name.
-  var name: String { get }
-  /// Every state, in a stable order. Elsewhere a state is its position in
-  /// this array: the driver stores and compares numbers, never names.
-  var states: [String] { get }
+  var name: LuaString { get }
+  /// Every state, in a stable order, each name exactly as Lua's bytes (no
+  /// two equal). Elsewhere a state is its position in this array: the
+  /// driver stores and compares numbers, never names.
+  var states: [LuaString] { get }
   /// The position of the state it starts in.
   var initial: Int { get }
   /// Unhandled messages are errors instead of being dropped.
   var strict: Bool { get }
   /// The transitions known without running anything (for `lunar graph`):
   /// (from, message, to).
-  var edges: [(from: String, message: String, to: String)] { get }
+  var edges: [(from: LuaString, message: LuaString, to: LuaString)] { get }
   /// Handles `message` in `state`; nil if the state has no handler for it.
   /// `next` nil means stay. `lua` is the thread the driver runs on.
   func step(_ state: Int, _ message: MachineMessage, on lua: LuaState) throws -> (next: Int?, commands: [Command])?
@@ -27,7 +28,7 @@ public protocol MachineBehavior: AnyObject {
 
 extension MachineBehavior {
   /// The name of the initial state.
-  public var initialName: String { states[initial] }
+  public var initialName: LuaString { states[initial] }
 }
 
 /// A bad machine definition or step, named by machine and state.

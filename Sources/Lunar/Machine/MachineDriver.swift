@@ -18,8 +18,8 @@ public final class MachineDriver {
   private let interpreters: InterpreterRegistry
   /// The current state's position in `behavior.states`.
   private(set) var position: Int
-  /// The current state.
-  public var state: String { behavior.states[position] }
+  /// The current state's name.
+  public var state: LuaString { behavior.states[position] }
   private let mailbox = Mailbox()
   private var busy = false
   /// True once stopped: sending is then an error.
@@ -41,7 +41,7 @@ public final class MachineDriver {
   }
 
   /// The machine's name.
-  public var name: String { behavior.name }
+  public var name: LuaString { behavior.name }
 
   /// Messages waiting in the mailbox.
   public var mailboxCount: Int { mailbox.count }
@@ -56,7 +56,7 @@ public final class MachineDriver {
     guard !isStopped else { throw MachineError("machine '\(name)' is stopped") }
     if inert { return }
     mailbox.append(message)
-    trace("machine.received", [.init("message", .string(LuaString(message.name)))])
+    trace("machine.received", [.init("message", .string(message.name))])
     schedule()
   }
 
@@ -73,8 +73,8 @@ public final class MachineDriver {
   /// The pure step: the next state and every command (exit, handler,
   /// enter) that `message` would give in `state`, without changing anything
   /// or running an interpreter. `handled` is false for an unhandled message.
-  public func step(_ message: MachineMessage, in state: String? = nil, on L: OpaquePointer) throws
-    -> (state: String, commands: [Command], handled: Bool)
+  public func step(_ message: MachineMessage, in state: LuaString? = nil, on L: OpaquePointer) throws
+    -> (state: LuaString, commands: [Command], handled: Bool)
   {
     let states = behavior.states
     guard let from = state.map({ states.firstIndex(of: $0) }) ?? position else {
@@ -127,7 +127,7 @@ public final class MachineDriver {
         unhandled(message)
         return nil
       }
-      trace("machine.handled", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
+      trace("machine.handled", [.init("message", .string(message.name)), .init("state", .string(state))])
       if let next, next != from {
         let exitCommands = try behavior.exit(from, on: lua)
         if !timers.isEmpty {
@@ -136,8 +136,8 @@ public final class MachineDriver {
         }
         position = next
         trace("machine.state", [
-          .init("from", .string(LuaString(behavior.states[from]))), .init("to", .string(LuaString(state))),
-          .init("message", .string(LuaString(message.name))),
+          .init("from", .string(behavior.states[from])), .init("to", .string(state)),
+          .init("message", .string(message.name)),
         ])
         let enterCommands = try behavior.enter(next, on: lua)
         commands = exitCommands.isEmpty && enterCommands.isEmpty ? issued : exitCommands + issued + enterCommands
@@ -149,14 +149,16 @@ public final class MachineDriver {
       return nil
     }
     if traceLog.isEnabled {
-      for command in commands { trace("machine.command", [.init("command", .string(LuaString(command.name)))]) }
+      for command in commands { trace("machine.command", [.init("command", .string(command.name))]) }
     }
     return commands
   }
 
+  private static let commandFailedName: LuaString = "command_failed"
+
   private func unhandled(_ message: MachineMessage) {
-    trace("machine.dropped", [.init("message", .string(LuaString(message.name))), .init("state", .string(LuaString(state)))])
-    if message.name == "command_failed" {
+    trace("machine.dropped", [.init("message", .string(message.name)), .init("state", .string(state))])
+    if message.name == Self.commandFailedName {
       let error = message.value["error"].stringValue ?? "?"
       let command = message.value["command"]
       failures.append("machine '\(name)': command \(command) failed: \(error)")
@@ -204,7 +206,7 @@ public final class MachineDriver {
   /// The built-in `emit`: a trace event named by the first argument, with
   /// the fields of the second.
   private func emit(_ command: Command) {
-    var fields: [TraceEvent.Field] = [.init("machine", .string(LuaString(name)))]
+    var fields: [TraceEvent.Field] = [.init("machine", .string(name))]
     if case .table(let table) = command.arguments.dropFirst().first ?? .nil {
       for (key, value) in table.fields.sorted(by: { $0.key.description < $1.key.description }) {
         fields.append(.init(key.description, value))
@@ -285,11 +287,12 @@ public final class MachineDriver {
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
     let inbox = core.inbox
-    let name = self.name
+    // Feedback goes to this machine, not to whichever has its name.
+    let issuer = ObjectIdentifier(self)
     let context = InterpreterContext(
       machine: name,
       send: { message in
-        inbox.post { core in try? core.machine(named: name)?.send(message) }
+        inbox.post { core in try? core.machines.last { ObjectIdentifier($0) == issuer }?.send(message) }
       },
       services: core.services)
     core.scheduler.inFlight += 1
@@ -313,11 +316,11 @@ public final class MachineDriver {
   }
 
   private func interpreted(_ command: Command) {
-    trace("machine.interpreted", [.init("command", .string(LuaString(command.name)))])
+    trace("machine.interpreted", [.init("command", .string(command.name))])
   }
 
   private func commandFailed(_ command: Command, _ error: String) {
-    trace("machine.command_failed", [.init("command", .string(LuaString(command.name))), .init("error", .string(LuaString(error)))])
+    trace("machine.command_failed", [.init("command", .string(command.name)), .init("error", .string(LuaString(error)))])
     var message = LuaTable(array: ["command_failed"])
     message["command"] = command.value
     message["error"] = .string(LuaString(error))
@@ -362,6 +365,6 @@ public final class MachineDriver {
 
   private func trace(_ kind: String, _ fields: @autoclosure () -> [TraceEvent.Field]) {
     guard traceLog.isEnabled else { return }
-    traceLog.emit(kind, [.init("machine", .string(LuaString(name)))] + fields())
+    traceLog.emit(kind, [.init("machine", .string(name))] + fields())
   }
 }

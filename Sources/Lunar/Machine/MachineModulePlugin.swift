@@ -14,7 +14,7 @@ struct MachineModulePlugin: ModulePlugin {
     // Message names sent so far, shared by every machine of the runtime.
     let messageNames = LuaStringCache<MachineMessage>(capacity: 64, in: runtime.state)
     // Command names, likewise shared (interpreters are per runtime too).
-    let commandNames = LuaStringCache<String>(capacity: 64, in: runtime.state)
+    let commandNames = LuaStringCache<LuaString>(capacity: 64, in: runtime.state)
     machineClass.method("send") { driver, call in
       let message = try call.message(2, names: messageNames)
       try Self.raising { try driver.send(message) }
@@ -28,7 +28,7 @@ struct MachineModulePlugin: ModulePlugin {
     // m:step(msg [, state]) -> next state, commands, handled (pure)
     machineClass.method("step") { driver, call in
       let message = try call.message(2)
-      let from = try call.optionalString(3)
+      let from = try call.optionalBytes(3)
       let result = try Self.raising { try driver.step(message, in: from, on: call.L) }
       call.push(result.state)
       try call.push(.table(LuaTable(array: result.commands.map(\.value))))
@@ -72,7 +72,7 @@ struct MachineModulePlugin: ModulePlugin {
     }
 
     module.function("swift") { [unowned runtime] call in
-      let name = try call.string(1)
+      let name = try call.bytes(1)
       guard let make = runtime.swiftMachines[name] else {
         throw LuaArgumentError.invalid(1, "no Swift machine named '\(name)'")
       }
@@ -84,11 +84,12 @@ struct MachineModulePlugin: ModulePlugin {
 
     // machine.interpreter(name, function(cmd, send) ... end)
     module.function("interpreter") { [unowned runtime] call in
-      let name = try call.string(1)
+      let name = try call.bytes(1)
       try call.check(2, is: .function)
       lua_pushvalue(call.L, 2)
       let function = LuaReference(popping: call.L, in: runtime.state)
-      lua_pushvalue(call.L, 1)
+      // The name as a string even if it was given as a number: it is `cmd[1]`.
+      call.push(name)
       runtime.interpreters.register(name, lua: function, nameString: LuaReference(popping: call.L, in: runtime.state))
       return .none
     }
@@ -96,8 +97,8 @@ struct MachineModulePlugin: ModulePlugin {
     // machine.graph(m [, "mermaid" | "dot"]) -> text
     module.function("graph") { call in
       let driver = try call.object(1, of: machineClass)
-      let format = try call.optionalString(2) ?? "mermaid"
-      guard let graphFormat = MachineGraph.Format(rawValue: format) else {
+      let format = try call.optionalBytes(2) ?? "mermaid"
+      guard let graphFormat = MachineGraph.Format.allCases.first(where: { LuaString($0.rawValue) == format }) else {
         throw LuaArgumentError.invalid(2, "format must be 'mermaid' or 'dot', got '\(format)'")
       }
       call.push(MachineGraph.render([driver.behavior], as: graphFormat))

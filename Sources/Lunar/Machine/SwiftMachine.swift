@@ -29,20 +29,21 @@ final class SwiftMachineBehavior<Machine: SwiftMachine>: MachineBehavior {
   let machine: Machine
   private let cases: [Machine.State]
   private let positions: [Machine.State: Int]
-  let states: [String]
+  let states: [LuaString]
   let initial: Int
+  let name: LuaString
 
   init(_ machine: Machine) {
     self.machine = machine
     cases = Array(Machine.State.allCases)
     positions = Dictionary(uniqueKeysWithValues: cases.enumerated().map { ($1, $0) })
-    states = cases.map(\.rawValue)
+    states = cases.map { LuaString($0.rawValue) }
     initial = positions[machine.initial]!
+    name = LuaString(machine.name)
   }
 
-  var name: String { machine.name }
   var strict: Bool { false }
-  var edges: [(from: String, message: String, to: String)] { [] }
+  var edges: [(from: LuaString, message: LuaString, to: LuaString)] { [] }
 
   func step(_ state: Int, _ message: MachineMessage, on lua: LuaState) throws -> (next: Int?, commands: [Command])? {
     guard let (next, commands) = machine.receive(message, in: cases[state]) else { return nil }

@@ -4,8 +4,8 @@ import LuaKit
 /// functions run as coroutines, or Swift work), started strictly one after
 /// another in submission order. The handles are ordinary task handles.
 public final class LuaQueue {
-  /// The queue's name (in traces, job labels and messages).
-  public let name: String
+  /// The queue's name (in traces, job labels and messages), as Lua's bytes.
+  public let name: LuaString
   /// What happens to waiting jobs when one fails.
   public let policy: QueuePolicy
   unowned let core: RuntimeCore
@@ -17,7 +17,7 @@ public final class LuaQueue {
   /// The last job submitted (drain waits for it).
   private(set) var lastJob: LuaTask?
 
-  init(name: String, policy: QueuePolicy, core: RuntimeCore) {
+  init(name: LuaString, policy: QueuePolicy, core: RuntimeCore) {
     self.name = name
     self.policy = policy
     self.core = core
@@ -87,7 +87,7 @@ public final class LuaQueue {
   private func emit(_ kind: String, _ sequence: Int, error: String? = nil) {
     let trace = core.trace
     guard trace.isEnabled else { return }
-    var fields: [TraceEvent.Field] = [.init("queue", .string(LuaString(name))), .init("seq", .integer(Int64(sequence)))]
+    var fields: [TraceEvent.Field] = [.init("queue", .string(name)), .init("seq", .integer(Int64(sequence)))]
     if let error { fields.append(.init("error", .string(LuaString(error)))) }
     trace.emit(kind, fields)
   }

@@ -81,27 +81,27 @@ struct QueueModulePlugin: ModulePlugin {
   }
 
   /// The name and policy from `new`'s argument.
-  static func arguments(_ call: LuaCall) throws -> (String, QueuePolicy) {
+  static func arguments(_ call: LuaCall) throws -> (LuaString, QueuePolicy) {
     switch call.type(1) {
     case .string:
-      return (try call.string(1), .continue)
+      return (try call.bytes(1), .continue)
     case .table:
       let options = try call.value(1, name: "options")
-      guard case .string(let name) = options["name"], let text = name.string else {
+      guard case .string(let name) = options["name"] else {
         throw LuaArgumentError.invalid(1, "field 'name' must be a string, got \(options["name"].typeName)")
       }
       var policy = QueuePolicy.continue
       switch options["policy"] {
       case .nil: break
       case .string(let value):
-        guard let chosen = QueuePolicy(rawValue: value.lossyString) else {
-          throw LuaArgumentError.invalid(1, "field 'policy' must be 'continue' or 'stop', got '\(value.lossyString)'")
+        guard let chosen = QueuePolicy.allCases.first(where: { LuaString($0.rawValue) == value }) else {
+          throw LuaArgumentError.invalid(1, "field 'policy' must be 'continue' or 'stop', got '\(value)'")
         }
         policy = chosen
       case let other:
         throw LuaArgumentError.invalid(1, "field 'policy' must be 'continue' or 'stop', got \(other.typeName)")
       }
-      return (text, policy)
+      return (name, policy)
     default:
       throw LuaArgumentError.type(1, expected: "string or table")
     }

@@ -28,7 +28,7 @@ struct ReplPlugin: LunarPlugin {
       ("queues", { [unowned runtime] call in
         try call.push(.table(LuaTable(array: runtime.queues.map { queue in
           var t = LuaTable()
-          t["name"] = .string(LuaString(queue.name))
+          t["name"] = .string(queue.name)
           t["length"] = .integer(Int64(queue.length))
           if let running = queue.running { t["running"] = .string(LuaString(running.task.label)) }
           return .table(t)
@@ -38,8 +38,8 @@ struct ReplPlugin: LunarPlugin {
       ("machines", { [unowned runtime] call in
         try call.push(.table(LuaTable(array: runtime.machines.map { machine in
           var t = LuaTable()
-          t["name"] = .string(LuaString(machine.name))
-          t["state"] = .string(LuaString(machine.state))
+          t["name"] = .string(machine.name)
+          t["state"] = .string(machine.state)
           t["mailbox"] = .integer(Int64(machine.mailboxCount))
           t["stopped"] = .boolean(machine.isStopped)
           return .table(t)

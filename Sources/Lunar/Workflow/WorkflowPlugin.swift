@@ -46,17 +46,17 @@ struct WorkflowPlugin: LunarPlugin {
         return .one
       }),
       ("journal_lookup", { call in
-        let entry = try journal(call).lookup(step: try call.string(2), key: try call.string(3))
+        let entry = try journal(call).lookup(step: try call.bytes(2), key: try call.bytes(3))
         if let entry { try call.push(entry) } else { call.pushNil() }
         return .one
       }),
       ("journal_last", { call in
-        let entry = try journal(call).last(step: try call.string(2))
+        let entry = try journal(call).last(step: try call.bytes(2))
         if let entry { try call.push(entry) } else { call.pushNil() }
         return .one
       }),
       ("journal_store", { call in
-        try journal(call).store(step: try call.string(2), key: try call.string(3), output: try call.value(4, name: "output"))
+        try journal(call).store(step: try call.bytes(2), key: try call.bytes(3), output: try call.value(4, name: "output"))
         return .none
       }),
       // fingerprint(value) -> a stable text of a step's inputs
@@ -76,7 +76,7 @@ struct WorkflowPlugin: LunarPlugin {
 
 /// The resume journal: each succeeded step with the fingerprint of its
 /// inputs and its output, as JSON lines. A rerun reuses a step whose inputs
-/// have not changed.
+/// have not changed. Steps are found by their names' bytes.
 final class WorkflowJournal {
   /// What a resume journal is: JSON lines that begin with the step's name.
   static let kind = FileOutput.Kind.starting(with: [#"{"step":"#], name: "a Lunar workflow journal")
@@ -88,7 +88,7 @@ final class WorkflowJournal {
     var description: String { "\(path):\(line): not a workflow journal entry; Lunar never overwrites this file" }
   }
 
-  private var entries: [(step: String, key: String, output: LuaValue)] = []
+  private var entries: [(step: LuaString, key: LuaString, output: LuaValue)] = []
   /// The journal's file.
   let output: FileOutput
 
@@ -104,8 +104,8 @@ final class WorkflowJournal {
     }
     let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
     for (index, line) in lines.enumerated() where !line.isEmpty {
-      guard let entry = try? JSON.decode(String(decoding: line, as: UTF8.self)), let step = entry["step"].stringValue,
-        let key = entry["key"].stringValue
+      guard let entry = try? JSON.decode(String(decoding: line, as: UTF8.self)), let step = entry["step"].luaStringValue,
+        let key = entry["key"].luaStringValue
       else {
         // The unfinished last line of a run that stopped while writing it.
         if index == lines.count - 1 { continue }
@@ -113,7 +113,7 @@ final class WorkflowJournal {
       }
       entries.append((step, key, entry["output"]))
     }
-    let contents = entries.map { Self.line($0.step, $0.key, $0.output) }.joined()
+    let contents = entries.compactMap { Self.line($0.step, $0.key, $0.output) }.joined()
     output = try FileOutput(path: path, kind: Self.kind, contents: Array(contents.utf8))
   }
 
@@ -127,21 +127,25 @@ final class WorkflowJournal {
     try FileOutput.check(path, kind: Self.kind)
   }
 
-  func lookup(step: String, key: String) -> LuaValue? {
+  func lookup(step: LuaString, key: LuaString) -> LuaValue? {
     entries.last { $0.step == step && $0.key == key }?.output
   }
 
-  func last(step: String) -> LuaValue? {
+  func last(step: LuaString) -> LuaValue? {
     entries.last { $0.step == step }?.output
   }
 
   /// Records a step's output; a failed write is an error.
-  func store(step: String, key: String, output value: LuaValue) throws {
+  func store(step: LuaString, key: LuaString, output value: LuaValue) throws {
     entries.append((step, key, value))
-    try output.write(Self.line(step, key, value))
+    if let line = Self.line(step, key, value) { try output.write(line) }
   }
 
-  private static func line(_ step: String, _ key: String, _ value: LuaValue) -> String {
-    JSON.encode(["step": .string(LuaString(step)), "key": .string(LuaString(key)), "output": value], keyOrder: ["step", "key", "output"]) + "\n"
+  /// An entry's line; nil if its step or key is not UTF-8: JSON would
+  /// change such a name, and a later run would take one step's output for
+  /// another's. Those steps are reused within this run only.
+  private static func line(_ step: LuaString, _ key: LuaString, _ value: LuaValue) -> String? {
+    guard step.string != nil, key.string != nil else { return nil }
+    return JSON.encode(["step": .string(step), "key": .string(key), "output": value], keyOrder: ["step", "key", "output"]) + "\n"
   }
 }
