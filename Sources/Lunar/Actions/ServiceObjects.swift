@@ -46,11 +46,15 @@ enum ServiceObjects {
         try call.push(entry["response"])
         return .one
       }
+      let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
       return runtime.await(call, subject: "\(method) \(url)") {
         do {
           let response: LuaValue
           if json {
-            response = method == "POST" ? try await http.postJSON(url, body, timeout: timeout) : try await http.getJSON(url, timeout: timeout)
+            response =
+              method == "POST"
+              ? try await http.postJSON(url, body, timeout: timeout, budget: budget)
+              : try await http.getJSON(url, timeout: timeout, budget: budget)
           } else {
             let raw = try await http.send(HTTPRequest(method: method, url: url, timeout: timeout))
             response = ["status": .integer(Int64(raw.status)), "body": .string(LuaString(bytes: raw.body))]
@@ -75,7 +79,7 @@ enum ServiceObjects {
         return .one
       }),
       ("set", { call in
-        store.set(try call.string(2), try call.value(3, name: "value"))
+        store.set(try call.string(2), try call.chargedValue(3, name: "value"))
         return .none
       }),
     ])

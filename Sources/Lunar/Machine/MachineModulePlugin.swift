@@ -15,8 +15,10 @@ struct MachineModulePlugin: ModulePlugin {
     let messageNames = LuaStringCache<MachineMessage>(capacity: 64, in: runtime.state)
     // Command names, likewise shared (interpreters are per runtime too).
     let commandNames = LuaStringCache<String>(capacity: 64, in: runtime.state)
+    // Messages wait in Swift: with a memory limit, each is charged.
+    let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
     machineClass.method("send") { driver, call in
-      let message = try call.message(2, names: messageNames)
+      let message = try call.message(2, names: messageNames, budget: budget)
       try Self.raising { try driver.send(message) }
       return .none
     }

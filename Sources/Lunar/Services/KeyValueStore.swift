@@ -2,18 +2,28 @@ import LuaKit
 import Synchronization
 
 /// The `store` service: a key-value store of values, shared by the run's
-/// actions (in memory; copies go in and out).
+/// actions (in memory; copies go in and out). Copies Lua puts in keep their
+/// charge against the memory limit until replaced or removed.
 public final class KeyValueStore: Sendable {
-  private let values = Mutex<[String: LuaValue]>([:])
+  private let values = Mutex<[String: ChargedValue]>([:])
 
   public init() {}
 
   /// The value at `key`, or `.nil`.
-  public func get(_ key: String) -> LuaValue { values.withLock { $0[key] ?? .nil } }
+  public func get(_ key: String) -> LuaValue { values.withLock { $0[key]?.value ?? .nil } }
 
   /// Sets (or, with `.nil`, removes) the value at `key`.
   public func set(_ key: String, _ value: LuaValue) {
-    values.withLock { $0[key] = value == .nil ? nil : value }
+    set(key, ChargedValue(value))
+  }
+
+  /// Sets (or, with `.nil`, removes) the value at `key`, keeping its charge.
+  public func set(_ key: String, _ value: ChargedValue) {
+    // The old value is released after the lock, outside it.
+    let old = values.withLock { values in
+      value.value == .nil ? values.removeValue(forKey: key) : values.updateValue(value, forKey: key)
+    }
+    _ = old
   }
 
   /// Every key, sorted.
