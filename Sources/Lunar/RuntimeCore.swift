@@ -34,10 +34,16 @@ public final class RuntimeCore {
   private var installedPlugins: Set<String> = []
   /// Swift work running as tasks, by task id.
   var swiftWork: [Int: LuaTask] = [:]
-  /// Every queue made in this runtime, for the REPL's `.queues`.
-  public internal(set) var queues: [LuaQueue] = []
-  /// Every machine made in this runtime (for `lunar graph` and `.machines`).
-  public internal(set) var machines: [MachineDriver] = []
+  /// The queues Lua can still reach or that still have jobs, oldest first
+  /// (the REPL's `.queues`).
+  public var queues: [LuaQueue] { liveQueues.all }
+  /// The machines Lua can still reach or that have not settled, oldest
+  /// first (`lunar graph` and the REPL's `.machines`).
+  public var machines: [MachineDriver] { liveMachines.all }
+  /// Queues by registration, without keeping them alive.
+  public let liveQueues = LiveObjects<LuaQueue>()
+  /// Machines by registration, without keeping them alive.
+  public let liveMachines = LiveObjects<MachineDriver>()
   /// Command interpreters by command name.
   public let interpreters = InterpreterRegistry()
   /// Services offered to interpreters and actions.
@@ -49,7 +55,7 @@ public final class RuntimeCore {
   /// Swift machines Lua can create by name (`machine.swift(name)`).
   var swiftMachines: [String: () -> any MachineBehavior] = [:]
 
-  /// The most recent machine called `name`.
+  /// The most recent live machine called `name`.
   public func machine(named name: String) -> MachineDriver? {
     machines.last { $0.name == name }
   }

@@ -3,12 +3,16 @@ import LuaKit
 /// An ordered queue on a runtime's loop thread: jobs are tasks (Lua
 /// functions run as coroutines, or Swift work), started strictly one after
 /// another in submission order. The handles are ordinary task handles.
+/// Lua's handle keeps it alive, and so does its running job (whose end
+/// starts the next): a queue nobody can reach and with no jobs is freed.
 public final class LuaQueue {
   /// The queue's name (in traces, job labels and messages).
   public let name: String
   /// What happens to waiting jobs when one fails.
   public let policy: QueuePolicy
   unowned let core: RuntimeCore
+  private let registry: LiveObjects<LuaQueue>
+  private var registration = 0
   private var waiting: [(task: LuaTask, start: () -> Void, sequence: Int)] = []
   private var head = 0
   /// The job running now.
@@ -21,7 +25,11 @@ public final class LuaQueue {
     self.name = name
     self.policy = policy
     self.core = core
+    registry = core.liveQueues
+    registration = registry.add(self)
   }
+
+  deinit { registry.remove(registration) }
 
   /// Jobs waiting plus the one running.
   public var length: Int { waiting.count - head + (running == nil ? 0 : 1) }
@@ -65,7 +73,8 @@ public final class LuaQueue {
       }
       running = (job.task, job.sequence)
       emit("job.started", job.sequence)
-      job.task.onFinish.append { [unowned self] task in self.finished(task, job.sequence) }
+      // Strong: the running job keeps its queue (and so the jobs after it).
+      job.task.onFinish.append { [self] task in self.finished(task, job.sequence) }
       job.start()
       return
     }
