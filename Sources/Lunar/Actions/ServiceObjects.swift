@@ -34,7 +34,9 @@ enum ServiceObjects {
     // http:get(url [, opts]) -> { status =, body = }
     func request(_ call: LuaCall, method: String, json: Bool) throws -> LuaReturn {
       let url = try call.string(2)
-      let body: LuaValue = method == "POST" ? try call.value(3, name: "body") : .nil
+      // The body is kept until the request is done: charged meanwhile.
+      let chargedBody = method == "POST" ? try call.chargedValue(3, name: "body") : ChargedValue(.nil)
+      let body = chargedBody.value
       let options = try call.value(method == "POST" ? 4 : 3, name: "options")
       let timeout = options["timeout"].numberValue ?? 30
       var requestKey: LuaTable = ["method": .string(LuaString(method)), "url": .string(LuaString(url))]
@@ -48,6 +50,7 @@ enum ServiceObjects {
       }
       let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
       return runtime.await(call, subject: "\(method) \(url)") {
+        defer { withExtendedLifetime(chargedBody) {} }
         do {
           let response: LuaValue
           if json {

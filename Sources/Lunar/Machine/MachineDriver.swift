@@ -133,6 +133,7 @@ public final class MachineDriver {
     for _ in 0..<Self.messagesPerTurn {
       guard !isStopped, !mailbox.isEmpty else {
         busy = false
+        releaseSendFunction(on: L)
         notifySettled()
         return
       }
@@ -288,25 +289,49 @@ public final class MachineDriver {
 
   /// Pushes the `send` function interpreters receive. An interpreter may
   /// keep it, so it keeps the machine alive; the driver must not keep it
-  /// in turn (a cycle through the registry Lua could never collect), so it
-  /// is cached where Lua may let it go: a weak-valued table, made again
-  /// after a collection took it.
+  /// in turn while idle (a cycle through the registry Lua could never
+  /// collect), so it is cached where Lua may let it go, a weak-valued table
+  /// (made again after a collection took it), and anchored only while the
+  /// machine works through its mailbox (see `releaseSendFunction`).
   private func pushSendFunction(on L: OpaquePointer) {
-    sendFunctions.push(on: L)
-    if lua_rawgeti(L, -1, lua_Integer(registration)) == LUA_TFUNCTION {
-      lunar_remove(L, -2)
+    if let sendFunctionSlot {
+      LuaReference.push(slot: sendFunctionSlot, on: L)
       return
     }
-    lua_settop(L, -2)
-    LuaState(borrowing: L).push(function: { [self] call in
-      try self.send(try call.message(1))
-      return .none
-    })
-    lua_pushvalue(L, -1)
-    lua_rawseti(L, -3, lua_Integer(registration))
+    sendFunctions.push(on: L)
+    if lua_rawgeti(L, -1, lua_Integer(registration)) != LUA_TFUNCTION {
+      lua_settop(L, -2)
+      LuaState(borrowing: L).push(function: { [self] call in
+        try self.send(try call.message(1))
+        return .none
+      })
+      lua_pushvalue(L, -1)
+      lua_rawseti(L, -3, lua_Integer(registration))
+    }
     lunar_remove(L, -2)
+    lua_pushvalue(L, -1)
+    if let sendFunctionAnchor {
+      sendFunctionAnchor.replace(popping: L)
+    } else {
+      sendFunctionAnchor = LuaReference(popping: L, in: core.state)
+    }
+    sendFunctionSlot = sendFunctionAnchor?.slot
   }
 
+  /// Lets go of the `send` function once the mailbox is empty: the machine
+  /// is idle, and only Lua's own references may keep it now.
+  private func releaseSendFunction(on L: OpaquePointer) {
+    guard sendFunctionSlot != nil, let sendFunctionAnchor else { return }
+    lua_pushnil(L)
+    sendFunctionAnchor.replace(popping: L)
+    sendFunctionSlot = nil
+  }
+
+  /// Holds the `send` function while the machine works (nil in between).
+  private var sendFunctionAnchor: LuaReference?
+  /// The anchor's slot while it holds the function, pushed without
+  /// retaining the reference.
+  private var sendFunctionSlot: Int32?
   private let views = BorrowedLuaState()
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
