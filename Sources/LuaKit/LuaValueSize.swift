@@ -20,6 +20,11 @@ public enum LuaValueSize {
     return bytes
   }
 
+  /// A `LuaMemoryCharge`: the object's header and two words, rounded by
+  /// the allocator. A copy that shares its value's storage costs its slot
+  /// and this.
+  public static var charge: Int { 48 }
+
   /// What each element of a table costs before the table knows its final
   /// shape (a field is dearer than an array element).
   static var element: Int { slot }

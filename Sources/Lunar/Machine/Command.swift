@@ -89,7 +89,7 @@ public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
 
   /// What a message whose value is shared (a cached name) takes in a
   /// mailbox: its slot and its charge.
-  static var sharedSize: Int { MemoryLayout<MachineMessage>.stride + 48 }
+  static var sharedSize: Int { MemoryLayout<MachineMessage>.stride + LuaValueSize.charge }
 
   public static func == (lhs: MachineMessage, rhs: MachineMessage) -> Bool { lhs.value == rhs.value }
 

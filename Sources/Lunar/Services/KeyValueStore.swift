@@ -19,11 +19,10 @@ public final class KeyValueStore: Sendable {
 
   /// Sets (or, with `.nil`, removes) the value at `key`, keeping its charge.
   public func set(_ key: String, _ value: ChargedValue) {
-    // The old value is released after the lock, outside it.
-    let old = values.withLock { values in
+    // The old value comes out of the lock, so it is released outside it.
+    _ = values.withLock { values in
       value.value == .nil ? values.removeValue(forKey: key) : values.updateValue(value, forKey: key)
     }
-    _ = old
   }
 
   /// Every key, sorted.
