@@ -70,4 +70,38 @@ struct LiveCountsPlugin: LunarPlugin {
       """)
     #expect(results == [2, 1, 2, true, 1])
   }
+
+  @Test func aMachineThatSettledWorksAgainWithItsOwnSendFunction() async throws {
+    let lua = try TestRuntime(clock: .real)
+    let results = try await lua.run("""
+      local machine = require 'lunar.machine'
+      local sends = {}
+      machine.interpreter('echo', function(cmd, send) sends[#sends + 1] = send; send('pong') end)
+      local m = machine.new { name = 'm', initial = 'a', states = {
+        a = { on = { ping = function() return 'b', { { 'echo' } } end } },
+        b = { on = { pong = 'a' } },
+      } }
+      m:send('ping')
+      m:settle()
+      -- Between two turns, other code anchors values in the registry.
+      local seen = 0
+      for i = 1, 20 do machine.interpreter('count' .. i, function() seen = seen + 1 end) end
+      local tasks = {}
+      for i = 1, 100 do tasks[i] = lunar.spawn(function() return i end) end
+      lunar.await_all(tasks)
+      m:send('ping')
+      m:settle()
+      local counter = machine.new { name = 'counter', initial = 'a', states = {
+        a = { on = { go = function()
+          local commands = {}
+          for i = 1, 20 do commands[i] = { 'count' .. i } end
+          return nil, commands
+        end } },
+      } }
+      counter:send('go')
+      counter:settle()
+      return m.state, #sends, sends[1] == sends[2], seen
+      """)
+    #expect(results == ["a", 2, true, 20])
+  }
 }

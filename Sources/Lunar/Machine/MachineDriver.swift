@@ -322,7 +322,9 @@ public final class MachineDriver {
   /// is idle, and only Lua's own references may keep it now.
   private func releaseSendFunction(on L: OpaquePointer) {
     guard sendFunctionSlot != nil, let sendFunctionAnchor else { return }
-    lua_pushnil(L)
+    // False, not nil: a nil slot in the registry's array part may be handed
+    // out again by luaL_ref, which finds free slots by the length.
+    lua_pushboolean(L, 0)
     sendFunctionAnchor.replace(popping: L)
     sendFunctionSlot = nil
   }
