@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 struct lunar_Control {
-  size_t used;                      // bytes allocated by Lua now
+  _Atomic size_t used;              // bytes allocated by Lua now (written by the loop thread only)
   size_t peak;                      // most bytes allocated at once
   size_t limit;                     // 0 for none; enforced only while armed
+  _Atomic size_t held;              // bytes of copies Swift holds (lunar_charge), any thread
   int armed;                        // > 0 while Lua code runs under lunar_pcall/lunar_resume
+  _Atomic int references;           // the state, and each lunar_retaincontrol
   _Atomic int interrupted;          // LUNAR_INTERRUPT_*; set from signal handlers
   _Atomic int taken;                // 1 once the loop thread has acted on the interrupt
   _Atomic(lua_State *) running;     // the thread running Lua code now
@@ -27,33 +29,82 @@ static inline lunar_Control *control(lua_State *L) {
   return *(lunar_Control **)lua_getextraspace(L);
 }
 
+static inline size_t used_bytes(lunar_Control *c) { return atomic_load_explicit(&c->used, memory_order_relaxed); }
+static inline size_t held_bytes(lunar_Control *c) { return atomic_load_explicit(&c->held, memory_order_relaxed); }
+
 lunar_Control *lunar_control(lua_State *L) { return control(L); }
-size_t lunar_memoryused(lua_State *L) { return control(L)->used; }
+size_t lunar_memoryused(lua_State *L) { return used_bytes(control(L)); }
 size_t lunar_memorypeak(lua_State *L) { return control(L)->peak; }
 size_t lunar_memorylimit(lua_State *L) { return control(L)->limit; }
 
 // MARK: - Allocator and control block
 
+// No request this large can be met: raise_memory_error asks for it to
+// make Lua raise its own memory error.
+#define UNAFFORDABLE ((size_t)1 << 60)
+
 // Counts every byte Lua allocates. The limit is only enforced while Lua
 // code runs under lunar_pcall/lunar_resume ("armed"): Swift frames call the
 // C API outside any protected call, and a failed allocation there would
 // longjmp through them. Swift host functions disarm it for their duration;
-// an overshoot made by Swift is caught at Lua's next allocation.
+// an overshoot made by Swift is caught at Lua's next allocation. The bytes
+// Swift holds in copies of Lua values (`held`) count against the same
+// limit.
 static void *lunar_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   lunar_Control *c = (lunar_Control *)ud;
   size_t old = ptr ? osize : 0;
+  size_t used = used_bytes(c);
   if (nsize == 0) {
-    c->used -= old;
+    atomic_store_explicit(&c->used, used - old, memory_order_relaxed);
     free(ptr);
     return NULL;
   }
-  if (c->limit != 0 && c->armed > 0 && nsize > old && c->used - old + nsize > c->limit)
+  if (nsize >= UNAFFORDABLE) return NULL;
+  if (c->limit != 0 && c->armed > 0 && nsize > old && used - old + nsize + held_bytes(c) > c->limit)
     return NULL;
   void *p = realloc(ptr, nsize);
   if (p == NULL) return NULL;
-  c->used = c->used - old + nsize;
-  if (c->used > c->peak) c->peak = c->used;
+  used = used - old + nsize;
+  atomic_store_explicit(&c->used, used, memory_order_relaxed);
+  if (used > c->peak) c->peak = used;
   return p;
+}
+
+lunar_Control *lunar_retaincontrol(lunar_Control *c) {
+  atomic_fetch_add_explicit(&c->references, 1, memory_order_relaxed);
+  return c;
+}
+
+void lunar_releasecontrol(lunar_Control *c) {
+  if (atomic_fetch_sub_explicit(&c->references, 1, memory_order_acq_rel) != 1) return;
+  sem_destroy(&c->wakeup);
+  free(c);
+}
+
+int lunar_charge(lunar_Control *c, size_t bytes, int force) {
+  size_t held = atomic_fetch_add_explicit(&c->held, bytes, memory_order_relaxed) + bytes;
+  if (force || c->limit == 0 || used_bytes(c) + held <= c->limit) return 1;
+  atomic_fetch_sub_explicit(&c->held, bytes, memory_order_relaxed);
+  return 0;
+}
+
+void lunar_uncharge(lunar_Control *c, size_t bytes) {
+  atomic_fetch_sub_explicit(&c->held, bytes, memory_order_relaxed);
+}
+
+size_t lunar_memoryheld(lunar_Control *c) { return held_bytes(c); }
+
+size_t lunar_memorylimitof(lunar_Control *c) { return c->limit; }
+
+size_t lunar_memoryavailable(lunar_Control *c) {
+  if (c->limit == 0) return SIZE_MAX;
+  size_t taken = used_bytes(c) + held_bytes(c);
+  return taken >= c->limit ? 0 : c->limit - taken;
+}
+
+int lunar_overlimit(lua_State *L) {
+  lunar_Control *c = control(L);
+  return c->limit != 0 && used_bytes(c) + held_bytes(c) > c->limit;
 }
 
 static int lunar_panic(lua_State *L) {
@@ -67,11 +118,11 @@ lua_State *lunar_newstate(size_t limit) {
   lunar_Control *c = calloc(1, sizeof(lunar_Control));
   if (c == NULL) return NULL;
   c->limit = limit;
+  atomic_init(&c->references, 1);
   sem_init(&c->wakeup, 0, 0);
   lua_State *L = lua_newstate(lunar_alloc, c);
   if (L == NULL) {
-    sem_destroy(&c->wakeup);
-    free(c);
+    lunar_releasecontrol(c);
     return NULL;
   }
   *(lunar_Control **)lua_getextraspace(L) = c;  // threads inherit it
@@ -84,8 +135,7 @@ void lunar_close(lua_State *L) {
   lunar_Control *c = control(L);
   lunar_releasesigint(L);
   lua_close(L);
-  sem_destroy(&c->wakeup);
-  free(c);
+  lunar_releasecontrol(c);
 }
 
 static inline int arm(lua_State *L, int value) {
@@ -119,6 +169,27 @@ static int hostfunction_gc(lua_State *L) {
   return 0;
 }
 
+static const char memory_error_key = 0;
+#define MEMORY_ERROR ((void *)&memory_error_key)
+
+void lunar_pushmemoryerror(lua_State *L) { lua_pushlightuserdata(L, MEMORY_ERROR); }
+
+static int raise_memory_error(lua_State *L) {
+  // Lua has no API to raise LUA_ERRMEM, but a request no allocator can
+  // meet makes Lua raise it itself, with its own preallocated message,
+  // exactly as when the limit stops an allocation.
+  lua_newuserdatauv(L, UNAFFORDABLE, 0);
+  return 0;  // not reached
+}
+
+// Raises the error value on top; lunar_pushmemoryerror's value becomes
+// Lua's own memory error.
+static int raise_error(lua_State *L) {
+  if (lua_type(L, -1) == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == MEMORY_ERROR)
+    return raise_memory_error(L);
+  return lua_error(L);
+}
+
 // Resumed after LUNAR_STATUS_YIELD: `ctx` is the stack top before the yield;
 // above it sit the values the scheduler resumed with.
 static int resume_checked(lua_State *L, int status, lua_KContext ctx) {
@@ -129,7 +200,7 @@ static int resume_checked(lua_State *L, int status, lua_KContext ctx) {
     return top - base - 1;
   if (top < base + 2) lua_pushnil(L);
   else lua_pushvalue(L, base + 2);
-  return lua_error(L);
+  return raise_error(L);
 }
 
 static int resume_raw(lua_State *L, int status, lua_KContext ctx) {
@@ -145,7 +216,7 @@ int lunar_finish(lua_State *L, int status) {
     case LUNAR_STATUS_YIELD_RAW:
       return lua_yieldk(L, 1, (lua_KContext)(lua_gettop(L) - 1), resume_raw);
     default:
-      return lua_error(L);
+      return raise_error(L);
   }
 }
 

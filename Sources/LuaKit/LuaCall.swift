@@ -89,6 +89,14 @@ public struct LuaCall {
     try LuaState.readValue(L, at: n, root: name ?? "argument #\(n)")
   }
 
+  /// Argument `n` copied into a value charged against the state's memory
+  /// limit while Swift holds it (see `LuaMemoryBudget`); a copy that would
+  /// pass the limit is refused before it is made, with Lua's own
+  /// `not enough memory` when the host function throws it on.
+  public func chargedValue(_ n: Int32, name: String? = nil) throws(LuaConversionError) -> ChargedValue {
+    try LuaState.readChargedValue(L, at: n, root: name ?? "argument #\(n)")
+  }
+
   /// The `i`th extra upvalue given to `LuaState.push(function:upvalues:)`,
   /// pushed on the stack.
   public func pushUpvalue(_ i: Int32) {

@@ -1,5 +1,6 @@
 import CLua
 import CLuaShim
+import Synchronization
 
 /// How a Swift class appears in Lua as userdata: one metatable per type,
 /// with `__name`, methods reached through `__index`, `__tostring`, and a
@@ -33,6 +34,37 @@ public struct LuaClass<Object: AnyObject> {
   }
 }
 
+/// The memory block of every userdata `push(_:as:)` makes. Lua code cannot
+/// write it, not even through `debug`, so its tags, not the userdata's
+/// (replaceable) metatable, say what the object is.
+struct LuaObjectBlock {
+  /// The retained object; nil once `__gc` has released it.
+  var object: UnsafeMutableRawPointer?
+  /// The object's Swift class: methods cast the pointer back only to it.
+  let type: ObjectIdentifier
+  /// The metatable of the `LuaClass` it was pushed as (its identity in the
+  /// state), so two classes of one Swift type still refuse each other.
+  let metatable: UnsafeRawPointer
+
+  /// The block of the userdata at `index` on `L`, if it is one: full
+  /// userdata of exactly this size (a light or foreign userdata is not).
+  @inline(__always)
+  static func at(_ index: Int32, on L: OpaquePointer) -> UnsafeMutablePointer<LuaObjectBlock>? {
+    guard let raw = lua_touserdata(L, index), lua_rawlen(L, index) == MemoryLayout<LuaObjectBlock>.size else {
+      return nil
+    }
+    return raw.assumingMemoryBound(to: LuaObjectBlock.self)
+  }
+
+  /// Every Swift class ever pushed: `__gc` releases a block of another class
+  /// (its metatable swapped through `debug`) only if its type is one of these.
+  static let knownTypes = Mutex<Set<ObjectIdentifier>>([])
+
+  /// The registry table naming each class by its metatable's address, for
+  /// messages about userdata whose metatable was swapped.
+  static let classNames = "lunar.classes"
+}
+
 extension LuaState {
   /// Creates the metatable for `luaClass` (once per name per state).
   public func register<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
@@ -42,21 +74,38 @@ extension LuaState {
     }
     let name = luaClass.name
     let table = lua_gettop(L)
+    let type = ObjectIdentifier(Object.self)
+    _ = LuaObjectBlock.knownTypes.withLock { $0.insert(type) }
 
     push(function: { call in
-      let slot = lua_touserdata(call.L, 1)!.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-      if let object = slot.pointee {
-        slot.pointee = nil
-        Unmanaged<Object>.fromOpaque(object).release()
+      // Releasing needs no static type, so a block of another known class
+      // (its metatable swapped with `debug`) is released as well.
+      if let block = LuaObjectBlock.at(1, on: call.L), let object = block.pointee.object,
+        block.pointee.type == type || LuaObjectBlock.knownTypes.withLock({ $0.contains(block.pointee.type) })
+      {
+        block.pointee.object = nil
+        Unmanaged<AnyObject>.fromOpaque(object).release()
       }
       return .none
     })
     lua_setfield(L, table, "__gc")
 
     // The registry keeps the metatable for the state's life, so its
-    // address stays its identity: the functions below check `self` by
-    // comparing addresses, with no lookup by name.
+    // address stays its identity: every object pushed as this class carries
+    // it in its block, and the functions below compare the two.
     let metatable = lua_topointer(L, table)!
+    lua_getfield(L, lunar_registryindex(), LuaObjectBlock.classNames)
+    if lua_type(L, -1) != LUA_TTABLE {
+      pop()
+      lua_createtable(L, 0, 4)
+      lua_pushvalue(L, -1)
+      lua_setfield(L, lunar_registryindex(), LuaObjectBlock.classNames)
+    }
+    lua_pushlightuserdata(L, UnsafeMutableRawPointer(mutating: metatable))
+    push(name)
+    lua_rawset(L, -3)
+    pop()
+
     func pushChecked(_ body: @escaping LuaClass<Object>.Method) {
       push(function: { call in try body(try call.object(1, of: Object.self, metatable: metatable, named: name), call) })
     }
@@ -105,19 +154,38 @@ extension LuaState {
       return
     }
     pop()
-    let slot = lunar_newuserdata(L, MemoryLayout<UnsafeMutableRawPointer?>.size)!
-    slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee = Unmanaged.passRetained(object).toOpaque()
+    let raw = lunar_newuserdata(L, MemoryLayout<LuaObjectBlock>.size)!
     if lunar_getmetatable(L, luaClass.name) == LUA_TNIL {
       pop()
       register(luaClass)
       _ = lunar_getmetatable(L, luaClass.name)
     }
+    raw.bindMemory(to: LuaObjectBlock.self, capacity: 1).initialize(
+      to: LuaObjectBlock(
+        object: Unmanaged.passRetained(object).toOpaque(), type: ObjectIdentifier(Object.self),
+        metatable: lua_topointer(L, -1)!))
     lua_setmetatable(L, -2)
     // cache[key] = userdata; the cache is under the userdata on the stack.
     lua_pushlightuserdata(L, key)
     lua_pushvalue(L, -2)
     lua_rawset(L, -4)
     lunar_remove(L, -2)
+  }
+
+  /// The object inside the userdata at `index` if `push(_:as:)` made it
+  /// from an object of class `type` (as any `LuaClass` of that type) and Lua
+  /// has not collected it; nil for any other value. Checked by the tag in
+  /// the userdata's own memory, so a metatable swapped with `debug` cannot
+  /// pass one class off as another.
+  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
+    LuaState.object(at: index, of: type, on: L)
+  }
+
+  static func object<Object: AnyObject>(at index: Int32, of type: Object.Type, on L: OpaquePointer) -> Object? {
+    guard let block = LuaObjectBlock.at(index, on: L), block.pointee.type == ObjectIdentifier(type),
+      let object = block.pointee.object
+    else { return nil }
+    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
   }
 
   /// Pushes the registry's table of live userdata by object, with weak
@@ -141,7 +209,10 @@ extension LuaCall {
   public func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, named name: String)
     throws(LuaArgumentError) -> Object
   {
-    try object(in: luaL_testudata(L, n, name), n, named: name)
+    let metatable = lunar_getmetatable(L, name) == LUA_TTABLE ? lua_topointer(L, -1) : nil
+    lua_settop(L, -2)
+    guard let metatable else { throw wrongObject(n, expected: name) }
+    return try object(n, of: type, metatable: metatable, named: name)
   }
 
   /// Argument `n` as an object of `luaClass`.
@@ -149,30 +220,39 @@ extension LuaCall {
     try object(n, of: Object.self, named: luaClass.name)
   }
 
-  /// Argument `n` as an object whose metatable is at address `metatable`
-  /// (see `LuaState.register`).
+  /// The object inside the userdata at stack index `index` if it is a live
+  /// object of class `type` (see `LuaState.object(at:of:)`); nil otherwise.
+  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
+    LuaState.object(at: index, of: type, on: L)
+  }
+
+  /// Argument `n` as an object pushed as the class whose metatable is at
+  /// address `metatable` (see `LuaState.register`): both tags of its block
+  /// must match, whatever its metatable is now.
+  @inline(__always)
   func object<Object: AnyObject>(_ n: Int32, of type: Object.Type, metatable: UnsafeRawPointer, named name: String)
     throws(LuaArgumentError) -> Object
   {
-    var raw = lua_touserdata(L, n)
-    if raw != nil {
-      if lua_getmetatable(L, n) == 0 {
-        raw = nil
-      } else {
-        if lua_topointer(L, -1) != metatable { raw = nil }
-        lua_settop(L, -2)
-      }
-    }
-    return try object(in: raw, n, named: name)
+    guard let block = LuaObjectBlock.at(n, on: L), block.pointee.metatable == metatable,
+      block.pointee.type == ObjectIdentifier(type)
+    else { throw wrongObject(n, expected: name) }
+    guard let object = block.pointee.object else { throw .invalid(n, "\(name) already released") }
+    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
   }
 
-  private func object<Object: AnyObject>(in raw: UnsafeMutableRawPointer?, _ n: Int32, named name: String)
-    throws(LuaArgumentError) -> Object
-  {
-    guard let raw else { throw .type(n, expected: name) }
-    guard let object = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee else {
-      throw .invalid(n, "\(name) already released")
-    }
-    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
+  /// The type error for argument `n`, naming an object by the class it was
+  /// pushed as (not by a metatable it may have been given since).
+  private func wrongObject(_ n: Int32, expected name: String) -> LuaArgumentError {
+    guard let block = LuaObjectBlock.at(n, on: L) else { return .type(n, expected: name) }
+    lua_getfield(L, lunar_registryindex(), LuaObjectBlock.classNames)
+    defer { lua_settop(L, -2) }
+    guard lua_type(L, -1) == LUA_TTABLE else { return .type(n, expected: name) }
+    lua_pushlightuserdata(L, UnsafeMutableRawPointer(mutating: block.pointee.metatable))
+    lua_rawget(L, -2)
+    defer { lua_settop(L, -2) }
+    var length = 0
+    guard lua_type(L, -1) == LUA_TSTRING, let chars = lua_tolstring(L, -1, &length) else { return .type(n, expected: name) }
+    let actual = String(decoding: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
+    return .invalid(n, "\(name) expected, got \(actual)")
   }
 }

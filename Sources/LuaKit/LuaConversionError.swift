@@ -14,6 +14,8 @@ public struct LuaConversionError: Error, Sendable, Equatable, CustomStringConver
     case typeMismatch(expected: String, got: String)
     /// A field a Swift type needs and the table lacks.
     case missing
+    /// Copying it would pass the state's memory limit.
+    case notEnoughMemory
     /// Anything else, in words.
     case other(String)
   }
@@ -37,6 +39,7 @@ public struct LuaConversionError: Error, Sendable, Equatable, CustomStringConver
     case .unsupportedKey(let type): "\(path): a \(type) key cannot cross into Swift"
     case .typeMismatch(let expected, let got): "\(path): \(expected) expected, got \(got)"
     case .missing: "\(path): missing field"
+    case .notEnoughMemory: "not enough memory"
     case .other(let text): "\(path): \(text)"
     }
   }

@@ -80,7 +80,11 @@ final class LuaFunctionBox {
       do {
         return try box.body(call).status
       } catch {
-        call.pushError(error)
+        if LuaError.isNotEnoughMemory(error) {
+          lunar_pushmemoryerror(L)
+        } else {
+          call.pushError(error)
+        }
         return LUNAR_STATUS_ERROR
       }
     }

@@ -33,7 +33,9 @@ public final class LuaReference {
   }
 
   /// Pops the top value of `L` (a thread of the same state) and anchors it
-  /// in place of the referenced one, in the same slot.
+  /// in place of the referenced one, in the same slot. Not nil: `luaL_ref`
+  /// finds free slots by the registry's length, so it could hand out a
+  /// slot holding nil to another reference.
   public func replace(popping L: OpaquePointer) {
     lua_rawseti(L, lunar_registryindex(), lua_Integer(ref))
   }

@@ -63,8 +63,8 @@ struct LunarModulePlugin: LunarPlugin {
     }
 
     // lunar.await_all{t1, t2, ...} -> first result of each, in order
-    module.function("await_all") { [unowned scheduler, unowned runtime] call in
-      let tasks = try Self.tasks(call, runtime.taskClass)
+    module.function("await_all") { [unowned scheduler] call in
+      let tasks = try Self.tasks(call)
       if let failed = tasks.first(where: { $0.status == .failed || $0.status == .cancelled }) {
         return scheduler.deliver(failed.waitResult(appendingTraceback: true), on: call.L)
       }
@@ -75,8 +75,8 @@ struct LunarModulePlugin: LunarPlugin {
     }
 
     // lunar.await_any{t1, t2, ...} -> index of the first to finish, its results
-    module.function("await_any") { [unowned scheduler, unowned runtime] call in
-      let tasks = try Self.tasks(call, runtime.taskClass)
+    module.function("await_any") { [unowned scheduler] call in
+      let tasks = try Self.tasks(call)
       guard !tasks.isEmpty else { throw LuaArgumentError.invalid(1, "at least one task expected") }
       let wait = Wait(subject: "any of \(tasks.map(\.label).joined(separator: ", "))")
       let group = GroupWait(tasks: tasks, wait: wait, scheduler: scheduler, mode: .any)
@@ -109,7 +109,7 @@ struct LunarModulePlugin: LunarPlugin {
   }
 
   /// Argument 1 as an array of task handles.
-  static func tasks(_ call: LuaCall, _ taskClass: LuaClass<LuaTask>) throws -> [LuaTask] {
+  static func tasks(_ call: LuaCall) throws -> [LuaTask] {
     try call.check(1, is: .table)
     let L = call.L
     let count = lua_rawlen(L, 1)
@@ -117,13 +117,10 @@ struct LunarModulePlugin: LunarPlugin {
     for i in 0..<count {
       lua_rawgeti(L, 1, lua_Integer(i + 1))
       defer { lua_settop(L, -2) }
-      guard let raw = luaL_testudata(L, -1, taskClass.name),
-        let pointer = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
-      else {
+      guard let task = call.object(at: -1, of: LuaTask.self) else {
         throw LuaArgumentError.invalid(
           1, "task expected at index \(i + 1), got \(String(cString: lunar_typename(L, -1)))")
       }
-      let task = Unmanaged<LuaTask>.fromOpaque(pointer).takeUnretainedValue()
       task.observed = true
       tasks.append(task)
     }

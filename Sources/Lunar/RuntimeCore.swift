@@ -29,16 +29,25 @@ public final class RuntimeCore {
   private let failedOutput = FailedOutput()
   /// Where `--sandbox` loads Lua source from (nil without the sandbox).
   private var sandboxFolders: SandboxFolders?
+  /// The state's memory limit as Swift shares it: copies of Lua values
+  /// kept in Swift, and values Swift work makes for Lua, are charged to it.
+  public let memoryBudget: LuaMemoryBudget
   private var stopped = false
   /// The userdata class of task handles.
   public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
   private var installedPlugins: Set<String> = []
   /// Swift work running as tasks, by task id.
   var swiftWork: [Int: LuaTask] = [:]
-  /// Every queue made in this runtime, for the REPL's `.queues`.
-  public internal(set) var queues: [LuaQueue] = []
-  /// Every machine made in this runtime (for `lunar graph` and `.machines`).
-  public internal(set) var machines: [MachineDriver] = []
+  /// The queues Lua can still reach or that still have jobs, oldest first
+  /// (the REPL's `.queues`).
+  public var queues: [LuaQueue] { liveQueues.all }
+  /// The machines Lua can still reach or that have not settled, oldest
+  /// first (`lunar graph` and the REPL's `.machines`).
+  public var machines: [MachineDriver] { liveMachines.all }
+  /// Queues by registration, without keeping them alive.
+  public let liveQueues = LiveObjects<LuaQueue>()
+  /// Machines by registration, without keeping them alive.
+  public let liveMachines = LiveObjects<MachineDriver>()
   /// Command interpreters by command name.
   public let interpreters = InterpreterRegistry()
   /// Services offered to interpreters and actions.
@@ -51,7 +60,7 @@ public final class RuntimeCore {
   /// By the name's bytes, as Lua asks for them.
   var swiftMachines: [LuaString: () -> any MachineBehavior] = [:]
 
-  /// The most recent machine called `name` (byte for byte).
+  /// The most recent live machine called `name` (byte for byte).
   public func machine(named name: LuaString) -> MachineDriver? {
     machines.last { $0.name == name }
   }
@@ -85,18 +94,22 @@ public final class RuntimeCore {
   public func retain(_ object: AnyObject) { retained.append(object) }
 
   /// Runs async Swift `work` off the loop and then `then` on the loop with
-  /// its value; the loop counts it as work in flight meanwhile.
+  /// its value; the loop counts it as work in flight meanwhile. The value
+  /// counts against the memory limit until `then` has run (a value over it
+  /// arrives all the same: Lua's next allocation fails instead).
   public func afterAsync(_ work: @escaping @Sendable () async -> LuaValue, then: @escaping (LuaValue) -> Void) {
     let token = nextCompletion
     nextCompletion += 1
     valueCallbacks[token] = then
     scheduler.inFlight += 1
     let inbox = self.inbox
+    let budget = memoryBudget
     Task {
       let value = await work()
+      let charge = budget.isLimited ? budget.chargeAnyway(value.estimatedSize) : nil
       inbox.post { core in
         core.scheduler.inFlight -= 1
-        core.valueCallbacks.removeValue(forKey: token)?(value)
+        withExtendedLifetime(charge) { core.valueCallbacks.removeValue(forKey: token)?(value) }
       }
     }
   }
@@ -112,6 +125,7 @@ public final class RuntimeCore {
   init(configuration: RuntimeConfiguration) throws {
     self.configuration = configuration
     state = try LuaState(memoryLimit: configuration.memoryLimit)
+    memoryBudget = state.memoryBudget
     _ = lunar_gcgenerational(state.L)
     clock = RuntimeClock(configuration.clock)
     trace = Trace(sinks: configuration.traceSinks, clock: clock)
@@ -312,29 +326,36 @@ public final class RuntimeCore {
   /// that suspends finishes on Swift's pool and posts its result back.
   public func asyncFunction(_ body: @escaping AsyncLuaFunction) -> LuaFunction {
     { [unowned self] call in
-      var arguments: [LuaValue] = []
+      // The arguments are copies the work keeps: charged until it is done.
+      var arguments: [ChargedValue] = []
       arguments.reserveCapacity(Int(call.argumentCount))
       var i: Int32 = 1
       while i <= call.argumentCount {
-        arguments.append(try call.value(i))
+        arguments.append(try call.chargedValue(i))
         i += 1
       }
-      let values = arguments
-      return self.await(call, subject: "async call") { try await body(values) }
+      let charged = arguments
+      return self.await(call, subject: "async call") {
+        defer { withExtendedLifetime(charged) {} }
+        return try await body(charged.map(\.value))
+      }
     }
   }
 
   /// Runs `work` for the host function `call` and waits for it (see
-  /// `asyncFunction`); the value it returns becomes the call's result.
+  /// `asyncFunction`); the value it returns becomes the call's result. The
+  /// value counts against the memory limit from when the work returns it
+  /// until Lua has its copy; one that does not fit is `not enough memory`.
   public func await(_ call: LuaCall, subject: String, _ work: @escaping @Sendable () async throws -> LuaValue)
     -> LuaReturn
   {
     let handoff = AsyncHandoff()
     let inbox = self.inbox
+    let budget = memoryBudget
     let swiftTask = Task.immediate {
-      let result: Result<LuaValue, any Error>
+      let result: Result<ChargedValue, any Error>
       do {
-        result = .success(try await work())
+        result = .success(try budget.hold(try await work()))
       } catch {
         result = .failure(error)
       }
@@ -362,17 +383,19 @@ public final class RuntimeCore {
   private var nextAsyncID = 1
   private var asyncWaits: [Int: Wait] = [:]
 
-  private func completeAsync(_ waitID: Int, _ result: Result<LuaValue, any Error>) {
+  private func completeAsync(_ waitID: Int, _ result: Result<ChargedValue, any Error>) {
     guard let wait = asyncWaits.removeValue(forKey: waitID) else { return }
     scheduler.inFlight -= 1
     wait.onCancel = nil
     scheduler.complete(wait, waitResult(for: result, location: wait.location))
   }
 
-  private func waitResult(for result: Result<LuaValue, any Error>, location: String) -> WaitResult {
+  private func waitResult(for result: Result<ChargedValue, any Error>, location: String) -> WaitResult {
     switch result {
     case .success(let value):
-      return .values([value])
+      return .value(value)
+    case .failure(let error) where LuaError.isNotEnoughMemory(error):
+      return .notEnoughMemory
     case .failure(let error as LuaError):
       return .failure { L in
         if (try? LuaState(borrowing: L).push(error.value)) == nil { LuaState(borrowing: L).push(error.message) }
@@ -528,7 +551,9 @@ public final class RuntimeCore {
       return reason == LUNAR_INTERRUPT_TIMEOUT ? .timedOut(timeoutMessage + held) : .interrupted("interrupted" + held)
     }
     scheduler.cancelAll(on: state.L)
-    if error.kind == .memory && configuration.memoryLimit > 0 {
+    // A memory error caught by `pcall` and raised again with `error(e, 0)`
+    // is a plain error with Lua's own message: it is the limit all the same.
+    if (error.kind == .memory || error.message == LuaError.notEnoughMemory.message) && configuration.memoryLimit > 0 {
       var error = error
       error.message += " (the limit is \(configuration.memoryLimit) bytes)"
       return .lua(error)
@@ -606,7 +631,7 @@ private final class FailedOutput: Sendable {
 final class AsyncHandoff: Sendable {
   private enum State {
     case running
-    case finished(Result<LuaValue, any Error>)
+    case finished(Result<ChargedValue, any Error>)
     case detached(waitID: Int)
   }
 
@@ -614,7 +639,7 @@ final class AsyncHandoff: Sendable {
 
   /// Called by the task when done: returns the wait id to post to if the
   /// host function has already moved on.
-  func finish(_ result: sending Result<LuaValue, any Error>) -> Int? {
+  func finish(_ result: sending Result<ChargedValue, any Error>) -> Int? {
     state.withLock { state in
       if case .detached(let id) = state { return id }
       state = .finished(result)
@@ -624,7 +649,7 @@ final class AsyncHandoff: Sendable {
 
   /// Called by the host function after starting the task: the result if it
   /// is already there, otherwise nil (the task will post to `waitID`).
-  func detach(waitID: Int) -> Result<LuaValue, any Error>? {
+  func detach(waitID: Int) -> Result<ChargedValue, any Error>? {
     state.withLock { state in
       if case .finished(let result) = state { return result }
       state = .detached(waitID: waitID)

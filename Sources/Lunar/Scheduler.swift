@@ -181,8 +181,10 @@ public final class Scheduler {
       task.status = .running
       if task.traced && trace.isEnabled { trace.emit("task.started", [.init("id", .integer(Int64(task.id)))]) }
     case .result(let result):
-      lua_pushboolean(co, result.failed ? 0 : 1)
-      arguments = 1 + result.push(co)
+      let (count, failed) = result.pushOutcome(on: co)
+      lua_pushboolean(co, failed ? 0 : 1)
+      lunar_insert(co, -(count + 1))
+      arguments = 1 + count
       if task.traced && trace.isEnabled { trace.emit("task.resumed", [.init("id", .integer(Int64(task.id)))]) }
     case .plain:
       arguments = 0
@@ -254,13 +256,23 @@ public final class Scheduler {
     settle(task, as: .cancelled)
   }
 
-  /// Finishes a task driven from Swift with these results.
+  /// Finishes a task driven from Swift with these results; results that
+  /// would pass the memory limit fail it with `not enough memory`.
   public func finish(_ task: LuaTask, values: [LuaValue]) {
     guard !task.isFinished else { return }
     let L = state.L
+    let base = lua_gettop(L)
     lua_createtable(L, Int32(values.count), 0)
     for (i, value) in values.enumerated() {
-      if (try? state.push(value)) == nil { lua_pushnil(L) }
+      do {
+        try state.push(value)
+      } catch let error where error.reason == .notEnoughMemory {
+        lua_settop(L, base)
+        fail(task, message: LuaError.notEnoughMemory.message)
+        return
+      } catch {
+        lua_pushnil(L)
+      }
       lua_rawseti(L, -2, lua_Integer(i + 1))
     }
     task.outcome = LuaReference(popping: state)
@@ -410,9 +422,10 @@ public final class Scheduler {
         call.push(failure)
         return .values(2)
       }
-      let result = wait.result!
-      lua_pushboolean(L, result.failed ? 0 : 1)
-      return .values(result.push(L) + 1)
+      let (count, failed) = wait.result!.pushOutcome(on: L)
+      lua_pushboolean(L, failed ? 0 : 1)
+      lunar_insert(L, -(count + 1))
+      return .values(count + 1)
     }
   }
 
@@ -451,8 +464,8 @@ public final class Scheduler {
 
   /// Pushes a wait's values (or its error) on `L` for a host function.
   public func deliver(_ result: WaitResult, on L: OpaquePointer) -> LuaReturn {
-    let count = result.push(L)
-    return result.failed ? .error : .values(count)
+    let (count, failed) = result.pushOutcome(on: L)
+    return failed ? .error : .values(count)
   }
 
   /// `chunk:line:` of the Lua code calling the running host function.

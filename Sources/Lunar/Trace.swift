@@ -28,6 +28,16 @@ public struct TraceEvent: Sendable, Equatable {
     fields.first { $0.name == name }?.value
   }
 
+  /// The bytes the event takes in Swift's memory (see `LuaValueSize`).
+  public var estimatedSize: Int {
+    var bytes = MemoryLayout<TraceEvent>.stride + LuaValueSize.string(byteCount: kind.utf8.count)
+    for field in fields {
+      bytes += MemoryLayout<Field>.stride + LuaValueSize.string(byteCount: field.name.utf8.count)
+      bytes += field.value.estimatedSize
+    }
+    return bytes
+  }
+
   /// `task.done id=1 at="x.lua:3"`: the kind and fields, one line.
   public var summary: String {
     ([kind] + fields.map { "\($0.name)=\($0.value.traceText)" }).joined(separator: " ")
@@ -60,21 +70,35 @@ public protocol FileWritingSink: TraceSink {
 }
 
 /// Keeps every event in memory, for tests and for Lua's trace assertions.
+/// With a memory budget, the events it keeps count against the limit until
+/// cleared (an event over the limit is kept all the same: Lua's next
+/// allocation fails instead).
 public final class TraceRecorder: TraceSink {
-  private let storage = Mutex<[TraceEvent]>([])
+  private struct Recorded {
+    var events: [TraceEvent] = []
+    var charges: [LuaMemoryCharge] = []
+  }
+  private let storage = Mutex(Recorded())
+  private let budget: LuaMemoryBudget?
 
-  /// An empty recorder.
-  public init() {}
+  /// An empty recorder; with `budget`, its events are charged to it.
+  public init(budget: LuaMemoryBudget? = nil) {
+    self.budget = budget?.isLimited == true ? budget : nil
+  }
 
   public func receive(_ event: TraceEvent) {
-    storage.withLock { $0.append(event) }
+    let charge = budget?.chargeAnyway(event.estimatedSize)
+    storage.withLock { recorded in
+      recorded.events.append(event)
+      if let charge { recorded.charges.append(charge) }
+    }
   }
 
   /// Every event received so far.
-  public var events: [TraceEvent] { storage.withLock { $0 } }
+  public var events: [TraceEvent] { storage.withLock { $0.events } }
 
   /// Forgets every event.
-  public func clear() { storage.withLock { $0.removeAll() } }
+  public func clear() { storage.withLock { $0 = Recorded() } }
 }
 
 /// Writes one line per event to a file descriptor:

@@ -14,7 +14,7 @@ struct TraceModulePlugin: LunarPlugin {
   let name = "lunar.trace"
 
   func install(in runtime: RuntimeCore) throws {
-    let recorder = TraceRecorder()
+    let recorder = TraceRecorder(budget: runtime.memoryBudget)
     let trace = runtime.trace
     var recording = false
     var module = LuaModule("lunar.trace")

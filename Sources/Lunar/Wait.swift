@@ -50,10 +50,26 @@ public final class Wait {
 /// The outcome of a wait: values or an error, pushed onto whichever Lua
 /// thread resumes.
 public struct WaitResult {
-  /// Pushes the values (or the one error value) and returns how many.
+  /// Pushes the values (or the one error value) and returns how many; or
+  /// returns `refused`, having pushed nothing, when the values would pass
+  /// the memory limit.
   public let push: (OpaquePointer) -> Int32
   /// True when `push` pushes an error.
   public let failed: Bool
+
+  /// What `push` returns for values that do not fit in the memory limit.
+  public static let refused: Int32 = -1
+
+  /// Pushes the result on `L`: how many values, and whether the one value
+  /// is an error. Values that did not fit become Lua's own memory error.
+  func pushOutcome(on L: OpaquePointer) -> (count: Int32, failed: Bool) {
+    let top = lua_gettop(L)
+    let count = push(L)
+    guard count == WaitResult.refused else { return (count, failed) }
+    lua_settop(L, top)
+    lunar_pushmemoryerror(L)
+    return (1, true)
+  }
 
   /// Values pushed by `push`.
   public static func values(_ push: @escaping (OpaquePointer) -> Int32) -> WaitResult {
@@ -63,14 +79,35 @@ public struct WaitResult {
   /// No values.
   public static var nothing: WaitResult { WaitResult(push: { _ in 0 }, failed: false) }
 
-  /// Copies of `values`.
+  /// Copies of `values`; a value that cannot be pushed is nil, and values
+  /// that would pass the memory limit are Lua's memory error.
   public static func values(_ values: [LuaValue]) -> WaitResult {
     .values { L in
       let state = LuaState(borrowing: L)
       guard state.ensureStack(Int32(values.count) + 1) else { return 0 }
-      for value in values where (try? state.push(value)) == nil { lua_pushnil(L) }
+      for value in values {
+        do {
+          try state.push(value)
+        } catch let error as LuaConversionError where error.reason == .notEnoughMemory {
+          return refused
+        } catch {
+          lua_pushnil(L)
+        }
+      }
       return Int32(values.count)
     }
+  }
+
+  /// A copy of `value`, whose charge lasts until the wait's result is
+  /// dropped: the copy in Swift counts until Lua has its own.
+  public static func value(_ value: ChargedValue) -> WaitResult {
+    let result = values([value.value])
+    return .values { L in withExtendedLifetime(value) { result.push(L) } }
+  }
+
+  /// Lua's own memory error (`not enough memory`, status LUA_ERRMEM).
+  public static var notEnoughMemory: WaitResult {
+    .failure { L in lunar_pushmemoryerror(L) }
   }
 
   /// An error whose value `push` pushes.

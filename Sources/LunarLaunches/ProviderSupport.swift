@@ -73,6 +73,7 @@ enum ProviderSupport {
       case .missing: "missing field"
       case .other(let text): text
       case .tooDeep(let limit): "nested deeper than \(limit) levels"
+      case .notEnoughMemory: "not enough memory"
       case .cycle, .cannotCross, .unsupportedKey: String(describing: error.reason)
       }
     return "\(jsonPath(error.path)): \(reason)"

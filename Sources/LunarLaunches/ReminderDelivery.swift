@@ -62,10 +62,7 @@ final class ReminderDelivery {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     target.push(on: L)
-    if let raw = luaL_testudata(L, -1, "lunar.machine"),
-      let pointer = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
-    {
-      let machine = Unmanaged<MachineDriver>.fromOpaque(pointer).takeUnretainedValue()
+    if let machine = core.state.object(at: -1, of: MachineDriver.self) {
       var message = LuaTable(array: ["reminder"])
       message["launch"] = reminder["launch"]
       message["minutes"] = reminder["minutes"]

@@ -27,6 +27,20 @@ private func counterClass() -> LuaClass<Counter> {
   return luaClass
 }
 
+/// A second Swift class, to swap metatables with.
+final class Gauge {
+  var readings: [Int64] = [1, 2, 3]
+}
+
+private func gaugeClass() -> LuaClass<Gauge> {
+  var luaClass = LuaClass<Gauge>(name: "Gauge")
+  luaClass.method("length") { gauge, call in
+    call.push(gauge.readings.count)
+    return .one
+  }
+  return luaClass
+}
+
 @Suite(.serialized) struct LuaClassTests {
   @Test func methodsPropertiesAndToString() throws {
     let state = try LuaState()
@@ -89,6 +103,47 @@ private func counterClass() -> LuaClass<Counter> {
     let file = try failure("c.add(io.stdout, 1)", in: state)
     #expect(file.message == "test.lua:1: bad argument #1 to 'add' (Counter expected, got FILE*)")
     #expect(try run("return c:add(4)", in: state) == .integer(4))
+  }
+
+  @Test func aSwappedMetatableCannotPassOneClassOffAsAnother() throws {
+    let state = try LuaState()
+    let before = Counter.released
+    state.push(Counter(), as: counterClass())
+    state.setGlobal("c")
+    state.push(Gauge(), as: gaugeClass())
+    state.setGlobal("g")
+    try run("debug.setmetatable(c, getmetatable(g))", in: state)
+    // Gauge's method finds a Counter in the block, whatever the metatable says.
+    let swapped = try failure("return c:length()", in: state)
+    #expect(swapped.message == "test.lua:1: calling 'length' on bad self (Gauge expected, got Counter)")
+    let direct = try failure("return g.length(c)", in: state)
+    #expect(direct.message == "test.lua:1: bad argument #1 to 'length' (Gauge expected, got Counter)")
+    #expect(try run("return g:length()", in: state) == .integer(3))
+    // Swift still finds the Counter in it.
+    state.getGlobal("c")
+    #expect(state.object(at: -1, of: Counter.self) != nil)
+    #expect(state.object(at: -1, of: Gauge.self) == nil)
+    state.pop()
+    // Called by hand on anything, __gc leaves what is not an object alone;
+    // the swapped object is still released when collected.
+    try run("local gc = getmetatable(g).__gc; gc(1); gc(io.stdout); gc(nil); gc({})", in: state)
+    try run("c = nil", in: state)
+    state.collectGarbage()
+    #expect(Counter.released == before + 1)
+  }
+
+  @Test func objectsAreFoundByTheirSwiftClass() throws {
+    let state = try LuaState()
+    let counter = Counter()
+    state.push(counter, as: counterClass())
+    #expect(state.object(at: -1, of: Counter.self) === counter)
+    #expect(state.object(at: -1, of: Gauge.self) == nil)
+    state.push(function: { _ in .none })
+    lua_pushlightuserdata(state.L, Unmanaged.passUnretained(counter).toOpaque())
+    try state.load("return io.stdout", name: "=stdout")
+    try state.call(arguments: 0, results: 1)
+    state.push("text")
+    for index: Int32 in -4 ... -1 { #expect(state.object(at: index, of: Counter.self) == nil) }
   }
 
   @Test func garbageCollectionReleasesTheSwiftObject() throws {

@@ -47,6 +47,29 @@ size_t lunar_memorypeak(lua_State *L);
 /// The limit in bytes (0: none).
 size_t lunar_memorylimit(lua_State *L);
 
+// MARK: - Copies held by Swift, counted against the same limit
+
+/// Keeps a control block alive, past lunar_close, until the matching
+/// lunar_releasecontrol (copies may be released after the state); returns it.
+lunar_Control *lunar_retaincontrol(lunar_Control *c);
+/// Gives back a lunar_retaincontrol (or lunar_newstate's own reference).
+void lunar_releasecontrol(lunar_Control *c);
+/// Counts `bytes` Swift now holds; returns 0 (and counts nothing) if Lua's
+/// bytes and those held would then pass the limit, unless `force`. Any
+/// thread.
+int lunar_charge(lunar_Control *c, size_t bytes, int force);
+/// Gives back bytes counted by lunar_charge. Any thread.
+void lunar_uncharge(lunar_Control *c, size_t bytes);
+/// Bytes Swift holds now.
+size_t lunar_memoryheld(lunar_Control *c);
+/// The limit in bytes (0: none), from the control block.
+size_t lunar_memorylimitof(lunar_Control *c);
+/// Bytes that may still be charged or allocated (SIZE_MAX without a limit).
+size_t lunar_memoryavailable(lunar_Control *c);
+/// True when Lua's bytes and those held together pass the limit (Swift
+/// pushing a value checks this, as the allocator is disarmed meanwhile).
+int lunar_overlimit(lua_State *L);
+
 // MARK: - Interrupts (Ctrl-C, timeouts)
 
 #define LUNAR_INTERRUPT_NONE 0
@@ -138,6 +161,10 @@ void lunar_pushhostfunction(lua_State *L, void *function, int nup);
 /// The status a trampoline applies after Swift returned `status`; for C
 /// callers that build their own trampolines.
 int lunar_finish(lua_State *L, int status);
+/// Pushes the error value that stands for Lua's own memory error: raised
+/// by a host function (LUNAR_STATUS_ERROR) or resumed as a wait's error, it
+/// becomes `not enough memory` with status LUA_ERRMEM.
+void lunar_pushmemoryerror(lua_State *L);
 
 /// Pushes an `__index` function for userdata classes with properties: it
 /// looks the key up in the methods table at the top of the stack first (no

@@ -16,10 +16,12 @@ struct ActionModulePlugin: ModulePlugin {
     // Swift actions, from Lua: swift_run(name, input, chain) -> output
     module.function("swift_run") { [unowned runtime] call in
       let name = try call.bytes(1)
-      let input = try call.value(2, name: "input")
+      // The action keeps its input until it is done: charged meanwhile.
+      let input = try call.chargedValue(2, name: "input")
       let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
       return runtime.await(call, subject: "action \(name)") {
-        try await actions.run(name, input: input, chain: chain)
+        defer { withExtendedLifetime(input) {} }
+        return try await actions.run(name, input: input.value, chain: chain)
       }
     }
     module.function("has_swift") { call in
@@ -38,7 +40,9 @@ struct ActionModulePlugin: ModulePlugin {
     module.function("emit") { [unowned runtime] call in
       guard runtime.trace.isEnabled else { return .none }
       let kind = try call.string(1)
-      let fields = try call.value(2, name: "fields").tableValue ?? LuaTable()
+      // Checked against the memory limit: a recorder may keep the event.
+      let charged = try call.chargedValue(2, name: "fields")
+      let fields = charged.value.tableValue ?? LuaTable()
       var list: [TraceEvent.Field] = []
       for key in ["action", "event", "depth", "input", "duration", "error"] where fields[key] != .nil {
         list.append(.init(key, fields[key]))

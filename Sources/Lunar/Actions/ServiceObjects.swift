@@ -34,7 +34,9 @@ enum ServiceObjects {
     // http:get(url [, opts]) -> { status =, body = }
     func request(_ call: LuaCall, method: String, json: Bool) throws -> LuaReturn {
       let url = try call.string(2)
-      let body: LuaValue = method == "POST" ? try call.value(3, name: "body") : .nil
+      // The body is kept until the request is done: charged meanwhile.
+      let chargedBody = method == "POST" ? try call.chargedValue(3, name: "body") : ChargedValue(.nil)
+      let body = chargedBody.value
       let position: Int32 = method == "POST" ? 4 : 3
       let options = try call.value(position, name: "options")
       guard options == .nil || options.tableValue != nil else { throw LuaArgumentError.type(position, expected: "table") }
@@ -48,11 +50,16 @@ enum ServiceObjects {
         try call.push(entry["response"])
         return .one
       }
+      let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
       return runtime.await(call, subject: "\(method) \(url)") {
+        defer { withExtendedLifetime(chargedBody) {} }
         do {
           let response: LuaValue
           if json {
-            response = method == "POST" ? try await http.postJSON(url, body, timeout: timeout) : try await http.getJSON(url, timeout: timeout)
+            response =
+              method == "POST"
+              ? try await http.postJSON(url, body, timeout: timeout, budget: budget)
+              : try await http.getJSON(url, timeout: timeout, budget: budget)
           } else {
             let raw = try await http.send(HTTPRequest(method: method, url: url, timeout: timeout))
             response = ["status": .integer(Int64(raw.status)), "body": .string(LuaString(bytes: raw.body))]
@@ -77,7 +84,7 @@ enum ServiceObjects {
         return .one
       }),
       ("set", { call in
-        store.set(try call.bytes(2), try call.value(3, name: "value"))
+        store.set(try call.bytes(2), try call.chargedValue(3, name: "value"))
         return .none
       }),
     ])

@@ -48,6 +48,9 @@ public struct Command: Sendable, Equatable, CustomStringConvertible {
 public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
   /// The message as Lua sees it.
   public let value: LuaValue
+  /// What a message sent from Lua costs against the memory limit while it
+  /// waits in a mailbox (nil for messages Swift makes, or with no limit).
+  let charge: LuaMemoryCharge?
 
   /// The message's name, as Lua's bytes (compare it with a literal:
   /// `message.name == "coin"`).
@@ -61,38 +64,73 @@ public struct MachineMessage: Sendable, Equatable, CustomStringConvertible {
 
   /// A message from its Lua form; nil for values with no name.
   public init?(value: LuaValue) {
-    switch value {
-    case .string: self.value = value
-    case .table where value[1].luaStringValue != nil: self.value = value
+    self.init(ChargedValue(value))
+  }
+
+  /// A message from a charged copy of its Lua form.
+  init?(_ charged: ChargedValue) {
+    switch charged.value {
+    case .string: break
+    case .table where charged.value[1].luaStringValue != nil: break
     default: return nil
     }
+    value = charged.value
+    charge = charged.charge
   }
 
   /// A message with just a name, given as UTF-8.
-  public init(_ name: String) { value = .string(LuaString(name)) }
+  public init(_ name: String) {
+    value = .string(LuaString(name))
+    charge = nil
+  }
+
+  private init(value: LuaValue, charge: LuaMemoryCharge?) {
+    self.value = value
+    self.charge = charge
+  }
+
+  /// The same message with its own charge (a name shared through a cache
+  /// still takes a mailbox slot per send).
+  func charged(_ charge: LuaMemoryCharge?) -> MachineMessage {
+    MachineMessage(value: value, charge: charge)
+  }
+
+  /// What a message whose value is shared (a cached name) takes in a
+  /// mailbox: its slot and its charge.
+  static var sharedSize: Int { MemoryLayout<MachineMessage>.stride + LuaValueSize.charge }
+
+  public static func == (lhs: MachineMessage, rhs: MachineMessage) -> Bool { lhs.value == rhs.value }
 
   /// A message with just a name, given as bytes.
-  public init(name: LuaString) { value = .string(name) }
+  public init(name: LuaString) {
+    value = .string(name)
+    charge = nil
+  }
 
   public var description: String { value.description }
 }
 
 extension LuaCall {
-  /// Argument `n` as a machine message; a function in it is refused with
-  /// its path from `msg`.
+  /// Argument `n` as a machine message, charged against the memory limit
+  /// until it is handled; a function in it is refused with its path from
+  /// `msg`.
   func message(_ n: Int32) throws -> MachineMessage {
-    guard let message = MachineMessage(value: try value(n, name: "msg")) else {
+    guard let message = MachineMessage(try chargedValue(n, name: "msg")) else {
       throw LuaArgumentError.invalid(n, "a message is a name or a table whose first element is its name")
     }
     return message
   }
 
   /// Argument `n` as a machine message, a name found in `names` if it was
-  /// seen before (and added to it otherwise).
-  func message(_ n: Int32, names: LuaStringCache<MachineMessage>) throws -> MachineMessage {
-    if let message = names.value(at: n, on: L) { return message }
+  /// seen before (and added to it otherwise). With `budget`, a cached name
+  /// is charged its mailbox slot.
+  func message(_ n: Int32, names: LuaStringCache<MachineMessage>, budget: LuaMemoryBudget?) throws -> MachineMessage {
+    if let message = names.value(at: n, on: L) {
+      guard let budget else { return message }
+      return message.charged(try budget.charge(MachineMessage.sharedSize))
+    }
     let message = try message(n)
-    if case .string = message.value { names.insert(message, forStringAt: n, on: L) }
+    if case .string = message.value { names.insert(message.charged(nil), forStringAt: n, on: L) }
     return message
   }
 }

@@ -6,12 +6,31 @@ import LuaKit
 /// never re-entrantly), its current state, and the commands each step
 /// issues, carried out in order by the interpreters. Timers started by the
 /// `after` command are cancelled when the machine leaves their state.
+///
+/// Lua's handle keeps a driver alive, and so does its pending work (the
+/// loop's turn that processes its mailbox, a Swift interpreter running one
+/// of its commands, its timers) and any `send` function an interpreter
+/// kept: a machine Lua cannot reach is freed once it has settled.
 public final class MachineDriver {
   /// What the machine does.
   public let behavior: any MachineBehavior
-  // Safe without reference counting: the core keeps every driver in
-  // `machines` until it is itself deinitialised, so it outlives them all.
+  // Safe without reference counting: the core outlives every driver. A
+  // driver is owned only by (1) Lua values (its userdata and its `send`
+  // function), which live in the core's state: the core closes it in
+  // `shutDown`, which its deinit runs first, so they are all released
+  // while the core is whole; (2) closures held by the core's scheduler
+  // (deferred work, timers) and completions: they are destroyed with the
+  // core, and a driver released then runs only its deinit, which never
+  // touches `core`; (3) Swift code given a driver on the loop thread
+  // (`RuntimeCore.machines`, `machine(named:)`), which may use it only
+  // while the runtime runs, as everything else of the loop thread.
   unowned(unsafe) let core: RuntimeCore
+  /// The runtime's live machines, this one among them until its deinit.
+  private let registry: LiveObjects<MachineDriver>
+  /// This driver's id in `registry` (and in `sendFunctions`).
+  private var registration = 0
+  /// Each machine's `send` function by id, weakly (see `pushSendFunction`).
+  private let sendFunctions: LuaReference
   // Held here as well (neither refers back to a driver): read through
   // `core`, each per-message use would retain and release them.
   private let traceLog: Trace
@@ -31,14 +50,21 @@ public final class MachineDriver {
   /// In `lunar graph`, machines are built but never run.
   let inert: Bool
 
-  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool) {
+  /// A driver for `behavior`; `sendFunctions` is a weak-valued table that
+  /// caches the machines' `send` functions.
+  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool, sendFunctions: LuaReference) {
     self.behavior = behavior
     self.core = core
     traceLog = core.trace
     interpreters = core.interpreters
     self.inert = inert
+    self.sendFunctions = sendFunctions
     position = behavior.initial
+    registry = core.liveMachines
+    registration = registry.add(self)
   }
+
+  deinit { registry.remove(registration) }
 
   /// The machine's name.
   public var name: LuaString { behavior.name }
@@ -107,6 +133,7 @@ public final class MachineDriver {
     for _ in 0..<Self.messagesPerTurn {
       guard !isStopped, !mailbox.isEmpty else {
         busy = false
+        releaseSendFunction(on: L)
         notifySettled()
         return
       }
@@ -262,37 +289,65 @@ public final class MachineDriver {
     }
   }
 
-  /// Pushes the `send` function interpreters receive (made once).
+  /// Pushes the `send` function interpreters receive. An interpreter may
+  /// keep it, so it keeps the machine alive; the driver must not keep it
+  /// in turn while idle (a cycle through the registry Lua could never
+  /// collect), so it is cached where Lua may let it go, a weak-valued table
+  /// (made again after a collection took it), and anchored only while the
+  /// machine works through its mailbox (see `releaseSendFunction`).
   private func pushSendFunction(on L: OpaquePointer) {
     if let sendFunctionSlot {
       LuaReference.push(slot: sendFunctionSlot, on: L)
       return
     }
-    // Unowned: the Lua function lives in this driver's `sendFunction`, and
-    // the runtime keeps its machines until the state is closed.
-    LuaState(borrowing: L).push(function: { [unowned self] call in
-      try self.send(try call.message(1))
-      return .none
-    })
+    sendFunctions.push(on: L)
+    if lua_rawgeti(L, -1, lua_Integer(registration)) != LUA_TFUNCTION {
+      lua_settop(L, -2)
+      LuaState(borrowing: L).push(function: { [self] call in
+        try self.send(try call.message(1))
+        return .none
+      })
+      lua_pushvalue(L, -1)
+      lua_rawseti(L, -3, lua_Integer(registration))
+    }
+    lunar_remove(L, -2)
     lua_pushvalue(L, -1)
-    let function = LuaReference(popping: L, in: core.state)
-    sendFunction = function
-    sendFunctionSlot = function.slot
+    if let sendFunctionAnchor {
+      sendFunctionAnchor.replace(popping: L)
+    } else {
+      sendFunctionAnchor = LuaReference(popping: L, in: core.state)
+    }
+    sendFunctionSlot = sendFunctionAnchor?.slot
   }
 
-  private var sendFunction: LuaReference?
-  /// `sendFunction`'s slot, pushed without retaining the reference.
+  /// Lets go of the `send` function once the mailbox is empty: the machine
+  /// is idle, and only Lua's own references may keep it now.
+  private func releaseSendFunction(on L: OpaquePointer) {
+    guard sendFunctionSlot != nil, let sendFunctionAnchor else { return }
+    // False, not nil: a nil slot in the registry's array part may be handed
+    // out again by luaL_ref, which finds free slots by the length.
+    lua_pushboolean(L, 0)
+    sendFunctionAnchor.replace(popping: L)
+    sendFunctionSlot = nil
+  }
+
+  /// Holds the `send` function while the machine works (nil in between).
+  private var sendFunctionAnchor: LuaReference?
+  /// The anchor's slot while it holds the function, pushed without
+  /// retaining the reference.
   private var sendFunctionSlot: Int32?
   private let views = BorrowedLuaState()
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
     let inbox = core.inbox
-    // Feedback goes to this machine, not to whichever has its name.
-    let issuer = ObjectIdentifier(self)
+    let name = self.name
+    let id = registration
     let context = InterpreterContext(
       machine: name,
+      // Feedback reaches this machine if it is still alive; the completion
+      // below keeps it so until the interpreter is done.
       send: { message in
-        inbox.post { core in try? core.machines.last { ObjectIdentifier($0) == issuer }?.send(message) }
+        inbox.post { core in try? core.liveMachines.object(id)?.send(message) }
       },
       services: core.services)
     core.scheduler.inFlight += 1

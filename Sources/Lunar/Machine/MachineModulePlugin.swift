@@ -15,8 +15,12 @@ struct MachineModulePlugin: ModulePlugin {
     let messageNames = LuaStringCache<MachineMessage>(capacity: 64, in: runtime.state)
     // Command names, likewise shared (interpreters are per runtime too).
     let commandNames = LuaStringCache<LuaString>(capacity: 64, in: runtime.state)
+    // The machines' `send` functions, by machine, weakly (see MachineDriver).
+    let sendFunctions = Self.weakTable(in: runtime.state)
+    // Messages wait in Swift: with a memory limit, each is charged.
+    let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
     machineClass.method("send") { driver, call in
-      let message = try call.message(2, names: messageNames)
+      let message = try call.message(2, names: messageNames, budget: budget)
       try Self.raising { try driver.send(message) }
       return .none
     }
@@ -65,8 +69,7 @@ struct MachineModulePlugin: ModulePlugin {
       let behavior = try Self.raising {
         try LuaMachineDefinition(at: 1, on: call.L, state: runtime.state, commandNames: commandNames)
       }
-      let driver = MachineDriver(behavior: behavior, core: runtime, inert: runtime.configuration.inertMachines)
-      runtime.machines.append(driver)
+      let driver = Self.driver(behavior, runtime, sendFunctions)
       LuaState(borrowing: call.L).push(driver, as: machineClass)
       return .one
     }
@@ -76,8 +79,7 @@ struct MachineModulePlugin: ModulePlugin {
       guard let make = runtime.swiftMachines[name] else {
         throw LuaArgumentError.invalid(1, "no Swift machine named '\(name)'")
       }
-      let driver = MachineDriver(behavior: make(), core: runtime, inert: runtime.configuration.inertMachines)
-      runtime.machines.append(driver)
+      let driver = Self.driver(make(), runtime, sendFunctions)
       LuaState(borrowing: call.L).push(driver, as: machineClass)
       return .one
     }
@@ -168,6 +170,29 @@ struct MachineModulePlugin: ModulePlugin {
       check_claimed(self, "the test finished")
     end
     """
+
+  /// A driver for `behavior`. `lunar graph` draws every machine a script
+  /// defined, reachable or not, so its (inert) machines live as long as the
+  /// runtime.
+  static func driver(_ behavior: any MachineBehavior, _ runtime: RuntimeCore, _ sendFunctions: LuaReference)
+    -> MachineDriver
+  {
+    let inert = runtime.configuration.inertMachines
+    let driver = MachineDriver(behavior: behavior, core: runtime, inert: inert, sendFunctions: sendFunctions)
+    if inert { runtime.retain(driver) }
+    return driver
+  }
+
+  /// A new table with weak values, anchored in the registry.
+  static func weakTable(in state: LuaState) -> LuaReference {
+    let L = state.L
+    lua_createtable(L, 0, 0)
+    lua_createtable(L, 0, 1)
+    state.push("v")
+    lua_setfield(L, -2, "__mode")
+    lua_setmetatable(L, -2)
+    return LuaReference(popping: state)
+  }
 
   /// Runs `body`, turning machine errors into plain Lua errors (with the
   /// caller's position).

@@ -3,12 +3,16 @@ import LuaKit
 /// An ordered queue on a runtime's loop thread: jobs are tasks (Lua
 /// functions run as coroutines, or Swift work), started strictly one after
 /// another in submission order. The handles are ordinary task handles.
+/// Lua's handle keeps it alive, and so does its running job (whose end
+/// starts the next): a queue nobody can reach and with no jobs is freed.
 public final class LuaQueue {
   /// The queue's name (in traces, job labels and messages), as Lua's bytes.
   public let name: LuaString
   /// What happens to waiting jobs when one fails.
   public let policy: QueuePolicy
   unowned let core: RuntimeCore
+  private let registry: LiveObjects<LuaQueue>
+  private var registration = 0
   private var waiting: [(task: LuaTask, start: () -> Void, sequence: Int)] = []
   private var head = 0
   /// The job running now.
@@ -21,7 +25,11 @@ public final class LuaQueue {
     self.name = name
     self.policy = policy
     self.core = core
+    registry = core.liveQueues
+    registration = registry.add(self)
   }
+
+  deinit { registry.remove(registration) }
 
   /// Jobs waiting plus the one running.
   public var length: Int { waiting.count - head + (running == nil ? 0 : 1) }
@@ -65,7 +73,8 @@ public final class LuaQueue {
       }
       running = (job.task, job.sequence)
       emit("job.started", job.sequence)
-      job.task.onFinish.append { [unowned self] task in self.finished(task, job.sequence) }
+      // Strong: the running job keeps its queue (and so the jobs after it).
+      job.task.onFinish.append { [self] task in self.finished(task, job.sequence) }
       job.start()
       return
     }
@@ -96,16 +105,19 @@ public final class LuaQueue {
 extension RuntimeCore {
   /// Runs Swift async work as the body of `task` (started now): its value
   /// finishes the task, a thrown error fails it, cancelling the task
-  /// cancels the work.
+  /// cancels the work. The value counts against the memory limit until Lua
+  /// has its copy; one that does not fit fails the task with
+  /// `not enough memory`.
   public func runSwiftWork(_ task: LuaTask, _ work: @escaping @Sendable () async throws -> LuaValue) {
     task.status = .running
     scheduler.inFlight += 1
     let inbox = self.inbox
     let taskID = task.id
+    let budget = memoryBudget
     let swiftTask = Task {
-      let result: Result<LuaValue, any Error>
+      let result: Result<ChargedValue, any Error>
       do {
-        result = .success(try await work())
+        result = .success(try budget.hold(try await work()))
       } catch {
         result = .failure(error)
       }
@@ -115,11 +127,11 @@ extension RuntimeCore {
     task.cancelHook = { swiftTask.cancel() }
   }
 
-  func finishSwiftWork(_ taskID: Int, _ result: Result<LuaValue, any Error>) {
+  func finishSwiftWork(_ taskID: Int, _ result: Result<ChargedValue, any Error>) {
     scheduler.inFlight -= 1
     guard let task = swiftWork.removeValue(forKey: taskID) else { return }
     switch result {
-    case .success(let value): scheduler.finish(task, values: [value])
+    case .success(let value): scheduler.finish(task, values: [value.value])
     case .failure(is CancellationError) where task.cancelRequested: scheduler.finishCancelledBeforeStart(task)
     case .failure(let error): scheduler.fail(task, message: String(describing: error))
     }

@@ -73,7 +73,6 @@ struct QueueModulePlugin: ModulePlugin {
     module.function("new") { [unowned runtime] call in
       let (name, policy) = try Self.arguments(call)
       let queue = LuaQueue(name: name, policy: policy, core: runtime)
-      runtime.queues.append(queue)
       LuaState(borrowing: call.L).push(queue, as: queueClass)
       return .one
     }

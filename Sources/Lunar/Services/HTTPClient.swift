@@ -75,24 +75,36 @@ public protocol HTTPService: Sendable {
 
 extension HTTPService {
   /// GETs `url` and decodes its JSON; a status outside 200–299 is an error.
-  public func getJSON(_ url: String, timeout: Double = 30) async throws -> LuaValue {
-    try Self.json(from: try await send(HTTPRequest(url: url, headers: ["Accept": "application/json"], timeout: timeout)), url: url)
+  /// With `budget`, the body and the decoded value count against its limit
+  /// (`LuaError.notEnoughMemory` if they would pass it).
+  public func getJSON(_ url: String, timeout: Double = 30, budget: LuaMemoryBudget? = nil) async throws -> LuaValue {
+    try Self.json(
+      from: try await send(HTTPRequest(url: url, headers: ["Accept": "application/json"], timeout: timeout)), url: url,
+      budget: budget)
   }
 
-  /// POSTs `body` as JSON to `url` and decodes the JSON reply.
-  public func postJSON(_ url: String, _ body: LuaValue, timeout: Double = 30) async throws -> LuaValue {
+  /// POSTs `body` as JSON to `url` and decodes the JSON reply (see `getJSON`).
+  public func postJSON(_ url: String, _ body: LuaValue, timeout: Double = 30, budget: LuaMemoryBudget? = nil)
+    async throws -> LuaValue
+  {
     let request = HTTPRequest(
       method: "POST", url: url, headers: ["Content-Type": "application/json", "Accept": "application/json"],
       body: Array(JSON.encode(body).utf8), timeout: timeout)
-    return try Self.json(from: try await send(request), url: url)
+    return try Self.json(from: try await send(request), url: url, budget: budget)
   }
 
-  static func json(from response: HTTPResponse, url: String) throws -> LuaValue {
+  static func json(from response: HTTPResponse, url: String, budget: LuaMemoryBudget? = nil) throws -> LuaValue {
     guard (200...299).contains(response.status) else {
       throw HTTPError.status(url: url, code: response.status, body: String(response.text.prefix(500)))
     }
+    // The body and what is decoded from it are held at once: the body is
+    // charged while it is read, and decoding stops at what is left.
+    let bodyCharge = try budget?.charge(LuaValueSize.string(byteCount: response.body.count))
+    defer { withExtendedLifetime(bodyCharge) {} }
     do {
-      return try JSON.decode(response.body)
+      return try JSON.decode(response.body, allowance: budget?.available ?? .max)
+    } catch let error as LuaError {
+      throw error
     } catch {
       throw HTTPError.invalidJSON(url: url, reason: "\(error)")
     }

@@ -24,13 +24,48 @@ extension JSON {
   public static func decode(_ text: String) throws(ParseError) -> LuaValue {
     try decode(Array(text.utf8))
   }
+
+  /// Reads a JSON text into a value that may take at most `allowance`
+  /// bytes of Swift's memory (see `LuaValueSize`): reading stops as soon as
+  /// it would take more.
+  /// - Throws: `ParseError`, or `LuaError.notEnoughMemory` past the allowance.
+  public static func decode(_ bytes: [UInt8], allowance: Int) throws -> LuaValue {
+    var parser = JSONParser(bytes: bytes, allowance: allowance)
+    do {
+      parser.skipSpace()
+      let value = try parser.value(depth: 0)
+      parser.skipSpace()
+      guard parser.index == bytes.count else { throw parser.error("unexpected trailing characters") }
+      return value
+    } catch {
+      if parser.exceeded { throw LuaError.notEnoughMemory }
+      throw error
+    }
+  }
 }
 
 private struct JSONParser {
   let bytes: [UInt8]
   var index = 0
+  /// The most bytes the decoded value may take (`Int.max`: no limit).
+  let allowance: Int
+  /// About what the value decoded so far takes.
+  var size = 0
+  /// Set when decoding stopped at the allowance.
+  var exceeded = false
 
-  init(bytes: [UInt8]) { self.bytes = bytes }
+  init(bytes: [UInt8], allowance: Int = .max) {
+    self.bytes = bytes
+    self.allowance = allowance
+  }
+
+  /// Adds `bytes` to the decoded value's size; past the allowance, stops.
+  mutating func count(_ bytes: Int) throws(JSON.ParseError) {
+    size += bytes
+    guard size > allowance else { return }
+    exceeded = true
+    throw error("not enough memory")
+  }
 
   func error(_ reason: String) -> JSON.ParseError { JSON.ParseError(offset: index, reason: reason) }
 
@@ -44,7 +79,10 @@ private struct JSONParser {
     switch bytes[index] {
     case UInt8(ascii: "{"): return try object(depth: depth)
     case UInt8(ascii: "["): return try array(depth: depth)
-    case UInt8(ascii: "\""): return .string(LuaString(bytes: try string()))
+    case UInt8(ascii: "\""):
+      let string = try string()
+      try count(LuaValueSize.string(byteCount: string.count))
+      return .string(LuaString(bytes: string))
     case UInt8(ascii: "t"): try literal("true"); return .boolean(true)
     case UInt8(ascii: "f"): try literal("false"); return .boolean(false)
     case UInt8(ascii: "n"): try literal("null"); return .nil
@@ -72,6 +110,7 @@ private struct JSONParser {
       skipSpace()
       guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
       let key = LuaString(bytes: try string())
+      try count(MemoryLayout<LuaKey>.stride + LuaValueSize.slot + LuaValueSize.string(byteCount: key.bytes.count))
       skipSpace()
       guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
       index += 1
@@ -101,6 +140,7 @@ private struct JSONParser {
     }
     while true {
       skipSpace()
+      try count(LuaValueSize.slot)
       let element = try value(depth: depth + 1)
       table[.integer(position)] = element
       position += 1
