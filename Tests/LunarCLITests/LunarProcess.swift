@@ -37,9 +37,12 @@ struct LunarProcess {
     process.standardInput = stdinPipe
     process.standardOutput = stdoutFile.handle
     process.standardError = stderrFile.handle
+    Self.ignoreBrokenPipes
     try process.run()
-    if let input { stdinPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdinPipe.fileHandleForWriting.close()
+    // A child may exit without reading its input: the write then fails
+    // with EPIPE, which is no concern of the test.
+    if let input { try? stdinPipe.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
+    try? stdinPipe.fileHandleForWriting.close()
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { usleep(2000) }
     if process.isRunning {
@@ -50,6 +53,10 @@ struct LunarProcess {
     process.waitUntilExit()
     return Outcome(status: process.terminationStatus, stdout: try stdoutFile.contents(), stderr: try stderrFile.contents())
   }
+
+  /// Writing to a child that has exited raises SIGPIPE, whose default
+  /// action would end the whole test process: ignored once, for good.
+  private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
   struct TimedOut: Error, CustomStringConvertible {
     let arguments: [String]

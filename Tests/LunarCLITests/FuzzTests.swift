@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+/// Every public Lua function and method, called with hostile arguments
+/// (wrong types, NaN, ±inf, ±2^63, -0.0, NUL and invalid UTF-8 strings, deep,
+/// cyclic and booby-trapped tables) by `Tests/lua/fuzz_api.lua`: the process
+/// must always end on its own, with a clear error at worst, never a signal.
+@Suite struct FuzzTests {
+  static let script = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("lua/fuzz_api.lua").path
+
+  /// One process per target, so a crash names what caused it.
+  static let targets = [
+    "lunar", "lunar.queue", "lunar.machine", "lunar.actions", "lunar.launches", "lunar.workflow", "lunar.trace",
+    "task", "queue", "machine", "services", "machine definitions", "confusion",
+  ]
+
+  @Test(arguments: targets)
+  func everyCallEndsCleanly(target: String) throws {
+    let folder = try TemporaryFolder()  // files a fuzzed call may create land here
+    let outcome = try LunarProcess.run(
+      ["run", "--clock", "virtual", "--max-memory", "1G", Self.script, target], in: folder.url, timeout: 120)
+    let lastLine = outcome.stdout.split(separator: "\n").last.map(String.init) ?? ""
+    #expect(outcome.status == 0, "lunar ended with \(outcome.status): \(outcome.stderr.suffix(2000))")
+    #expect(lastLine.hasPrefix("fuzz \(target): "), "\(outcome.stderr.suffix(2000))")
+  }
+
+  /// The same calls with the text trace on: time and fields of every event
+  /// are formatted, whatever the call asked for (`lunar.sleep(1e16)`).
+  @Test func tracedCallsEndCleanly() throws {
+    let folder = try TemporaryFolder()
+    let outcome = try LunarProcess.run(
+      ["run", "--clock", "virtual", "--trace-file", "trace.jsonl", "--trace", Self.script, "lunar"],
+      in: folder.url, timeout: 120)
+    #expect(outcome.status == 0, "lunar ended with \(outcome.status): \(outcome.stderr.suffix(2000))")
+    #expect(outcome.stdout.contains("fuzz lunar: "))
+  }
+}

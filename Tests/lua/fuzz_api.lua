@@ -1,0 +1,304 @@
+-- Calls every public Lunar function and method with hostile arguments and
+-- checks that each call ends in a value or a clear Lua error, never a signal,
+-- a Swift trap or a hang. Run by Tests/LunarCLITests/FuzzTests.swift, one
+-- process per target so a crash names the function that caused it:
+--
+--   lunar run --clock virtual Tests/lua/fuzz_api.lua TARGET
+--
+-- TARGET is a module (`lunar`, `lunar.queue`, ...), a class of objects
+-- (`task`, `queue`, `machine`) or `services` (what actions see through ctx).
+-- Functions are found by walking the tables, so new API is fuzzed without
+-- being listed here. The last line is "fuzz TARGET: N calls, N errors".
+local target = assert(arg[1], "usage: fuzz_api.lua TARGET")
+
+-- MARK: Hostile values
+
+local function deep(depth)
+  local root = {}
+  local t = root
+  for _ = 1, depth do
+    t[1] = {}
+    t = t[1]
+  end
+  return root
+end
+
+local cyclic = {}
+cyclic.self = cyclic
+cyclic[1] = cyclic
+
+local booby = setmetatable({}, {
+  __index = function() error("booby trap: __index") end,
+  __newindex = function() error("booby trap: __newindex") end,
+  __len = function() error("booby trap: __len") end,
+  __tostring = function() error("booby trap: __tostring") end,
+  __pairs = function() error("booby trap: __pairs") end,
+  __eq = function() error("booby trap: __eq") end,
+  __lt = function() error("booby trap: __lt") end,
+  __concat = function() error("booby trap: __concat") end,
+  __call = function() error("booby trap: __call") end,
+  __name = "booby",
+})
+
+local values = {
+  { "nil", nil },
+  { "true", true },
+  { "false", false },
+  { "0", 0 },
+  { "-1", -1 },
+  { "0.5", 0.5 },
+  { "-0.0", -0.0 },
+  { "nan", 0 / 0 },
+  { "inf", math.huge },
+  { "-inf", -math.huge },
+  { "maxinteger", math.maxinteger },
+  { "mininteger", math.mininteger },
+  { "2^63", 2.0 ^ 63 },
+  { "-2^63", -(2.0 ^ 63) },
+  { "1e300", 1e300 },
+  { "empty string", "" },
+  { "NUL", "\0" },
+  { "a NUL b", "a\0b" },
+  { "invalid UTF-8", "\xff\xfe\xc3" },
+  { "combining", "e\xcc\x81" },
+  { "numeric string", "42" },
+  { "megabyte string", string.rep("x", 1 << 20) },
+  { "empty table", {} },
+  { "array with a hole", { 1, 2, nil, 4 } },
+  { "keyed table", { name = "x", [true] = 1, [2.5] = "y" } },
+  { "deep table", deep(10000) },
+  { "cyclic table", cyclic },
+  { "booby-trapped table", booby },
+  { "function", function() end },
+  { "erroring function", function() error("from a fuzz callback") end },
+  { "coroutine", coroutine.create(function() end) },
+  { "table of functions", { function() end, function() end } },
+}
+
+-- MARK: What to call
+
+local function methods_of(object)
+  local mt = getmetatable(object)
+  local index = type(mt) == "table" and rawget(mt, "__index")
+  if type(index) == "table" then return index end
+  -- Classes with properties index through a C closure whose second upvalue
+  -- is the methods table.
+  if type(index) == "function" and debug then
+    for i = 1, 4 do
+      local name, value = debug.getupvalue(index, i)
+      if name == nil then break end
+      if type(value) == "table" then return value end
+    end
+  end
+  return {}
+end
+
+-- Functions of `t` (and of its nested plain tables), as "prefix.name".
+local function functions_of(t, prefix, out, seen)
+  out, seen = out or {}, seen or {}
+  if seen[t] then return out end
+  seen[t] = true
+  for key, value in pairs(t) do
+    if type(key) == "string" then
+      local name = prefix .. "." .. key
+      if type(value) == "function" then
+        out[#out + 1] = { name = name, fn = value }
+      elseif type(value) == "table" and getmetatable(value) == nil and key ~= "_host" then
+        functions_of(value, name, out, seen)
+      end
+    end
+  end
+  table.sort(out, function(a, b) return a.name < b.name end)
+  return out
+end
+
+local function as_methods(object, label)
+  local out = {}
+  for name, fn in pairs(methods_of(object)) do
+    if type(fn) == "function" then
+      out[#out + 1] = { name = label .. ":" .. name, fn = fn, self = object }
+    end
+  end
+  table.sort(out, function(a, b) return a.name < b.name end)
+  return out
+end
+
+local machine_definition = {
+  name = "fuzz", initial = "idle",
+  states = { idle = { on = { go = "busy" } }, busy = { on = { stop = "idle" } } },
+}
+
+local targets = {
+  task = function()
+    return as_methods(lunar.spawn(function() end), "task")
+  end,
+  queue = function()
+    return as_methods(require("lunar.queue").new("fuzz"), "queue")
+  end,
+  machine = function()
+    return as_methods(require("lunar.machine").new(machine_definition), "machine")
+  end,
+  services = function()
+    local out = {}
+    lunar.action("fuzz.services", { uses = { "http", "store", "log", "clock", "launches" } }, function(ctx)
+      for _, service in ipairs({ "http", "store", "log", "clock" }) do
+        for name, fn in pairs(ctx[service]) do
+          if type(fn) == "function" then
+            out[#out + 1] = { name = service .. ":" .. name, fn = fn, self = ctx[service] }
+          end
+        end
+      end
+    end)
+    lunar.run("fuzz.services")
+    table.sort(out, function(a, b) return a.name < b.name end)
+    return out
+  end,
+}
+
+local function module_functions(name)
+  local module = require(name)
+  if name == "lunar.launches" then
+    -- Never reach the network: the samples built into Lunar answer.
+    module.configure { samples = true }
+  end
+  local out = functions_of(module, name)
+  -- Callable modules (`workflow "name"`) are fuzzed through their __call too.
+  local mt = getmetatable(module)
+  if type(mt) == "table" and type(rawget(mt, "__call")) == "function" then
+    out[#out + 1] = { name = name .. "()", fn = function(...) return module(...) end }
+  end
+  return out
+end
+
+-- Option tables: every option field any Lunar function reads, each set to a
+-- hostile value in turn (`upcoming{ limit = -1 }`).
+local option_fields = {
+  "name", "policy", "source", "limit", "endpoints", "cooldown", "initial", "states", "context", "strict",
+  "uses", "with", "needs", "queue", "retry", "timeout", "if", "continue_on_error", "services", "jobs",
+  "journal", "only", "from", "dry_run", "progress", "attempts", "backoff", "durable", "on", "enter", "exit",
+  "run", "targets", "minutes", "id", "description", "when", "quiet", "store", "resume",
+}
+
+-- Machines whose names, states and messages are hostile strings.
+targets["machine definitions"] = function()
+  local machine = require "lunar.machine"
+  local out = {}
+  for _, value in ipairs(values) do
+    local v = value[2]
+    out[#out + 1] = { name = "machine.new with " .. value[1], once = true, fn = function()
+      local other = type(v) == "string" and v .. "'" or "other"
+      local m = machine.new {
+        name = v, initial = v, context = { v },
+        states = { [v] = { on = { [v] = other } }, [other] = { on = { [v] = v } } },
+      }
+      m:send(v)
+      m:settle()
+      local _ = m.state, m.name
+      m:step(v, v)
+      machine.graph(m, "mermaid")
+      machine.graph(m, "dot")
+      machine.interpreter(v, function() end)
+      m:stop()
+    end }
+  end
+  return out
+end
+
+-- Objects of one class given to the methods of another, even through
+-- debug.setmetatable.
+targets.confusion = function()
+  local queue = require("lunar.queue").new("confused")
+  local m = require("lunar.machine").new(machine_definition)
+  local objects = { task = lunar.spawn(function() end), queue = queue, machine = m }
+  local out = {}
+  for class, object in pairs(objects) do
+    for other, impostor in pairs(objects) do
+      if other ~= class then
+        for _, entry in ipairs(as_methods(object, class)) do
+          out[#out + 1] = { name = entry.name .. " on a " .. other, fn = entry.fn, self = impostor }
+        end
+      end
+    end
+  end
+  if debug then
+    local swapped = lunar.spawn(function() end)
+    debug.setmetatable(swapped, getmetatable(queue))
+    for _, entry in ipairs(as_methods(queue, "queue")) do
+      out[#out + 1] = { name = entry.name .. " on a task with a queue's metatable", fn = entry.fn, self = swapped }
+    end
+  end
+  return out
+end
+
+local calls = (targets[target] or function() return module_functions(target) end)()
+assert(#calls > 0, "nothing to fuzz in " .. target)
+
+-- MARK: Calling
+
+local count, errors = 0, 0
+local pending = {}
+
+-- Each call runs as a task, so one that waits forever (a sleep of 1e300
+-- seconds) is cancelled at the end instead of hanging the run.
+local function try(entry, args, n)
+  count = count + 1
+  local task = lunar.spawn(function()
+    -- Curried results (workflow.step "x" returns a function) get the same
+    -- hostile argument once more.
+    local results = table.pack(pcall(entry.fn, table.unpack(args, 1, n)))
+    if results[1] and type(results[2]) == "function" then
+      pcall(results[2], args[n > 1 and n or 1])
+    end
+    -- Tasks a fuzzed call started (spawn, submit) are observed here, so
+    -- their failures are not reported as unobserved at the end.
+    for i = 2, results.n do
+      local handle = results[i]
+      if type(handle) == "userdata" and tostring(handle):match("^.+ %((%a+)%)$") then
+        pcall(function() handle:cancel() handle:result() end)
+      end
+    end
+    return results[1]
+  end)
+  pending[#pending + 1] = task
+end
+
+-- Every hostile value at each of the first three positions, in each option
+-- field, and in all positions at once.
+local function fuzz(entry)
+  for position = 1, 3 do
+    for _, value in ipairs(values) do
+      local args, n = {}, position
+      if entry.self ~= nil then args[1], n = entry.self, position + 1 end
+      args[n] = value[2]
+      try(entry, args, n)
+    end
+  end
+  if entry.self == nil then
+    for _, field in ipairs(option_fields) do
+      for _, value in ipairs(values) do
+        try(entry, { { [field] = value[2] } }, 1)
+      end
+    end
+  end
+  for _, value in ipairs(values) do
+    local args = { value[2], value[2], value[2] }
+    if entry.self ~= nil then table.insert(args, 1, entry.self) end
+    try(entry, args, #args)
+  end
+end
+
+for _, entry in ipairs(calls) do
+  -- Entries that build their own hostile values take no arguments.
+  if entry.once then try(entry, {}, 0) else fuzz(entry) end
+  -- Let the calls run (virtual time: waits of up to a minute end), then
+  -- cancel what still waits.
+  lunar.sleep(60)
+  for _, task in ipairs(pending) do
+    task:cancel()
+    local ok, succeeded = task:result()
+    if not ok or not succeeded then errors = errors + 1 end
+  end
+  pending = {}
+end
+
+print(("fuzz %s: %d calls, %d errors"):format(target, count, errors))
