@@ -205,25 +205,25 @@ public final class LuaState {
 
   /// The string (or number, as Lua converts it) at `index`, as UTF-8 text.
   public func string(at index: Int32) -> String? {
-    guard lua_type(L, index) == LUA_TSTRING || lua_type(L, index) == LUA_TNUMBER else { return nil }
-    var length = 0
-    // lua_tolstring converts a number in place, so copy it first.
-    lua_pushvalue(L, index)
-    defer { pop() }
-    guard let chars = lua_tolstring(L, -1, &length) else { return nil }
-    return String(decoding: UnsafeRawBufferPointer(start: chars, count: length), as: UTF8.self)
+    withBytes(at: index) { String(decoding: $0, as: UTF8.self) }
   }
 
   /// The string (or number, as Lua converts it) at `index`, as its exact
   /// bytes: what a name from Lua is identified by.
   public func bytes(at index: Int32) -> LuaString? {
+    withBytes(at: index) { LuaString(bytes: [UInt8]($0)) }
+  }
+
+  /// Calls `body` with the bytes of the string (or number, converted) at
+  /// `index`, valid only during the call; nil for other values.
+  private func withBytes<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
     guard lua_type(L, index) == LUA_TSTRING || lua_type(L, index) == LUA_TNUMBER else { return nil }
     var length = 0
-    // lua_tolstring converts a number in place, so copy it first.
+    // lua_tolstring converts a number in place, so convert a copy.
     lua_pushvalue(L, index)
     defer { pop() }
     guard let chars = lua_tolstring(L, -1, &length) else { return nil }
-    return LuaString(bytes: [UInt8](UnsafeRawBufferPointer(start: chars, count: length)))
+    return body(UnsafeRawBufferPointer(start: chars, count: length))
   }
 
   /// Pushes a Swift string as a Lua string.

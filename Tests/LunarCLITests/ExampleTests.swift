@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The examples in `examples/` are part of the product: each must run.
 @Suite struct ExampleTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The files Lunar reads and writes for the user: a file that is not a
 /// regular file is refused with one line, a full disk ends the run, a file

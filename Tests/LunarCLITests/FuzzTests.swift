@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Every public Lua function and method, called with hostile arguments
 /// (wrong types, NaN, ±inf, ±2^63, -0.0, NUL and invalid UTF-8 strings, deep,

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the built `lunar` binary as a child process, as a user would.
 struct LunarProcess {
@@ -83,25 +84,4 @@ final class TemporaryFile {
     try? handle.close()
     try? FileManager.default.removeItem(at: url)
   }
-}
-
-/// A temporary folder with files in it, removed when released.
-final class TemporaryFolder {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// Writes `contents` to `name` (folders created) and returns its path.
-  @discardableResult
-  func write(_ name: String, _ contents: String) throws -> String {
-    let file = url.appendingPathComponent(name)
-    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try Data(contents.utf8).write(to: file)
-    return file.path
-  }
-
-  deinit { try? FileManager.default.removeItem(at: url) }
 }

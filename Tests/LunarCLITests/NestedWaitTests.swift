@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Waits that cannot yield run the loop nested above the frames beneath
 /// them: `require` no longer nests, and a nested wait that nothing outside

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Numbers from scripts and configuration never trap the process: a bad one
 /// is a `bad argument` error the script can catch, and one huge but valid

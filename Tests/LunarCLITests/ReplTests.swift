@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The console driven through a pipe, as a script would.
 @Suite struct ReplPipeTests {

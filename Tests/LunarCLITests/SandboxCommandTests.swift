@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `lunar run --sandbox`: Lua source loads only from the script's folder
 /// and the plugin path, a refusal never tells whether a file exists, and a

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import Testing
+import TestSupport
 
 /// `lunar test` on fixture suites whose outcomes are known (checked side by
 /// side with Debian's busted 2.1.1).

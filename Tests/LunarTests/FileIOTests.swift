@@ -2,6 +2,7 @@ import Foundation
 import LuaKit
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import Lunar
 
@@ -9,7 +10,7 @@ import Testing
 /// not Lunar's, and a run that ends when its trace cannot be written.
 @Suite struct FileIOTests {
   @Test func theReaderReadsRegularFilesWholeAndNothingElse() throws {
-    let folder = try TemporaryFolderForTests()
+    let folder = try TemporaryFolder()
     let path = try folder.write("data.json", String(repeating: "x", count: 100_000))
     #expect(try BoundedFileReader.read(path).count == 100_000)
     #expect(throws: BoundedFileReader.ReadError(path: path, reason: .tooLarge(limit: 1024))) {
@@ -28,7 +29,7 @@ import Testing
   static let journalKind = FileOutput.Kind.starting(with: [#"{"kind":"#], name: "a Lunar journal")
 
   @Test func anOutputReplacesItsOwnKindAndRefusesAnythingElse() throws {
-    let folder = try TemporaryFolderForTests()
+    let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("run.jsonl").path
     try FileOutput(path: path, kind: Self.journalKind, contents: Array(#"{"kind":"first"}"#.utf8)).write("\n")
     let copy = folder.url.appendingPathComponent("copy.jsonl").path
@@ -70,7 +71,7 @@ import Testing
   }
 
   @Test func sandboxFoldersResolveDotsAndLinksBeforeDeciding() throws {
-    let folder = try TemporaryFolderForTests()
+    let folder = try TemporaryFolder()
     let project = folder.url.appendingPathComponent("project").path
     try folder.write("project/lib/m.lua", "return 1")
     try folder.write("secret.lua", "return 2")
@@ -97,25 +98,4 @@ import Testing
       \tno file '\(project)/lib/secret.lua'
       """)
   }
-}
-
-/// A temporary folder for these tests, removed when released.
-final class TemporaryFolderForTests {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-io-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// Writes `contents` to `name` (folders created) and returns its path.
-  @discardableResult
-  func write(_ name: String, _ contents: String) throws -> String {
-    let file = url.appendingPathComponent(name)
-    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try Data(contents.utf8).write(to: file)
-    return file.path
-  }
-
-  deinit { try? FileManager.default.removeItem(at: url) }
 }
