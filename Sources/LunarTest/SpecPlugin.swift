@@ -9,6 +9,10 @@ import Lunar
 public struct SpecPlugin: LunarPlugin {
   public let name = "busted"
 
+  /// The registry key of the runner table (`run_file`) the driver calls;
+  /// `require "busted"` gives only busted's own API.
+  static let runnerKey = "lunar.busted.runner"
+
   public init() {}
 
   /// The two libraries compiled once per process: every spec file's runtime
@@ -63,8 +67,10 @@ public struct SpecPlugin: LunarPlugin {
       return .one
     })
     try state.call(arguments: 3, results: 1)
-    lua_pushvalue(L, -1)
+    lua_getfield(L, -1, "module")
     lua_setfield(L, loaded, "busted")
+    lua_pushvalue(L, -1)
+    lua_setfield(L, lunar_registryindex(), Self.runnerKey)
     lua_getfield(L, -1, "export")
     try state.call(arguments: 0, results: 0)
   }

@@ -101,7 +101,7 @@ public struct SpecRunner: Sendable {
     if let luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
     if let luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
     lines.append("local path = ...")
-    lines.append("return require('busted').run_file(path, \(options.description))")
+    lines.append("return debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].run_file(path, \(options.description))")
     return lines.joined(separator: "\n")
   }
 

@@ -9,6 +9,7 @@ import Testing
 @Suite struct TestCommandTests {
   static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Fixtures/specs")
+  static let busted = "/usr/bin/busted"
 
   func lunarTest(_ arguments: [String], in folder: String) throws -> LunarProcess.Outcome {
     try LunarProcess.run(["test", "--jobs", "2"] + arguments, in: Self.fixtures.appendingPathComponent(folder), timeout: 60)
@@ -160,6 +161,57 @@ import Testing
       """)
     let outcome = try LunarProcess.run(["test"], in: folder.url)
     #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
+  }
+
+  @Test func requireBustedGivesBustedsAPI() throws {
+    let outcome = try lunarTest(["require_spec.lua"], in: "busted_api")
+    #expect(summary(outcome) == "5 passed, 1 failed, 0 errors, 1 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Failure → require_spec.lua:54: the busted module fails through busted.fail\ntold to fail\n"))
+  }
+
+  @Test func curriedCallsDeclareBlocksTestsAndHooks() throws {
+    let outcome = try lunarTest(["curried_spec.lua"], in: "busted_api")
+    #expect(summary(outcome) == "3 passed, 1 failed, 1 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Failure → curried_spec.lua:11: curried fails a curried test\n"))
+    #expect(outcome.stdout.contains("Error → curried_spec.lua:21: a context a test\ncurried_spec.lua:21: boom\n"))
+  }
+
+  /// The same suite under Debian's busted 2.1.1 and `lunar test`: every
+  /// test has the same full name and the same outcome (JUnit from both).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: busted)))
+  func bustedAPISuiteMatchesDebiansBusted() throws {
+    let folder = Self.fixtures.appendingPathComponent("busted_api")
+    let reference = Process()
+    reference.executableURL = URL(fileURLWithPath: Self.busted)
+    reference.arguments = ["--output", "junit", "."]
+    reference.currentDirectoryURL = folder
+    let pipe = Pipe()
+    reference.standardOutput = pipe
+    try reference.run()
+    let bustedXML = pipe.fileHandleForReading.readDataToEndOfFile()
+    reference.waitUntilExit()
+    let report = try TemporaryFolder()
+    let path = report.url.appendingPathComponent("lunar.xml").path
+    _ = try lunarTest(["-o", "junit", "--output-file", path, "."], in: "busted_api")
+    let expected = try outcomes(inJUnit: bustedXML)
+    #expect(expected.count == 12)
+    #expect(try outcomes(inJUnit: Data(contentsOf: URL(fileURLWithPath: path))) == expected)
+  }
+
+  /// `name: outcome` for every test case of a JUnit report, sorted.
+  func outcomes(inJUnit data: Data) throws -> [String] {
+    let document = try XMLDocument(data: data)
+    return try document.nodes(forXPath: "//testcase").compactMap { $0 as? XMLElement }.map { test in
+      let outcome = ["failure", "error", "skipped"].first { !test.elements(forName: $0).isEmpty } ?? "success"
+      return "\(test.attribute(forName: "name")?.stringValue ?? "?"): \(outcome)"
+    }.sorted()
+  }
+
+  @Test func aTestWithoutAFunctionIsPending() throws {
+    let outcome = try lunarTest(["."], in: "functionless")
+    #expect(summary(outcome) == "2 passed, 0 failed, 0 errors, 1 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Pending → ./functionless_spec.lua:5: a block has no function yet\n"))
+    #expect(outcome.status == 0)
   }
 
   @Test(arguments: [

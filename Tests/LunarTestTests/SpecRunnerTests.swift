@@ -59,6 +59,19 @@ import Testing
     #expect(file.results.first?.message?.contains("cannot open /nonexistent/x_spec.lua") == true)
   }
 
+  @Test func curriedCallsAndTestsWithoutAFunction() async throws {
+    let runner = SpecRunner(options: SpecOptions())
+    let curried = await runner.runFile(Self.fixtures + "/busted_api/curried_spec.lua")
+    #expect(curried.results.map(\.name) == [
+      "curried runs a curried test", "curried fails a curried test", "curried nested runs", "a context a spec",
+      "a context a test",
+    ])
+    #expect(curried.results.map(\.status) == [.success, .failure, .success, .success, .error])
+    let functionless = await runner.runFile(Self.fixtures + "/functionless/functionless_spec.lua")
+    #expect(functionless.results.map(\.name) == ["a block runs its tests", "a block has no function yet", "a block runs after them"])
+    #expect(functionless.results.map(\.status) == [.success, .pending, .success])
+  }
+
   @Test func parallelRunsKeepFileOrder() async throws {
     var options = SpecOptions()
     options.paths = [Self.fixtures]

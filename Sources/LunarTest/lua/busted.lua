@@ -6,8 +6,9 @@
 -- Every test body, hook and block body runs as a runtime task, so specs can
 -- wait on tasks, queue jobs and machines like any script.
 --
--- Called by the Swift runner with the luassert library table; returns the
--- module table `busted`.
+-- Called by the Swift runner with the luassert library table and its host
+-- functions; returns the runner table (`run_file`, `export`, and `module`:
+-- what `require "busted"` gives, the API busted exports).
 
 local luassert, spawn_untraced, take_unobserved = ...
 local lunar = require "lunar"
@@ -67,6 +68,10 @@ local function new_element(kind, name, fn, parent, position)
   }
 end
 
+-- As in busted, a block or test is `kind(name, fn)`, `kind(fn)` (named
+-- after its kind) or `kind(name)`, which returns a function taking `fn`:
+-- the curried `it "name" (function() ... end)`. A test whose function never
+-- comes is pending; a block whose function never comes is empty.
 local function register(kind)
   return function(name, fn)
     if kind == "pending" and running_test then
@@ -77,26 +82,49 @@ local function register(kind)
     if running_test and kind ~= "pending" then
       error(("'%s' cannot be nested inside a test"):format(kind), 2)
     end
-    if type(name) == "function" and fn == nil then name, fn = "", name end
-    if kind == "pending" then
-      fn = fn or function() end
-    elseif type(fn) ~= "function" then
+    if type(name) == "function" and fn == nil then name, fn = kind, name end
+    if kind == "pending" then fn = fn or function() end end
+    if fn ~= nil and type(fn) ~= "function" then
       error(("bad argument #2 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
     end
     local element = new_element(kind, tostring(name), fn, current, position_of_caller(2))
     current.children[#current.children + 1] = element
-    return element
+    if fn == nil then
+      return function(body)
+        if type(body) ~= "function" then
+          error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(kind, element.name, type(body)), 2)
+        end
+        element.fn = body
+      end
+    end
   end
 end
 
 local function hook(kind)
-  return function(fn)
+  local function add(block, fn, position)
+    local list = block.hooks[kind]
+    list[#list + 1] = { fn = fn, position = position }
+  end
+  -- `kind(fn)`, `kind(name, fn)` or the curried `kind "name" (fn)`, as busted.
+  return function(name, fn)
     if current == nil or running_test then error(("'%s' must be called in a describe block"):format(kind), 2) end
-    if type(fn) ~= "function" then
-      error(("bad argument #1 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
+    local argument = 2
+    if fn == nil then
+      if type(name) == "string" then
+        local block, position = current, position_of_caller(2)
+        return function(body)
+          if type(body) ~= "function" then
+            error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(kind, name, type(body)), 2)
+          end
+          add(block, body, position)
+        end
+      end
+      name, fn, argument = nil, name, 1
     end
-    local list = current.hooks[kind]
-    list[#list + 1] = { fn = fn, position = position_of_caller(2) }
+    if type(fn) ~= "function" then
+      error(("bad argument #%d to '%s' (function expected, got %s)"):format(argument, kind, type(fn)), 2)
+    end
+    add(current, fn, position_of_caller(2))
   end
 end
 
@@ -351,9 +379,9 @@ function execute_block(block)
   local setup_ok = options.list or run_hooks(block, "strict_setup", "setup")
   if setup_ok then
     for _, child in ipairs(block.children) do
-      if child.kind == "it" then
+      if child.kind == "it" and child.fn then
         execute_test(child)
-      elseif child.kind == "pending" then
+      elseif child.kind == "pending" or child.kind == "it" then
         execute_pending(child)
       else
         execute_block(child)
@@ -379,14 +407,68 @@ local function default_options(given)
   return o
 end
 
+-- MARK: The busted module
+
+-- The functions busted exports, each also a field of `require "busted"`.
+local DSL = {
+  "describe", "context", "insulate", "expose", "it", "spec", "test", "pending",
+  "before_each", "after_each", "setup", "teardown", "strict_setup", "strict_teardown",
+  "lazy_setup", "lazy_teardown",
+}
+
+-- busted's bindfenv: `callable` sees the global `var` as `value`, its other
+-- globals unchanged.
+local function bindfenv(callable, var, value)
+  local mt = debug.getmetatable(callable)
+  local fn = (mt and mt.__call) or callable
+  local env = _G
+  for i = 1, math.huge do
+    local name, upvalue = debug.getupvalue(fn, i)
+    if name == nil then break end
+    if name == "_ENV" then env = upvalue break end
+  end
+  set_env(fn, setmetatable({ [var] = value }, { __index = env }))
+end
+
+local api = {
+  assert = luassert.assert,
+  spy = luassert.spy,
+  stub = luassert.stub,
+  mock = luassert.mock,
+  match = luassert.match,
+  fail = busted.fail,
+  bindfenv = bindfenv,
+  -- Lunar reports through its own reporters; busted's event bus is inert.
+  publish = function() end,
+  subscribe = function() end,
+  unsubscribe = function() end,
+  -- The runtime's clock: virtual in a spec, so sleeping costs nothing.
+  gettime = lunar.now,
+  monotime = lunar.now,
+  sleep = lunar.sleep,
+  parent = function(element) return element and element.parent end,
+  children = function(element) return element and element.children or {} end,
+  version = "2.1.1 (lunar)",
+}
+for _, name in ipairs(DSL) do api[name] = busted[name] end
+
+-- `require "busted.runner"()` at the top of a spec makes it runnable by
+-- plain lua; under a runner, as here, busted makes that call do nothing.
+package.loaded["busted.runner"] = function() return function() end end
+
+local runner = {}
+
+-- What `require "busted"` returns: busted's API, read-only as in busted.
+runner.module = setmetatable({}, {
+  __index = api,
+  __newindex = function() error("Attempt to modify busted", 2) end,
+})
+
 -- Exposes the DSL and luassert as globals, as busted does.
-function busted.export(env)
+function runner.export(env)
   env = env or _G
-  for _, name in ipairs {
-    "describe", "context", "insulate", "expose", "it", "spec", "test", "pending",
-    "before_each", "after_each", "setup", "teardown", "strict_setup", "strict_teardown",
-    "lazy_setup", "lazy_teardown", "finally",
-  } do env[name] = busted[name] end
+  for _, name in ipairs(DSL) do env[name] = busted[name] end
+  env.finally = busted.finally
   env.assert = luassert.assert
   env.spy = luassert.spy
   env.stub = luassert.stub
@@ -395,7 +477,7 @@ function busted.export(env)
 end
 
 --- Runs one spec file; returns the results table the Swift runner decodes.
-function busted.run_file(path, given_options)
+function runner.run_file(path, given_options)
   options = default_options(given_options)
   results = {}
   if options.seed then math.randomseed(options.seed) end
@@ -412,9 +494,4 @@ function busted.run_file(path, given_options)
   return { tests = results }
 end
 
-busted.publish = function() end
-busted.subscribe = function() end
-busted.unsubscribe = function() end
-busted.version = "2.1.1 (lunar)"
-
-return busted
+return runner
