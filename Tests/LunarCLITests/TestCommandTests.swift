@@ -9,6 +9,10 @@ import Testing
 @Suite struct TestCommandTests {
   static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Fixtures/specs")
+  /// Suites only a child process may run: they call os.exit or spin until
+  /// interrupted, which the in-process runner tests must never do.
+  static let cliOnlyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/cli-only")
   static let busted = "/usr/bin/busted"
 
   func lunarTest(_ arguments: [String], in folder: String) throws -> LunarProcess.Outcome {
@@ -212,6 +216,44 @@ import Testing
     #expect(summary(outcome) == "2 passed, 0 failed, 0 errors, 1 pending", "\(outcome.stdout)")
     #expect(outcome.stdout.contains("Pending → ./functionless_spec.lua:5: a block has no function yet\n"))
     #expect(outcome.status == 0)
+  }
+
+  @Test func osExitIsAnErrorOfTheTestThatCalledIt() throws {
+    let outcome = try LunarProcess.run(
+      ["test", "--jobs", "2", "."], in: Self.cliOnlyFixtures.appendingPathComponent("exit"), timeout: 60)
+    #expect(summary(outcome) == "2 passed, 1 failed, 3 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.contains("Failure → ./a_failing_spec.lua:3: fails\n"))
+    #expect(outcome.stdout.contains("Error → ./exit_spec.lua:5: os.exit exits with success\n./exit_spec.lua:5: os.exit(0) called in a test\n"))
+    #expect(outcome.stdout.contains("Error → ./exit_spec.lua:9: os.exit exits with a status\n./exit_spec.lua:9: os.exit(3) called in a test\n"))
+    #expect(outcome.stdout.contains("Error → ./exit_spec.lua:14: os.exit exits even when the exit is caught\nos.exit(true) called in a test\n"))
+  }
+
+  @Test func aDeadlockIsAnErrorOfThatTestAndTheFileGoesOn() throws {
+    let outcome = try lunarTest(["."], in: "deadlock")
+    #expect(summary(outcome) == "2 passed, 0 failed, 2 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.contains("""
+      Error → ./deadlock_spec.lua:2: a deadlock of tasks waiting on each other
+      deadlock: every task is waiting and nothing can wake them
+        a deadlock of tasks waiting on each other waits for task 5 at ./deadlock_spec.lua:9:
+
+      """))
+    #expect(outcome.stdout.contains("  stuck#1 waits for stuck#2 at ./deadlock_spec.lua:23:\n"))
+  }
+
+  @Test func ctrlCReportsTheTestsThatFinishedAndExits130() throws {
+    let running = try LunarProcess.start(
+      ["test", "--jobs", "1", "."], in: Self.cliOnlyFixtures.appendingPathComponent("interrupt"))
+    try running.waitForOutput("running the long test\n")
+    running.send(SIGINT)
+    let outcome = try running.wait(timeout: 60)
+    #expect(outcome.exitedNormally)
+    #expect(outcome.status == 130)
+    // a_spec's two tests and b_spec's first; c_spec never started.
+    #expect(summary(outcome) == "2 passed, 1 failed, 0 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Failure → ./a_spec.lua:4: fails\n"))
+    #expect(outcome.stderr == "lunar: interrupted\n")
   }
 
   @Test(arguments: [

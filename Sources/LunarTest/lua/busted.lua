@@ -10,7 +10,7 @@
 -- functions; returns the runner table (`run_file`, `export`, and `module`:
 -- what `require "busted"` gives, the API busted exports).
 
-local luassert, spawn_untraced, take_unobserved = ...
+local luassert, spawn_untraced, settle, take_unobserved, report = ...
 local lunar = require "lunar"
 local trace = require "lunar.trace"
 
@@ -18,15 +18,19 @@ local busted = {}
 
 -- MARK: Results
 
-local results        -- array of result records for the file being run
 local options        -- filters and modes for this run
 local current        -- the block whose body is running (collecting children)
 local running_test   -- the test element running now, for finally/pending
+local exit_test      -- the test whose body or finally runs now
+local exit_called    -- the os.exit error raised in it, even if caught
 
 local PENDING_MT = { __name = "busted.pending", __tostring = function(p) return p.message end }
+local EXIT_MT = { __name = "busted.exit", __tostring = function(e) return e.message end }
 
+-- Each result goes to the Swift runner as it happens, so a run stopped by
+-- Ctrl-C still reports the tests that finished.
 local function record(element, status, message, position, traceback, duration)
-  results[#results + 1] = {
+  report {
     name = element.full_name,
     status = status,
     message = message,
@@ -152,6 +156,26 @@ end
 
 busted.fail = luassert.fail
 
+-- MARK: os.exit
+--
+-- os.exit would end the whole run and hide every other file's results. In a
+-- spec it raises an error of the test (or block) that called it, and the
+-- file goes on; a test that catches it still fails with it.
+
+local function spec_exit(...)
+  local info = debug.getinfo(2, "Sl")
+  local where = (info and info.currentline > 0) and (info.short_src .. ":" .. info.currentline) or nil
+  local code = select("#", ...) > 0 and tostring((...)) or ""
+  local message = ("os.exit(%s) called in %s"):format(code, exit_test and "a test" or "a spec file")
+  local err = setmetatable({
+    message = where and (where .. ": " .. message) or message,
+    position = where,
+    traceback = debug.traceback(nil, 2),   -- from the caller: no frame of ours
+  }, EXIT_MT)
+  if exit_test then exit_called = err end
+  error(err, 2)
+end
+
 -- MARK: Environments
 --
 -- As in busted, every block and test runs with its own global environment
@@ -187,6 +211,7 @@ end
 local function classify(err)
   if getmetatable(err) == PENDING_MT then return "pending", err.message, err.position end
   if luassert.is_failure(err) then return "failure", err.message, err.position end
+  if getmetatable(err) == EXIT_MT then return "error", err.message, err.position end
   local message = err
   if type(err) ~= "string" then
     local mt = getmetatable(err)
@@ -195,14 +220,18 @@ local function classify(err)
   return "error", message, tostring(message):match("^([^:\n]+:%d+):")
 end
 
--- Runs fn(...) as a task; returns ok, status, message, position, traceback.
--- The task is left out of the trace, so a spec's trace shows its own work.
-local function protected(fn, ...)
-  local task = spawn_untraced(fn, ...)
+-- Runs fn(...) as a task named `label`; returns ok, status, message,
+-- position, traceback. The task is left out of the trace, so a spec's trace
+-- shows its own work. If it deadlocks, its tasks are cancelled and the
+-- deadlock report is its error: the file goes on.
+local function protected(label, fn, ...)
+  local task = spawn_untraced(label, fn, ...)
+  local deadlock = settle(task)
+  if deadlock then return false, "error", deadlock end
   local ok, err = task:result()
   if ok then return true end
   local status, message, position = classify(err)
-  return false, status, message, position, task.traceback
+  return false, status, message, position, getmetatable(err) == EXIT_MT and err.traceback or task.traceback
 end
 
 -- MARK: Selection
@@ -250,9 +279,12 @@ end
 
 local execute_block
 
+local function label_of(block, kind)
+  return block.full_name ~= "" and (block.full_name .. " " .. kind) or kind
+end
+
 local function hook_error(block, kind, status, message, position, traceback)
-  local element = { full_name = block.full_name ~= "" and (block.full_name .. " " .. kind) or kind,
-                    position = position, tags = block.tags }
+  local element = { full_name = label_of(block, kind), position = position, tags = block.tags }
   record(element, status == "failure" and "failure" or "error", message, position, traceback)
 end
 
@@ -260,7 +292,7 @@ end
 local function run_hooks(block, kind, context_name)
   for _, h in ipairs(block.hooks[kind]) do
     set_env(h.fn, env_for(block))
-    local ok, status, message, position, traceback = protected(h.fn)
+    local ok, status, message, position, traceback = protected(label_of(block, context_name or kind), h.fn)
     if not ok then
       hook_error(block, context_name or kind, status, message, position or h.position, traceback)
       return false
@@ -310,17 +342,22 @@ local function execute_test(test)
     if not run_hooks(block, "before_each") then ok = false break end
   end
   if ok then
-    running_test = test
+    running_test, exit_test, exit_called = test, test, nil
     local started = os.clock()
     set_env(test.fn, env_for(test))
-    local passed, status, message, position, traceback = protected(test.fn)
+    local passed, status, message, position, traceback = protected(test.full_name, test.fn)
     running_test = nil
     if test.finally then
       set_env(test.finally, env_for(test))
-      local fin_ok, fin_status, fin_message, fin_position, fin_traceback = protected(test.finally)
+      local fin_ok, fin_status, fin_message, fin_position, fin_traceback = protected(test.full_name .. " finally", test.finally)
       if passed and not fin_ok then
         passed, status, message, position, traceback = false, fin_status, fin_message, fin_position, fin_traceback
       end
+    end
+    exit_test = nil
+    if exit_called then
+      passed, status, message, position, traceback =
+        false, "error", exit_called.message, exit_called.position, exit_called.traceback
     end
     local duration = os.clock() - started
     -- Tasks the test started that failed with nobody looking fail the test.
@@ -365,7 +402,7 @@ function execute_block(block)
   current = block
   if block.fn then
     if block.kind ~= "file" then set_env(block.fn, env_for(block)) end
-    local ok, status, message, position, traceback = protected(block.fn)
+    local ok, status, message, position, traceback = protected(block.kind == "file" and block.name or block.full_name, block.fn)
     if not ok then
       current = previous
       local element = { full_name = block.full_name, position = position or block.position, tags = block.tags }
@@ -464,7 +501,8 @@ runner.module = setmetatable({}, {
   __newindex = function() error("Attempt to modify busted", 2) end,
 })
 
--- Exposes the DSL and luassert as globals, as busted does.
+-- Exposes the DSL and luassert as globals, as busted does, and puts the
+-- spec's os.exit in place.
 function runner.export(env)
   env = env or _G
   for _, name in ipairs(DSL) do env[name] = busted[name] end
@@ -474,12 +512,12 @@ function runner.export(env)
   env.stub = luassert.stub
   env.mock = luassert.mock
   env.match = luassert.match
+  if os then os.exit = spec_exit end
 end
 
---- Runs one spec file; returns the results table the Swift runner decodes.
+--- Runs one spec file; each result goes to the Swift runner as it happens.
 function runner.run_file(path, given_options)
   options = default_options(given_options)
-  results = {}
   if options.seed then math.randomseed(options.seed) end
   trace.start()
   local chunk, load_error = loadfile(path)
@@ -491,7 +529,6 @@ function runner.run_file(path, given_options)
     execute_block(root)
   end
   current, running_test = nil, nil
-  return { tests = results }
 end
 
 return runner
