@@ -44,4 +44,20 @@ describe("busted module", function()
     assert.are.equal(describe, busted.describe)
     assert.are.equal(it, busted.it)
   end)
+
+  it("gives busted's assertions and doubles", function()
+    local busted = require "busted"
+    assert.are.equal(assert, busted.assert)
+    assert.are.equal(spy, busted.spy)
+    assert.are.equal(match, busted.match)
+  end)
+end)
+
+describe "curried calls" (function()
+  local ran = {}
+  before_each "records" (function() ran[#ran + 1] = "before" end)
+
+  it "run as busted runs them" (function()
+    assert.are.same({ "before" }, ran)
+  end)
 end)

@@ -34,6 +34,9 @@ public struct SpecOptions: Sendable {
   public var plugins: [any LunarPlugin] = []
   /// The environment each file's runtime sees.
   public var environment: [String: String] = [:]
+  /// Route Ctrl-C (SIGINT) to the files running: they stop, keeping the
+  /// tests that finished, and no further file starts (the CLI sets it).
+  public var catchesInterrupts = false
 
   /// The defaults: `spec/`, `_spec` files, one job.
   public init() {}

@@ -8,8 +8,15 @@ import Lunar
 /// `say`) into a runtime, and exposes them as globals as busted does.
 public struct SpecPlugin: LunarPlugin {
   public let name = "busted"
+  /// Where the file's results go as its tests end.
+  public let log: SpecResultLog
 
-  public init() {}
+  /// The registry key of the runner table (`run_file`) the driver calls;
+  /// `require "busted"` gives only busted's own API.
+  static let runnerKey = "lunar.busted.runner"
+
+  /// A plugin whose runtime reports its results to `log`.
+  public init(log: SpecResultLog) { self.log = log }
 
   /// The two libraries compiled once per process: every spec file's runtime
   /// loads the bytecode instead of parsing 2,000 lines of Lua again.
@@ -51,20 +58,44 @@ public struct SpecPlugin: LunarPlugin {
     lua_pushvalue(L, luassert)
     let scheduler = runtime.scheduler
     let taskClass = runtime.taskClass
+    // spawn_untraced(label, fn, ...): a task for a test body, hook or block.
     state.push(function: { [unowned scheduler] call in
-      try call.check(1, is: .function)
-      let task = scheduler.spawn(on: call.L, function: 1, arguments: call.argumentCount - 1, label: "spec", traced: false)
+      let label = try call.string(1)
+      try call.check(2, is: .function)
+      let task = scheduler.spawn(on: call.L, function: 2, arguments: call.argumentCount - 2, label: label, traced: false)
       LuaState(borrowing: call.L).push(task, as: taskClass)
       return .one
+    })
+    // settle(task): nothing once it finished, or the deadlock report.
+    state.push(function: { [unowned scheduler] call in
+      let task = try call.object(1, of: taskClass)
+      switch SpecTaskWait.wait(for: task, in: scheduler, on: call.L) {
+      case .finished:
+        return .none
+      case .deadlock(let report):
+        call.push(report)
+        return .one
+      case .interrupted(let message):
+        call.push(message)
+        return .error
+      }
     })
     state.push(function: { [unowned scheduler] call in
       let messages = scheduler.takeUnobservedFailures().map { LuaValue.string(LuaString($0.description)) }
       try call.push(.table(LuaTable(array: messages)))
       return .one
     })
-    try state.call(arguments: 3, results: 1)
-    lua_pushvalue(L, -1)
+    // report(result): one test's result, kept outside the state.
+    let log = self.log
+    state.push(function: { call in
+      log.append(try LuaValueDecoder().decode(SpecResult.self, from: try call.value(1)))
+      return .none
+    })
+    try state.call(arguments: 5, results: 1)
+    lua_getfield(L, -1, "module")
     lua_setfield(L, loaded, "busted")
+    lua_pushvalue(L, -1)
+    lua_setfield(L, lunar_registryindex(), Self.runnerKey)
     lua_getfield(L, -1, "export")
     try state.call(arguments: 0, results: 0)
   }

@@ -36,9 +36,12 @@ public struct SpecRunner: Sendable {
   }
 
   /// Runs every file; `onFile` sees each file's results as it finishes.
+  /// With `catchesInterrupts`, Ctrl-C stops the files running (each keeps
+  /// the tests that finished) and no further file starts.
   public func run(files: [String], onFile: @escaping @Sendable (SpecFileResult) -> Void = { _ in }) async
     -> [SpecFileResult]
   {
+    let interruptsBefore = Runtime.interruptCount
     var order = files
     if options.shuffle {
       var generator = SeededGenerator(seed: UInt64(bitPattern: options.seed))
@@ -50,10 +53,11 @@ public struct SpecRunner: Sendable {
       var next = 0
       func startNext() {
         guard next < order.count else { return }
+        if options.catchesInterrupts && Runtime.interruptCount > interruptsBefore { return }
         let index = next
         let path = order[index]
         next += 1
-        group.addTask { (index, await runFile(path)) }
+        group.addTask { (index, await runFile(path, interruptsBefore: interruptsBefore)) }
       }
       for _ in 0..<jobs { startNext() }
       for await (index, result) in group {
@@ -65,43 +69,53 @@ public struct SpecRunner: Sendable {
     return results.compactMap { $0 }
   }
 
-  /// Runs one file in a fresh runtime.
+  /// Runs one file in a fresh runtime. The tests that finished are kept
+  /// whatever stops the file; an interrupted file adds nothing more.
   public func runFile(_ path: String) async -> SpecFileResult {
+    await runFile(path, interruptsBefore: Runtime.interruptCount)
+  }
+
+  /// Runs one file; a Ctrl-C after `interruptsBefore` stops it.
+  func runFile(_ path: String, interruptsBefore: Int) async -> SpecFileResult {
     let started = SpecClock.now()
+    let log = SpecResultLog()
     var configuration = RuntimeConfiguration()
     configuration.clock = .virtual(start: SpecClock.epochNow())
-    configuration.plugins = options.plugins + [SpecPlugin()]
+    configuration.plugins = options.plugins + [SpecPlugin(log: log)]
     configuration.environment = options.environment
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false
+    configuration.catchesInterrupts = options.catchesInterrupts
     let source = Self.driver(options: luaOptions, luaPath: options.luaPath, luaCPath: options.luaCPath)
     let script = Script(source: .text(source, chunkName: "=lunar test"), arguments: [path])
     var results: [SpecResult]
     do {
       let runtime = try Runtime(configuration)
-      let values = try await runtime.run(script)
-      let table = values.first ?? .nil
-      results = try LuaValueDecoder().decode(Driven.self, from: table).tests
+      // A Ctrl-C that came before this runtime caught interrupts stops it too.
+      if options.catchesInterrupts && Runtime.interruptCount > interruptsBefore {
+        throw RunFailure.interrupted("interrupted")
+      }
+      _ = try await runtime.run(script)
+      results = log.results
+    } catch RunFailure.interrupted {
+      results = log.results
     } catch let failure as RunFailure {
-      results = [Self.fileError(path, failure)]
+      results = log.results + [Self.fileError(path, failure)]
     } catch {
-      results = [SpecResult(name: path, status: .error, message: "\(error)", position: path)]
+      results = log.results + [SpecResult(name: path, status: .error, message: "\(error)", position: path)]
     }
     return SpecFileResult(path: path, results: results, duration: SpecClock.now() - started)
   }
 
-  private struct Driven: Decodable {
-    var tests: [SpecResult]
-  }
-
   /// The main chunk each file's runtime runs: sets the paths, then hands
-  /// the file to the DSL's runner with the options as a table.
+  /// the file to the DSL's runner with the options as a table; the results
+  /// reach the runner through the plugin's log.
   private static func driver(options: LuaValue, luaPath: String?, luaCPath: String?) -> String {
     var lines: [String] = []
     if let luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
     if let luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
     lines.append("local path = ...")
-    lines.append("return require('busted').run_file(path, \(options.description))")
+    lines.append("debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].run_file(path, \(options.description))")
     return lines.joined(separator: "\n")
   }
 

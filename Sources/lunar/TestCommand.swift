@@ -37,6 +37,7 @@ enum TestCommand {
     options.environment = Environment.current
     options.plugins = DefaultPlugins.all
     options.jobs = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    options.catchesInterrupts = true
     do {
       if let config = try BustedConfig.load() { config.apply(to: &options) }
     } catch {
@@ -80,6 +81,7 @@ enum TestCommand {
       report = ""
     }
     let started = SpecClock.now()
+    let interruptsBefore = Runtime.interruptCount
     let results = Blocking.run {
       await runner.run(files: files) { file in
         let text = reporter.progress(file)
@@ -96,6 +98,11 @@ enum TestCommand {
     } catch {
       Console.error("lunar: \(error)")
       return 1
+    }
+    // Ctrl-C: the report above counts the tests that finished, every file's.
+    if Runtime.interruptCount > interruptsBefore {
+      Console.error("lunar: interrupted")
+      return 130
     }
     return SpecSummary(results).succeeded ? 0 : 1
   }

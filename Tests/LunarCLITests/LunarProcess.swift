@@ -8,6 +8,8 @@ struct LunarProcess {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// False when a signal ended the child (`status` is then the signal).
+    var exitedNormally = true
   }
 
   /// The `lunar` binary built beside this test bundle (or `LUNAR_BIN`).
@@ -23,6 +25,16 @@ struct LunarProcess {
     _ arguments: [String], input: String? = nil, in directory: URL? = nil,
     environment: [String: String] = [:], timeout: TimeInterval = 20
   ) throws -> Outcome {
+    try start(arguments, input: input, in: directory, environment: environment).wait(timeout: timeout)
+  }
+
+  /// Starts `lunar ARGUMENTS` in `directory` with `input` on standard input
+  /// (then closed), and returns at once: the caller may watch its output
+  /// and signal it before waiting for it.
+  static func start(
+    _ arguments: [String], input: String? = nil, in directory: URL? = nil,
+    environment: [String: String] = [:]
+  ) throws -> Running {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
@@ -33,26 +45,73 @@ struct LunarProcess {
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let stdinPipe = Pipe()
-    let stdoutFile = try TemporaryFile()
-    let stderrFile = try TemporaryFile()
+    let running = Running(process: process, arguments: arguments, stdout: try TemporaryFile(), stderr: try TemporaryFile())
     process.standardInput = stdinPipe
-    process.standardOutput = stdoutFile.handle
-    process.standardError = stderrFile.handle
+    process.standardOutput = running.stdout.handle
+    process.standardError = running.stderr.handle
     Self.ignoreBrokenPipes
     try process.run()
     // A child may exit without reading its input: the write then fails
     // with EPIPE, which is no concern of the test.
     if let input { try? stdinPipe.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
     try? stdinPipe.fileHandleForWriting.close()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(2000) }
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-      throw TimedOut(arguments: arguments)
+    return running
+  }
+
+  /// A child started by `start`.
+  final class Running {
+    let process: Process
+    let arguments: [String]
+    let stdout: TemporaryFile
+    let stderr: TemporaryFile
+
+    init(process: Process, arguments: [String], stdout: TemporaryFile, stderr: TemporaryFile) {
+      self.process = process
+      self.arguments = arguments
+      self.stdout = stdout
+      self.stderr = stderr
     }
-    process.waitUntilExit()
-    return Outcome(status: process.terminationStatus, stdout: try stdoutFile.contents(), stderr: try stderrFile.contents())
+
+    /// Waits until standard output contains `text`; kills the child and
+    /// throws if it does not within `timeout` seconds or exits first.
+    func waitForOutput(_ text: String, timeout: TimeInterval = 20) throws {
+      let deadline = Date().addingTimeInterval(timeout)
+      while !(try stdout.contents().contains(text)) {
+        guard process.isRunning && Date() < deadline else {
+          if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+          process.waitUntilExit()
+          throw MissingOutput(arguments: arguments, text: text)
+        }
+        usleep(2000)
+      }
+    }
+
+    /// Sends `signal` (for example `SIGINT`, as Ctrl-C does) to the child.
+    func send(_ signal: Int32) {
+      kill(process.processIdentifier, signal)
+    }
+
+    /// Waits for the child to exit; kills it after `timeout` seconds so a
+    /// hang fails the test.
+    func wait(timeout: TimeInterval = 20) throws -> Outcome {
+      let deadline = Date().addingTimeInterval(timeout)
+      while process.isRunning && Date() < deadline { usleep(2000) }
+      if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        throw TimedOut(arguments: arguments)
+      }
+      process.waitUntilExit()
+      return Outcome(
+        status: process.terminationStatus, stdout: try stdout.contents(), stderr: try stderr.contents(),
+        exitedNormally: process.terminationReason == .exit)
+    }
+  }
+
+  struct MissingOutput: Error, CustomStringConvertible {
+    let arguments: [String]
+    let text: String
+    var description: String { "lunar \(arguments.joined(separator: " ")) never printed \(text.debugDescription)" }
   }
 
   /// Writing to a child that has exited raises SIGPIPE, whose default

@@ -10,6 +10,11 @@ import TestSupport
 @Suite struct TestCommandTests {
   static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Fixtures/specs")
+  /// Suites only a child process may run: they call os.exit or spin until
+  /// interrupted, which the in-process runner tests must never do.
+  static let cliOnlyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/cli-only")
+  static let busted = "/usr/bin/busted"
 
   func lunarTest(_ arguments: [String], in folder: String) throws -> LunarProcess.Outcome {
     try LunarProcess.run(["test", "--jobs", "2"] + arguments, in: Self.fixtures.appendingPathComponent(folder), timeout: 60)
@@ -183,6 +188,95 @@ import TestSupport
       """)
     let outcome = try LunarProcess.run(["test"], in: folder.url)
     #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
+  }
+
+  @Test func requireBustedGivesBustedsAPI() throws {
+    let outcome = try lunarTest(["require_spec.lua"], in: "busted_api")
+    #expect(summary(outcome) == "5 passed, 1 failed, 0 errors, 1 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Failure → require_spec.lua:54: the busted module fails through busted.fail\ntold to fail\n"))
+  }
+
+  @Test func curriedCallsDeclareBlocksTestsAndHooks() throws {
+    let outcome = try lunarTest(["curried_spec.lua"], in: "busted_api")
+    #expect(summary(outcome) == "3 passed, 1 failed, 1 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Failure → curried_spec.lua:11: curried fails a curried test\n"))
+    #expect(outcome.stdout.contains("Error → curried_spec.lua:21: a context a test\ncurried_spec.lua:21: boom\n"))
+  }
+
+  /// The same suite under Debian's busted 2.1.1 and `lunar test`: every
+  /// test has the same full name and the same outcome (JUnit from both).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: busted)))
+  func bustedAPISuiteMatchesDebiansBusted() throws {
+    let folder = Self.fixtures.appendingPathComponent("busted_api")
+    let reference = Process()
+    reference.executableURL = URL(fileURLWithPath: Self.busted)
+    reference.arguments = ["--output", "junit", "."]
+    reference.currentDirectoryURL = folder
+    let pipe = Pipe()
+    reference.standardOutput = pipe
+    try reference.run()
+    let bustedXML = pipe.fileHandleForReading.readDataToEndOfFile()
+    reference.waitUntilExit()
+    let report = try TemporaryFolder()
+    let path = report.url.appendingPathComponent("lunar.xml").path
+    _ = try lunarTest(["-o", "junit", "--output-file", path, "."], in: "busted_api")
+    let expected = try outcomes(inJUnit: bustedXML)
+    #expect(expected.count == 12)
+    #expect(try outcomes(inJUnit: Data(contentsOf: URL(fileURLWithPath: path))) == expected)
+  }
+
+  /// `name: outcome` for every test case of a JUnit report, sorted.
+  func outcomes(inJUnit data: Data) throws -> [String] {
+    let document = try XMLDocument(data: data)
+    return try document.nodes(forXPath: "//testcase").compactMap { $0 as? XMLElement }.map { test in
+      let outcome = ["failure", "error", "skipped"].first { !test.elements(forName: $0).isEmpty } ?? "success"
+      return "\(test.attribute(forName: "name")?.stringValue ?? "?"): \(outcome)"
+    }.sorted()
+  }
+
+  @Test func aTestWithoutAFunctionIsPending() throws {
+    let outcome = try lunarTest(["."], in: "functionless")
+    #expect(summary(outcome) == "2 passed, 0 failed, 0 errors, 1 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Pending → ./functionless_spec.lua:5: a block has no function yet\n"))
+    #expect(outcome.status == 0)
+  }
+
+  @Test func osExitIsAnErrorOfTheTestThatCalledIt() throws {
+    let outcome = try LunarProcess.run(
+      ["test", "--jobs", "2", "."], in: Self.cliOnlyFixtures.appendingPathComponent("exit"), timeout: 60)
+    #expect(summary(outcome) == "2 passed, 1 failed, 3 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.contains("Failure → ./a_failing_spec.lua:3: fails\n"))
+    #expect(outcome.stdout.contains("Error → ./exit_spec.lua:5: os.exit exits with success\n./exit_spec.lua:5: os.exit(0) called in a test\n"))
+    #expect(outcome.stdout.contains("Error → ./exit_spec.lua:9: os.exit exits with a status\n./exit_spec.lua:9: os.exit(3) called in a test\n"))
+    #expect(outcome.stdout.contains("Error → ./exit_spec.lua:14: os.exit exits even when the exit is caught\nos.exit(true) called in a test\n"))
+  }
+
+  @Test func aDeadlockIsAnErrorOfThatTestAndTheFileGoesOn() throws {
+    let outcome = try lunarTest(["."], in: "deadlock")
+    #expect(summary(outcome) == "2 passed, 0 failed, 2 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.contains("""
+      Error → ./deadlock_spec.lua:2: a deadlock of tasks waiting on each other
+      deadlock: every task is waiting and nothing can wake them
+        a deadlock of tasks waiting on each other waits for task 5 at ./deadlock_spec.lua:9:
+
+      """))
+    #expect(outcome.stdout.contains("  stuck#1 waits for stuck#2 at ./deadlock_spec.lua:23:\n"))
+  }
+
+  @Test func ctrlCReportsTheTestsThatFinishedAndExits130() throws {
+    let running = try LunarProcess.start(
+      ["test", "--jobs", "1", "."], in: Self.cliOnlyFixtures.appendingPathComponent("interrupt"))
+    try running.waitForOutput("running the long test\n")
+    running.send(SIGINT)
+    let outcome = try running.wait(timeout: 60)
+    #expect(outcome.exitedNormally)
+    #expect(outcome.status == 130)
+    // a_spec's two tests and b_spec's first; c_spec never started.
+    #expect(summary(outcome) == "2 passed, 1 failed, 0 errors, 0 pending", "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("Failure → ./a_spec.lua:4: fails\n"))
+    #expect(outcome.stderr == "lunar: interrupted\n")
   }
 
   @Test(arguments: [

@@ -1,3 +1,4 @@
+import Foundation
 import LuaKit
 import Testing
 
@@ -57,6 +58,44 @@ import Testing
     #expect(file.results.count == 1)
     #expect(file.results.first?.status == .error)
     #expect(file.results.first?.message?.contains("cannot open /nonexistent/x_spec.lua") == true)
+  }
+
+  @Test func curriedCallsAndTestsWithoutAFunction() async throws {
+    let runner = SpecRunner(options: SpecOptions())
+    let curried = await runner.runFile(Self.fixtures + "/busted_api/curried_spec.lua")
+    #expect(curried.results.map(\.name) == [
+      "curried runs a curried test", "curried fails a curried test", "curried nested runs", "a context a spec",
+      "a context a test",
+    ])
+    #expect(curried.results.map(\.status) == [.success, .failure, .success, .success, .error])
+    let functionless = await runner.runFile(Self.fixtures + "/functionless/functionless_spec.lua")
+    #expect(functionless.results.map(\.name) == ["a block runs its tests", "a block has no function yet", "a block runs after them"])
+    #expect(functionless.results.map(\.status) == [.success, .pending, .success])
+  }
+
+  @Test func aDeadlockIsAnErrorOfThatTestAndTheNextTestsRun() async throws {
+    let file = await SpecRunner(options: SpecOptions()).runFile(Self.fixtures + "/deadlock/deadlock_spec.lua")
+    #expect(file.results.map(\.status) == [.error, .success, .error, .success])
+    #expect(file.results.map(\.name).last == "a deadlock runs the last test too")
+    let report = try #require(file.results.first?.message)
+    #expect(report.hasPrefix("deadlock: every task is waiting and nothing can wake them\n"))
+    #expect(report.contains("  a deadlock of tasks waiting on each other waits for task"))
+    #expect(file.results.first?.position?.hasSuffix("deadlock_spec.lua:2") == true)
+  }
+
+  @Test func testsThatFinishedCountWhenTheFileFailsAfterThem() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("late_spec.lua").path
+    // The task fails after every test has finished: an error of the file.
+    try Data("""
+      lunar.spawn(function() lunar.sleep(60) error("late failure") end)
+      it("passes", function() end)
+      """.utf8).write(to: URL(fileURLWithPath: path))
+    let file = await SpecRunner(options: SpecOptions()).runFile(path)
+    #expect(file.results.map(\.status) == [.success, .error])
+    #expect(file.results.last?.message?.contains("late failure") == true)
   }
 
   @Test func parallelRunsKeepFileOrder() async throws {

@@ -6,10 +6,11 @@
 -- Every test body, hook and block body runs as a runtime task, so specs can
 -- wait on tasks, queue jobs and machines like any script.
 --
--- Called by the Swift runner with the luassert library table; returns the
--- module table `busted`.
+-- Called by the Swift runner with the luassert library table and its host
+-- functions; returns the runner table (`run_file`, `export`, and `module`:
+-- what `require "busted"` gives, the API busted exports).
 
-local luassert, spawn_untraced, take_unobserved = ...
+local luassert, spawn_untraced, settle, take_unobserved, report = ...
 local lunar = require "lunar"
 local trace = require "lunar.trace"
 
@@ -17,15 +18,19 @@ local busted = {}
 
 -- MARK: Results
 
-local results        -- array of result records for the file being run
 local options        -- filters and modes for this run
 local current        -- the block whose body is running (collecting children)
 local running_test   -- the test element running now, for finally/pending
+local exit_test      -- the test whose body or finally runs now
+local exit_called    -- the os.exit error raised in it, even if caught
 
 local PENDING_MT = { __name = "busted.pending", __tostring = function(p) return p.message end }
+local EXIT_MT = { __name = "busted.exit", __tostring = function(e) return e.message end }
 
+-- Each result goes to the Swift runner as it happens, so a run stopped by
+-- Ctrl-C still reports the tests that finished.
 local function record(element, status, message, position, traceback, duration)
-  results[#results + 1] = {
+  report {
     name = element.full_name,
     status = status,
     message = message,
@@ -67,6 +72,10 @@ local function new_element(kind, name, fn, parent, position)
   }
 end
 
+-- As in busted, a block or test is `kind(name, fn)`, `kind(fn)` (named
+-- after its kind) or `kind(name)`, which returns a function taking `fn`:
+-- the curried `it "name" (function() ... end)`. A test whose function never
+-- comes is pending; a block whose function never comes is empty.
 local function register(kind)
   return function(name, fn)
     if kind == "pending" and running_test then
@@ -77,26 +86,49 @@ local function register(kind)
     if running_test and kind ~= "pending" then
       error(("'%s' cannot be nested inside a test"):format(kind), 2)
     end
-    if type(name) == "function" and fn == nil then name, fn = "", name end
-    if kind == "pending" then
-      fn = fn or function() end
-    elseif type(fn) ~= "function" then
+    if type(name) == "function" and fn == nil then name, fn = kind, name end
+    if kind == "pending" then fn = fn or function() end end
+    if fn ~= nil and type(fn) ~= "function" then
       error(("bad argument #2 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
     end
     local element = new_element(kind, tostring(name), fn, current, position_of_caller(2))
     current.children[#current.children + 1] = element
-    return element
+    if fn == nil then
+      return function(body)
+        if type(body) ~= "function" then
+          error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(kind, element.name, type(body)), 2)
+        end
+        element.fn = body
+      end
+    end
   end
 end
 
 local function hook(kind)
-  return function(fn)
+  local function add(block, fn, position)
+    local list = block.hooks[kind]
+    list[#list + 1] = { fn = fn, position = position }
+  end
+  -- `kind(fn)`, `kind(name, fn)` or the curried `kind "name" (fn)`, as busted.
+  return function(name, fn)
     if current == nil or running_test then error(("'%s' must be called in a describe block"):format(kind), 2) end
-    if type(fn) ~= "function" then
-      error(("bad argument #1 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
+    local argument = 2
+    if fn == nil then
+      if type(name) == "string" then
+        local block, position = current, position_of_caller(2)
+        return function(body)
+          if type(body) ~= "function" then
+            error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(kind, name, type(body)), 2)
+          end
+          add(block, body, position)
+        end
+      end
+      name, fn, argument = nil, name, 1
     end
-    local list = current.hooks[kind]
-    list[#list + 1] = { fn = fn, position = position_of_caller(2) }
+    if type(fn) ~= "function" then
+      error(("bad argument #%d to '%s' (function expected, got %s)"):format(argument, kind, type(fn)), 2)
+    end
+    add(current, fn, position_of_caller(2))
   end
 end
 
@@ -123,6 +155,26 @@ function busted.finally(fn)
 end
 
 busted.fail = luassert.fail
+
+-- MARK: os.exit
+--
+-- os.exit would end the whole run and hide every other file's results. In a
+-- spec it raises an error of the test (or block) that called it, and the
+-- file goes on; a test that catches it still fails with it.
+
+local function spec_exit(...)
+  local info = debug.getinfo(2, "Sl")
+  local where = (info and info.currentline > 0) and (info.short_src .. ":" .. info.currentline) or nil
+  local code = select("#", ...) > 0 and tostring((...)) or ""
+  local message = ("os.exit(%s) called in %s"):format(code, exit_test and "a test" or "a spec file")
+  local err = setmetatable({
+    message = where and (where .. ": " .. message) or message,
+    position = where,
+    traceback = debug.traceback(nil, 2),   -- from the caller: no frame of ours
+  }, EXIT_MT)
+  if exit_test then exit_called = err end
+  error(err, 2)
+end
 
 -- MARK: Environments
 --
@@ -159,6 +211,7 @@ end
 local function classify(err)
   if getmetatable(err) == PENDING_MT then return "pending", err.message, err.position end
   if luassert.is_failure(err) then return "failure", err.message, err.position end
+  if getmetatable(err) == EXIT_MT then return "error", err.message, err.position end
   local message = err
   if type(err) ~= "string" then
     local mt = getmetatable(err)
@@ -167,14 +220,18 @@ local function classify(err)
   return "error", message, tostring(message):match("^([^:\n]+:%d+):")
 end
 
--- Runs fn(...) as a task; returns ok, status, message, position, traceback.
--- The task is left out of the trace, so a spec's trace shows its own work.
-local function protected(fn, ...)
-  local task = spawn_untraced(fn, ...)
+-- Runs fn(...) as a task named `label`; returns ok, status, message,
+-- position, traceback. The task is left out of the trace, so a spec's trace
+-- shows its own work. If it deadlocks, its tasks are cancelled and the
+-- deadlock report is its error: the file goes on.
+local function protected(label, fn, ...)
+  local task = spawn_untraced(label, fn, ...)
+  local deadlock = settle(task)
+  if deadlock then return false, "error", deadlock end
   local ok, err = task:result()
   if ok then return true end
   local status, message, position = classify(err)
-  return false, status, message, position, task.traceback
+  return false, status, message, position, getmetatable(err) == EXIT_MT and err.traceback or task.traceback
 end
 
 -- MARK: Selection
@@ -222,9 +279,12 @@ end
 
 local execute_block
 
+local function label_of(block, kind)
+  return block.full_name ~= "" and (block.full_name .. " " .. kind) or kind
+end
+
 local function hook_error(block, kind, status, message, position, traceback)
-  local element = { full_name = block.full_name ~= "" and (block.full_name .. " " .. kind) or kind,
-                    position = position, tags = block.tags }
+  local element = { full_name = label_of(block, kind), position = position, tags = block.tags }
   record(element, status == "failure" and "failure" or "error", message, position, traceback)
 end
 
@@ -232,7 +292,7 @@ end
 local function run_hooks(block, kind, context_name)
   for _, h in ipairs(block.hooks[kind]) do
     set_env(h.fn, env_for(block))
-    local ok, status, message, position, traceback = protected(h.fn)
+    local ok, status, message, position, traceback = protected(label_of(block, context_name or kind), h.fn)
     if not ok then
       hook_error(block, context_name or kind, status, message, position or h.position, traceback)
       return false
@@ -282,17 +342,22 @@ local function execute_test(test)
     if not run_hooks(block, "before_each") then ok = false break end
   end
   if ok then
-    running_test = test
+    running_test, exit_test, exit_called = test, test, nil
     local started = os.clock()
     set_env(test.fn, env_for(test))
-    local passed, status, message, position, traceback = protected(test.fn)
+    local passed, status, message, position, traceback = protected(test.full_name, test.fn)
     running_test = nil
     if test.finally then
       set_env(test.finally, env_for(test))
-      local fin_ok, fin_status, fin_message, fin_position, fin_traceback = protected(test.finally)
+      local fin_ok, fin_status, fin_message, fin_position, fin_traceback = protected(test.full_name .. " finally", test.finally)
       if passed and not fin_ok then
         passed, status, message, position, traceback = false, fin_status, fin_message, fin_position, fin_traceback
       end
+    end
+    exit_test = nil
+    if exit_called then
+      passed, status, message, position, traceback =
+        false, "error", exit_called.message, exit_called.position, exit_called.traceback
     end
     local duration = os.clock() - started
     -- Tasks the test started that failed with nobody looking fail the test.
@@ -337,7 +402,7 @@ function execute_block(block)
   current = block
   if block.fn then
     if block.kind ~= "file" then set_env(block.fn, env_for(block)) end
-    local ok, status, message, position, traceback = protected(block.fn)
+    local ok, status, message, position, traceback = protected(block.kind == "file" and block.name or block.full_name, block.fn)
     if not ok then
       current = previous
       local element = { full_name = block.full_name, position = position or block.position, tags = block.tags }
@@ -351,9 +416,9 @@ function execute_block(block)
   local setup_ok = options.list or run_hooks(block, "strict_setup", "setup")
   if setup_ok then
     for _, child in ipairs(block.children) do
-      if child.kind == "it" then
+      if child.kind == "it" and child.fn then
         execute_test(child)
-      elseif child.kind == "pending" then
+      elseif child.kind == "pending" or child.kind == "it" then
         execute_pending(child)
       else
         execute_block(child)
@@ -379,25 +444,80 @@ local function default_options(given)
   return o
 end
 
--- Exposes the DSL and luassert as globals, as busted does.
-function busted.export(env)
+-- MARK: The busted module
+
+-- The functions busted exports, each also a field of `require "busted"`.
+local DSL = {
+  "describe", "context", "insulate", "expose", "it", "spec", "test", "pending",
+  "before_each", "after_each", "setup", "teardown", "strict_setup", "strict_teardown",
+  "lazy_setup", "lazy_teardown",
+}
+
+-- busted's bindfenv: `callable` sees the global `var` as `value`, its other
+-- globals unchanged.
+local function bindfenv(callable, var, value)
+  local mt = debug.getmetatable(callable)
+  local fn = (mt and mt.__call) or callable
+  local env = _G
+  for i = 1, math.huge do
+    local name, upvalue = debug.getupvalue(fn, i)
+    if name == nil then break end
+    if name == "_ENV" then env = upvalue break end
+  end
+  set_env(fn, setmetatable({ [var] = value }, { __index = env }))
+end
+
+local api = {
+  assert = luassert.assert,
+  spy = luassert.spy,
+  stub = luassert.stub,
+  mock = luassert.mock,
+  match = luassert.match,
+  fail = busted.fail,
+  bindfenv = bindfenv,
+  -- Lunar reports through its own reporters; busted's event bus is inert.
+  publish = function() end,
+  subscribe = function() end,
+  unsubscribe = function() end,
+  -- The runtime's clock: virtual in a spec, so sleeping costs nothing.
+  gettime = lunar.now,
+  monotime = lunar.now,
+  sleep = lunar.sleep,
+  parent = function(element) return element and element.parent end,
+  children = function(element) return element and element.children or {} end,
+  version = "2.1.1 (lunar)",
+}
+for _, name in ipairs(DSL) do api[name] = busted[name] end
+
+-- `require "busted.runner"()` at the top of a spec makes it runnable by
+-- plain lua; under a runner, as here, busted makes that call do nothing.
+package.loaded["busted.runner"] = function() return function() end end
+
+local runner = {}
+
+-- What `require "busted"` returns: busted's API, read-only as in busted.
+runner.module = setmetatable({}, {
+  __index = api,
+  __newindex = function() error("Attempt to modify busted", 2) end,
+})
+
+-- Exposes the DSL and luassert as globals, as busted does, and puts the
+-- spec's os.exit in place.
+function runner.export(env)
   env = env or _G
-  for _, name in ipairs {
-    "describe", "context", "insulate", "expose", "it", "spec", "test", "pending",
-    "before_each", "after_each", "setup", "teardown", "strict_setup", "strict_teardown",
-    "lazy_setup", "lazy_teardown", "finally",
-  } do env[name] = busted[name] end
+  for _, name in ipairs(DSL) do env[name] = busted[name] end
+  env.finally = busted.finally
   env.assert = luassert.assert
   env.spy = luassert.spy
   env.stub = luassert.stub
   env.mock = luassert.mock
   env.match = luassert.match
+  if os then os.exit = spec_exit end
 end
 
---- Runs one spec file; returns the results table the Swift runner decodes.
-function busted.run_file(path, given_options)
+--- Runs one spec file; each result goes to the Swift runner as it happens.
+function runner.run_file(path, given_options)
   options = default_options(given_options)
-  results = {}
   if options.seed then math.randomseed(options.seed) end
   trace.start()
   local chunk, load_error = loadfile(path)
@@ -409,12 +529,6 @@ function busted.run_file(path, given_options)
     execute_block(root)
   end
   current, running_test = nil, nil
-  return { tests = results }
 end
 
-busted.publish = function() end
-busted.subscribe = function() end
-busted.unsubscribe = function() end
-busted.version = "2.1.1 (lunar)"
-
-return busted
+return runner

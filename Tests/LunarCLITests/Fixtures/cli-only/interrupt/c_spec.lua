@@ -1,0 +1,2 @@
+-- Never starts: Ctrl-C came while the file before it ran.
+it("never runs", function() end)

@@ -1,0 +1,32 @@
+describe("a deadlock", function()
+  it("of tasks waiting on each other", function()
+    local first, second
+    first = lunar.spawn(function()
+      lunar.sleep(0)
+      return second:await()
+    end)
+    second = lunar.spawn(function() return first:await() end)
+    second:await()
+  end)
+
+  it("leaves the runtime usable for the next test", function()
+    local queue = require("lunar.queue").new("after")
+    local job = queue:submit(function() lunar.sleep(1) return 7 end)
+    assert.are.equal(7, job:await())
+  end)
+
+  it("of a job waiting on a later job of its queue", function()
+    local queue = require("lunar.queue").new("stuck")
+    local later
+    local first = queue:submit(function()
+      lunar.sleep(0)
+      return later:await()
+    end)
+    later = queue:submit(function() return 2 end)
+    first:await()
+  end)
+
+  it("runs the last test too", function()
+    assert.are.equal(2, lunar.spawn(function() return 2 end):await())
+  end)
+end)
