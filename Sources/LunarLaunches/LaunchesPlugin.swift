@@ -79,11 +79,16 @@ public struct LaunchesPlugin: LunarPlugin {
       let providers = changed.keys.sorted().map { makeProvider($0, changed[$0]!) }
       let cooldown = options.cooldown
       if providers.isEmpty && cooldown == nil { return .none }
-      return runtime.await(call, subject: "launches configuration") {
+      // The caller waits until the schedule has changed (so its next call
+      // sees the change), and gets no values, as before.
+      let wait = Wait(subject: "launches configuration")
+      runtime.afterAsync({
         if let cooldown { await schedule.setMinimumRefreshInterval(cooldown) }
-        for provider in providers { try await schedule.replaceProvider(provider) }
+        // Cannot throw: the options named only the schedule's own sources.
+        for provider in providers { try? await schedule.replaceProvider(provider) }
         return .nil
-      }
+      }) { [unowned runtime] _ in runtime.scheduler.complete(wait, .nothing) }
+      return runtime.scheduler.suspend(call, on: wait)
     }
 
     // check_upcoming(options) -> nil, or what is wrong with them (for the

@@ -112,7 +112,7 @@ import Testing
     let results = try await run(try offlineRuntime(), """
       local launches = require "lunar.launches"
       local messages = {}
-      for _, limit in ipairs { -1, math.mininteger, 0/0, 1/0, -1/0, 2.5, "5", 1e300, {} } do
+      for _, limit in ipairs { -1, math.mininteger, 0/0, 1/0, -1/0, 2.5, "5", 1e300, {}, true } do
         local ok, err = pcall(launches.upcoming, { source = "rocketlaunch.live", limit = limit })
         messages[#messages + 1] = ok and "accepted" or err
       end
@@ -121,7 +121,7 @@ import Testing
       return table.concat(messages, "\\n")
       """)
     let lines = try #require(results.first?.stringValue).split(separator: "\n").map(String.init)
-    let shown = ["-1", "-9223372036854775808", "-nan", "inf", "-inf", "2.5", "string", "1e+300", "table"]
+    let shown = ["-1", "-9223372036854775808", "-nan", "inf", "-inf", "2.5", "string", "1e+300", "table", "boolean"]
     #expect(lines.count == shown.count + 1)
     for (line, value) in zip(lines, shown) {
       #expect(line == "bad argument #1 to 'upcoming' (field 'limit' must be a non-negative integer, got \(value))")
@@ -157,15 +157,15 @@ import Testing
     let results = try await run(try runtime(server), """
       local launches = require "lunar.launches"
       launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/other" } }
-      launches.configure { cooldown = 5 }
+      local returned = select("#", launches.configure { cooldown = 5 })
       local first = launches.upcoming { source = "rocketlaunch.live" }[1].id
       launches.upcoming { source = "rocketlaunch.live" }          -- inside the cooldown: no request
       lunar.sleep(6)
       launches.upcoming { source = "rocketlaunch.live" }          -- after it: asks again
       local snapshot = launches.snapshot("rocketlaunch.live")
-      return first, snapshot.next_refresh_at - snapshot.fetched_at
+      return first, snapshot.next_refresh_at - snapshot.fetched_at, returned
       """)
-    #expect(results == ["rll:6", .number(5)])
+    #expect(results == ["rll:6", .number(5), 0])
     #expect(server.requests.map(\.path) == ["/other", "/other"])
   }
 
