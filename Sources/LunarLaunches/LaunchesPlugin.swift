@@ -80,7 +80,7 @@ public struct LaunchesPlugin: LunarPlugin {
       let cooldown = options.cooldown
       if providers.isEmpty && cooldown == nil { return .none }
       // The caller waits until the schedule has changed (so its next call
-      // sees the change), and gets no values, as before.
+      // sees the change); configure returns no values.
       let wait = Wait(subject: "launches configuration")
       runtime.afterAsync({
         if let cooldown { await schedule.setMinimumRefreshInterval(cooldown) }
