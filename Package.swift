@@ -70,7 +70,7 @@ let package = Package(
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
-    .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"]),
+    .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar", "TestSupport"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]

@@ -340,6 +340,34 @@ describe("lunar.machine", function()
       assert.has_error(function() machine.new(42) end, "bad argument #1 to 'new' (table expected, got number)")
     end)
 
+    it("rejects nonsense in every field of a definition, at the caller's line", function()
+      local function refuses(definition, message)
+        local ok, err = pcall(function() local m = machine.new(definition); return m end)
+        assert.is_false(ok)
+        assert.matches("^[^:]*machine_spec%.lua:%d+: ", err)
+        assert.are.equal(message, (err:gsub("^[^:]*:%d+: ", "")))
+      end
+      local function define(fields)
+        local definition = { name = "x", initial = "a", states = { a = {} } }
+        for k, v in pairs(fields) do definition[k] = v end
+        return definition
+      end
+      refuses(define { strict = "yes" }, "machine 'x': 'strict' must be true or false, got string")
+      refuses(define { context = 5 }, "machine 'x': 'context' must be a table, got number")
+      refuses(define { inital = "a" }, "machine 'x': unknown field 'inital' (fields are name, initial, states, context, strict)")
+      refuses(define { states = { a = { onn = {} } } }, "machine 'x': state 'a': unknown field 'onn' (fields are on, enter, exit)")
+      refuses(define { states = { a = { on = { [true] = "a" } } } },
+        "machine 'x': state 'a': message names in 'on' must be strings, got boolean")
+      refuses(define { states = { a = { on = { go = { run = print, target = { "a" } } } } } },
+        "machine 'x': state 'a': handler 'go': unknown field 'target' (fields are run, targets)")
+      refuses(define { states = { a = { on = { go = { run = print, targets = "a" } } } } },
+        "machine 'x': state 'a': handler 'go': 'targets' must be a list of state names, got string")
+      refuses(define { states = { a = { on = { go = { run = print, targets = { 1 } } } } } },
+        "machine 'x': state 'a': handler 'go': targets[1] must be a state name, got number")
+      local m = machine.new(define { strict = false, context = {}, states = { a = { on = { go = { run = print, targets = { "a" } } } } } })
+      assert.are.equal("a", m.state)
+    end)
+
     it("rejects a handler returning an unknown state", function()
       local m = machine.new { name = "r", initial = "a", states = { a = { on = { go = function() return "z" end } } } }
       assert.has_error(function() m:step("go") end, "machine 'r': state 'a': handler 'go' returned unknown state 'z'")

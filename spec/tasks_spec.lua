@@ -44,6 +44,34 @@ describe("lunar tasks", function()
     assert.are.same({ "slow", "fast" }, { lunar.await_all({ slow, fast }) })
   end)
 
+  it("keeps trailing nils in results, as coroutine.resume does", function()
+    local function three() return 1, nil, nil end
+    local co = coroutine.create(three)
+    assert.are.equal(4, select("#", coroutine.resume(co)))
+    -- Finished at once and finished while awaited: both keep the count.
+    local done = lunar.spawn(three)
+    lunar.sleep(0)
+    local later = lunar.spawn(function() lunar.sleep(1) return 1, nil, nil end)
+    for _, t in ipairs { done, later } do
+      assert.are.equal(3, select("#", t:await()))
+      assert.are.equal(4, select("#", t:result()))
+    end
+    local only_nil = lunar.spawn(function() return nil end)
+    assert.are.equal(1, select("#", only_nil:await()))
+    assert.are.equal(0, select("#", lunar.spawn(function() end):await()))
+    local job = require("lunar.queue").new("nils"):submit(function() lunar.sleep(1) return nil, 2, nil end)
+    assert.are.equal(3, select("#", job:await()))
+  end)
+
+  it("gives await_any the index and every result, nils included", function()
+    local t = lunar.spawn(function() lunar.sleep(1) return "a", nil end)
+    local slow = lunar.spawn(function() lunar.sleep(10) end)
+    assert.are.same({ n = 3, 2, "a" }, table.pack(lunar.await_any { slow, t }))
+    -- await_all keeps to the first result of each, a nil for none.
+    local none = lunar.spawn(function() end)
+    assert.are.same({ n = 3, "a" }, table.pack(lunar.await_all { t, none, slow }))
+  end)
+
   it("lets a coroutine wait inside a task", function()
     local gen = coroutine.wrap(function()
       for i = 1, 3 do lunar.sleep(1); coroutine.yield(i) end

@@ -196,6 +196,43 @@ describe("lunar.workflow", function()
       assert.has_error(function() workflow "w" { 42 } end, 'workflow "w": item 1 is not a step (use step "name" { ... })')
     end)
 
+    it("refuse nonsense in every field, at the caller's line", function()
+      local function refuses(fields, message)
+        local ok, err = pcall(function() local s = step "notify" (fields); return s end)
+        assert.is_false(ok)
+        assert.matches("^[^:]*workflow_spec%.lua:%d+: ", err)
+        assert.are.equal('step "notify": ' .. message, (err:gsub("^[^:]*:%d+: ", "")))
+      end
+      refuses({ run = print, continue_on_error = "yes" }, "'continue_on_error' must be true or false, got string")
+      refuses({ run = print, services = "http" }, "'services' must be a list of service names, got string")
+      refuses({ run = print, services = { "nosuchservice" } },
+        "services[1] names an unknown service 'nosuchservice' (services are " .. table.concat(require("lunar.actions").service_names(), ", ") .. ")")
+      refuses({ run = print, services = { http = true } }, "'services' must be a list of service names, got a table with other keys")
+      refuses({ uses = "report.print", services = { "log" } }, "'services' is for 'run' steps (an action declares the services it uses)")
+      refuses({ uses = "" }, "'uses' must be an action name, got an empty string")
+      refuses({ run = print, needs = { after = "a" } }, "'needs' must be a list of step names, got a table with other keys")
+      refuses({ run = print, needs = { "a", 2 } }, "needs[2] must be a step name, got number")
+      refuses({ run = print, retry = { attempts = 2, backof = 1 } }, "'retry' has an unknown field 'backof' (fields are attempts, backoff)")
+      refuses({ run = print, ["if"] = print, when = print }, "give 'if' or 'when', not both")
+      refuses({ run = print, when = true }, "'when' must be a function, got boolean")
+      refuses({ run = print, queue = 7 }, "'queue' must be a queue name, got number")
+      refuses({ run = print, description = {} }, "'description' must be a string, got table")
+      refuses({ run = print, [1] = "x" }, "unknown field [1]")
+      -- What is right passes: a known service, a list of needs, a condition.
+      local ok = step "fine" { run = print, services = { "log", "store" }, needs = { "a" }, continue_on_error = false,
+        when = function() return true end, description = "fine" }
+      assert.are.equal("fine", ok.name)
+    end)
+
+    it("refuse a steps table that is not a list, at the workflow's line", function()
+      local ok, err = pcall(function() local wf = workflow "w" { step "a" { run = print }, extra = 1 }; return wf end)
+      assert.is_false(ok)
+      assert.matches('^[^:]*workflow_spec%.lua:%d+: workflow "w": \'extra\' is not a list position %(give the steps as a list%)$', err)
+      assert.has_error(function() local wf = workflow "w" { step "a" { run = print }, nil, step "b" { run = print } }; return wf end)
+      assert.has_error(function() local wf = workflow "" { }; return wf end,
+        "bad argument #1 to 'workflow' (workflow name expected, got an empty string)")
+    end)
+
     it("refuse seconds that are NaN or infinite", function()
       for _, bad in ipairs { 0/0, 1/0, -1/0 } do
         assert.has_error(function() step "x" { run = print, timeout = bad } end,

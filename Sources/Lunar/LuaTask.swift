@@ -45,6 +45,9 @@ public final class LuaTask {
   var onFinish: [(LuaTask) -> Void] = []
   /// Results (a Lua table) or the error value, in the registry.
   var outcome: LuaReference?
+  /// How many results a finished task has: the table's length cannot say,
+  /// since trailing nils count (`return 1, nil, nil` gives three).
+  var resultCount: Int32 = 0
   /// The traceback of a failure, `stack traceback:` first.
   public internal(set) var traceback: String?
   /// A failure's message, as `lua.c` would print it.
@@ -71,7 +74,7 @@ public final class LuaTask {
     outcome.push(on: L)
     if status != .done { return 1 }
     let table = lua_gettop(L)
-    let count = Int32(lua_rawlen(L, table))
+    let count = resultCount
     guard lua_checkstack(L, count + 1) != 0 else {
       lua_settop(L, table - 1)
       return 0

@@ -37,6 +37,20 @@ public struct OptionField: Sendable {
     return seconds
   }
 
+  /// Refuses a field of the options table `options` (at `argument`) that
+  /// is not among `known`: a misspelt option would otherwise be ignored
+  /// without a word. The message lists the known fields.
+  public static func refuseUnknownFields(of options: LuaTable, known: [String], argument: Int32) throws(LuaArgumentError) {
+    let list = known.joined(separator: ", ")
+    if !options.array.isEmpty { throw .invalid(argument, "unknown field [1] (fields are \(list))") }
+    for key in options.fields.keys.sorted(by: { $0.description < $1.description }) {
+      guard case .string(let name) = key, known.contains(where: { LuaString($0) == name }) else {
+        let shown = if case .string(let name) = key { "'\(name.lossyString)'" } else { key.description }
+        throw .invalid(argument, "unknown field \(shown) (fields are \(list))")
+      }
+    }
+  }
+
   private func refusal(_ value: LuaValue, _ expected: String) -> LuaArgumentError {
     .invalid(argument, "field '\(name)' must be \(expected), got \(Self.shown(value))")
   }

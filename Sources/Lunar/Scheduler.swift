@@ -230,6 +230,7 @@ public final class Scheduler {
       i -= 1
     }
     task.outcome = LuaReference(popping: co, in: state)
+    task.resultCount = count
     settle(task, as: .done)
   }
 
@@ -276,6 +277,7 @@ public final class Scheduler {
       lua_rawseti(L, -2, lua_Integer(i + 1))
     }
     task.outcome = LuaReference(popping: state)
+    task.resultCount = Int32(values.count)
     settle(task, as: .done)
   }
 

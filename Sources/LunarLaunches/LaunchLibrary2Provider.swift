@@ -1,7 +1,7 @@
 import Lunar
 
-/// Launches from The Space Devs' Launch Library 2 (`launch/upcoming`), ids
-/// prefixed `ll2:`.
+/// Launches from The Space Devs' Launch Library 2 (API 2.3.0's
+/// `launches/upcoming` by default), ids prefixed `ll2:`.
 ///
 /// Mapping: the name is the part of `name` after " | " (the vehicle comes
 /// first); `sortTime` is `net`; `plannedTime` is `net` only when
@@ -14,8 +14,13 @@ import Lunar
 /// launches are labelled by day too. Launches already flown (status Success,
 /// Failure, Partial Failure or In Flight, by abbreviation or name) are
 /// dropped.
+///
+/// Both API shapes read: the country is the pad's `country` object of API
+/// 2.3.0 (its three-letter `alpha_3_code`, else `alpha_2_code`, else its
+/// name) or the `country_code` of API 2.2.0 (three letters too), from the
+/// pad or its location.
 public actor LaunchLibrary2Provider: LaunchProvider {
-  public static let defaultEndpoint = "https://ll.thespacedevs.com/2.2.0/launch/upcoming/"
+  public static let defaultEndpoint = "https://ll.thespacedevs.com/2.3.0/launches/upcoming/"
   public static let idPrefix = "ll2:"
 
   public nonisolated let source = "launchlibrary2"
@@ -136,10 +141,13 @@ private struct Item: Decodable {
   struct Pad: Decodable {
     let name: String
     let location: Location?
+    /// API 2.2.0.
     let countryCode: String?
+    /// API 2.3.0.
+    let country: Country?
 
     enum CodingKeys: String, CodingKey {
-      case name, location
+      case name, location, country
       case countryCode = "country_code"
     }
   }
@@ -147,11 +155,48 @@ private struct Item: Decodable {
   struct Location: Decodable {
     let name: String?
     let countryCode: String?
+    let country: Country?
+
+    enum CodingKeys: String, CodingKey {
+      case name, country
+      case countryCode = "country_code"
+    }
+  }
+
+  /// API 2.3.0's country object: codes and a name, any of them absent.
+  struct Country: Decodable {
+    let alpha3: String?
+    let alpha2: String?
+    let name: String?
 
     enum CodingKeys: String, CodingKey {
       case name
-      case countryCode = "country_code"
+      case alpha3 = "alpha_3_code"
+      case alpha2 = "alpha_2_code"
     }
+
+    init(from decoder: any Decoder) throws {
+      // A plain string is taken as the country's name.
+      if let name = try? decoder.singleValueContainer().decode(String.self) {
+        (alpha3, alpha2, self.name) = (nil, nil, name)
+        return
+      }
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      alpha3 = try container.decodeIfPresent(String.self, forKey: .alpha3)
+      alpha2 = try container.decodeIfPresent(String.self, forKey: .alpha2)
+      name = try container.decodeIfPresent(String.self, forKey: .name)
+    }
+
+    /// The three-letter code (as API 2.2.0 gives it), else what there is.
+    var label: String? {
+      ProviderSupport.nonEmpty(alpha3) ?? ProviderSupport.nonEmpty(alpha2) ?? ProviderSupport.nonEmpty(name)
+    }
+  }
+
+  /// The launch's country from whichever shape the API gave.
+  var country: String? {
+    ProviderSupport.nonEmpty(pad.location?.countryCode) ?? ProviderSupport.nonEmpty(pad.countryCode)
+      ?? pad.country?.label ?? pad.location?.country?.label
   }
 
   private static let flown: Set<String> = [
@@ -174,7 +219,7 @@ private struct Item: Decodable {
       provider: launchServiceProvider.name,
       vehicle: rocket.configuration.name,
       pad: ProviderSupport.padLabel(pad.name, location: pad.location?.name),
-      country: ProviderSupport.nonEmpty(pad.location?.countryCode) ?? ProviderSupport.nonEmpty(pad.countryCode),
+      country: country,
       plannedTime: plannedTime,
       sortTime: net.seconds,
       dateLabel: dateLabel,

@@ -35,7 +35,10 @@ public actor LaunchSchedule {
 
   private final class Request {
     let id: Int
-    let previous: Snapshot
+    var previous: Snapshot
+    /// The source's provider changed while this request was in flight: its
+    /// launches are kept, but start no cooldown.
+    var superseded = false
     var task: Task<Void, Never>?
     var waiters: [Int: CheckedContinuation<Snapshot, any Error>] = [:]
     init(id: Int, previous: Snapshot) {
@@ -44,11 +47,11 @@ public actor LaunchSchedule {
     }
   }
 
-  private let providers: [String: any LaunchProvider]
+  private var providers: [String: any LaunchProvider]
   /// The sources, in the order given.
   public nonisolated let sources: [String]
   /// The cooldown after a successful fetch, in seconds.
-  public nonisolated let minimumRefreshInterval: Double
+  public private(set) var minimumRefreshInterval: Double
   /// How many launches to ask each source for.
   public nonisolated let limit: Int
   private let now: @Sendable () -> Double
@@ -73,6 +76,41 @@ public actor LaunchSchedule {
 
   /// The snapshot of `source` (idle and empty before the first refresh).
   public func snapshot(_ source: String) -> Snapshot { snapshots[source] ?? Snapshot() }
+
+  // MARK: Configuration
+
+  /// Changes the cooldown. Snapshots, requests in flight and reminders
+  /// stay; each source's next refresh is allowed `seconds` after its last
+  /// successful fetch.
+  public func setMinimumRefreshInterval(_ seconds: Double) {
+    minimumRefreshInterval = seconds
+    for (source, snapshot) in snapshots { snapshots[source] = recooled(snapshot) }
+    for request in requests.values { request.previous = recooled(request.previous) }
+  }
+
+  private func recooled(_ snapshot: Snapshot) -> Snapshot {
+    var snapshot = snapshot
+    if snapshot.nextRefreshAllowedAt != nil, let fetched = snapshot.fetchedAt {
+      snapshot.nextRefreshAllowedAt = fetched + minimumRefreshInterval
+    }
+    return snapshot
+  }
+
+  /// Makes `provider` answer for its source from now on. The source keeps
+  /// its launches and reminders (as a failing source does) until the new
+  /// provider's first fetch replaces them, but loses its cooldown, so the
+  /// next refresh asks the new provider; a request already in flight still
+  /// answers its waiters, without starting a cooldown.
+  public func replaceProvider(_ provider: any LaunchProvider) throws(ScheduleError) {
+    let source = provider.source
+    guard providers[source] != nil else { throw .unknownSource(source) }
+    providers[source] = provider
+    snapshots[source]?.nextRefreshAllowedAt = nil
+    if let request = requests[source] {
+      request.superseded = true
+      request.previous.nextRefreshAllowedAt = nil
+    }
+  }
 
   /// Refreshes `source` and returns its snapshot: at once inside the
   /// cooldown; joining the request in flight if there is one; otherwise by
@@ -151,7 +189,7 @@ public actor LaunchSchedule {
       let time = now()
       next.launches = launches
       next.fetchedAt = time
-      next.nextRefreshAllowedAt = time + minimumRefreshInterval
+      next.nextRefreshAllowedAt = request.superseded ? nil : time + minimumRefreshInterval
       next.phase = .loaded
       reminderBook.update(source: source, launches: launches)
     case .failure(let error):

@@ -29,53 +29,66 @@ public struct LaunchesPlugin: LunarPlugin {
 
   /// Registers the `launches` service at once, so Swift interpreters and
   /// actions find it whether or not a script requires the module; the Lua
-  /// module is described on its first `require`.
+  /// module is described on its first `require`. `launches.configure`
+  /// changes this one schedule in place, so the service stays current.
   public func install(in runtime: RuntimeCore) throws {
     let environment = runtime.configuration.environment
     let http = runtime.configuration.httpService
-    let defaults: [String: LaunchFeedLocation] = [
+    let given: [String: String?] = [
       "rocketlaunch.live": endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"],
       "launchlibrary2": endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"],
-    ].compactMapValues { $0.map(LaunchFeedLocation.init(endpoint:)) }
-    let now = runtime.clock.sendableNow
-    func makeSchedule(_ locations: [String: LaunchFeedLocation], cooldown: Double) -> LaunchSchedule {
-      let providers: [any LaunchProvider] = [
-        locations["rocketlaunch.live"].map { RocketLaunchLiveProvider(location: $0, http: http) }
-          ?? RocketLaunchLiveProvider(http: http),
-        locations["launchlibrary2"].map { LaunchLibrary2Provider(location: $0, http: http) } ?? LaunchLibrary2Provider(http: http),
-      ]
-      return LaunchSchedule(providers: providers, minimumRefreshInterval: cooldown, now: now)
+    ]
+    let builtIn = [
+      "rocketlaunch.live": RocketLaunchLiveProvider.defaultEndpoint, "launchlibrary2": LaunchLibrary2Provider.defaultEndpoint,
+    ]
+    let defaults = builtIn.mapValues(LaunchFeedLocation.init(endpoint:)).merging(
+      given.compactMapValues { $0.map(LaunchFeedLocation.init(endpoint:)) }) { $1 }
+    let makeProvider: @Sendable (String, LaunchFeedLocation) -> any LaunchProvider = { source, location in
+      source == "launchlibrary2"
+        ? LaunchLibrary2Provider(location: location, http: http) : RocketLaunchLiveProvider(location: location, http: http)
     }
-    let current = Current(makeSchedule(defaults, cooldown: minimumRefreshInterval))
-    runtime.services.register("launches", current.schedule)
+    let schedule = LaunchSchedule(
+      providers: ["rocketlaunch.live", "launchlibrary2"].map { makeProvider($0, defaults[$0]!) },
+      minimumRefreshInterval: minimumRefreshInterval, now: runtime.clock.sendableNow)
+    runtime.services.register("launches", schedule)
     runtime.install(moduleNamed: name) { runtime in
-      module(runtime, current: current, defaults: defaults, makeSchedule: makeSchedule)
+      module(runtime, schedule: schedule, feeds: FeedLocations(defaults), makeProvider: makeProvider)
     }
   }
 
-  /// The module, with its reminders, over `current`; `configure` makes new
-  /// schedules with `makeSchedule`, from `defaults` where it names no
-  /// location.
+  /// The module, with its reminders, over `schedule`; `configure` gives a
+  /// source a new provider from `makeProvider` when its location changes.
   private func module(
-    _ runtime: RuntimeCore, current: Current, defaults: [String: LaunchFeedLocation],
-    makeSchedule: @escaping (_ locations: [String: LaunchFeedLocation], _ cooldown: Double) -> LaunchSchedule
+    _ runtime: RuntimeCore, schedule: LaunchSchedule, feeds: FeedLocations,
+    makeProvider: @escaping @Sendable (String, LaunchFeedLocation) -> any LaunchProvider
   ) -> LuaModule {
-    var schedule: LaunchSchedule { current.schedule }
-    let reminders = ReminderDelivery(current: current, core: runtime)
+    let reminders = ReminderDelivery(schedule: schedule, core: runtime)
     runtime.retain(reminders)
     let sandboxed = runtime.configuration.sandbox
 
     var module = LuaModule("lunar.launches")
     module.value("sources", .table(LuaTable(array: schedule.sources.map { .string(LuaString($0)) })))
 
-    // launches.configure{ endpoints = { [source] = url }, samples = true, cooldown = seconds }:
-    // a new schedule (the old one's snapshots and reminders are dropped).
-    module.function("configure") { call in
+    // launches.configure{ endpoints = { [source] = url }, samples = true|false, cooldown = seconds }:
+    // changes only what it is given; snapshots and reminders stay.
+    module.function("configure") { [unowned runtime] call in
       let value = call.isNil(1) ? LuaValue.nil : try call.value(1, name: "options")
-      let options = try ConfigureOptions(value, known: schedule.sources, sandboxed: sandboxed)
-      current.schedule = makeSchedule(
-        defaults.merging(options.locations) { $1 }, options.cooldown ?? minimumRefreshInterval)
-      return .none
+      let options = try ConfigureOptions(value, known: schedule.sources, defaults: feeds.defaults, sandboxed: sandboxed)
+      let changed = options.locations.filter { feeds.current[$0.key] != $0.value }
+      feeds.current.merge(changed) { $1 }
+      let providers = changed.keys.sorted().map { makeProvider($0, changed[$0]!) }
+      let cooldown = options.cooldown
+      if providers.isEmpty && cooldown == nil { return .none }
+      // The caller waits until the schedule has changed (so its next call
+      // sees the change); configure returns no values.
+      let wait = Wait(subject: "launches configuration")
+      runtime.afterAsync({
+        if let cooldown { await schedule.setMinimumRefreshInterval(cooldown) }
+        // Cannot throw: the options named only the schedule's own sources.
+        for provider in providers { try? await schedule.replaceProvider(provider) }
+        return .nil
+      }) { [unowned runtime] _ in runtime.scheduler.complete(wait, .nothing) }
+      return runtime.scheduler.suspend(call, on: wait)
     }
 
     // check_upcoming(options) -> nil, or what is wrong with them (for the
@@ -94,7 +107,6 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.upcoming{ source =, limit = } -> { launch, ... } (refreshes first)
     module.function("upcoming") { [unowned runtime] call in
-      let schedule = current.schedule
       let options = try UpcomingOptions(call.isNil(1) ? .nil : try call.value(1, name: "options"), known: schedule.sources)
       let (sources, limit) = (options.sources, options.limit)
       return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
@@ -111,7 +123,6 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.next() -> the next launch, or nil (no fetch)
     module.function("next") { [unowned runtime] call in
-      let schedule = current.schedule
       return runtime.await(call, subject: "next launch") {
         await schedule.nextLaunch().map(Self.table) ?? .nil
       }
@@ -119,7 +130,6 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
     module.function("snapshot") { [unowned runtime] call in
-      let schedule = current.schedule
       // An unknown source has an empty snapshot, as the schedule gives it.
       let source = Self.source(named: try call.bytes(1), in: schedule)
       return runtime.await(call, subject: "snapshot") {
@@ -142,7 +152,6 @@ public struct LaunchesPlugin: LunarPlugin {
         id = try call.string(1)
       }
       let minutes = Int(try call.integer(2))
-      let schedule = current.schedule
       return runtime.await(call, subject: "reminder") {
         do {
           return .integer(Int64(try await schedule.remind(id, minutesBefore: minutes).id))
@@ -212,7 +221,6 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.reminders() -> { { id =, launch =, minutes =, due_at =, state = }, ... }
     module.function("reminders") { [unowned runtime] call in
-      let schedule = current.schedule
       return runtime.await(call, subject: "reminders") {
         .table(LuaTable(array: await schedule.reminders.map(Self.table)))
       }
@@ -220,10 +228,15 @@ public struct LaunchesPlugin: LunarPlugin {
     return module
   }
 
-  /// The schedule in use (replaced by `launches.configure`).
-  final class Current {
-    var schedule: LaunchSchedule
-    init(_ schedule: LaunchSchedule) { self.schedule = schedule }
+  /// Where each source reads its launches now, and where it did at
+  /// start (`samples = false` goes back there). Lives on the loop thread.
+  final class FeedLocations {
+    let defaults: [String: LaunchFeedLocation]
+    var current: [String: LaunchFeedLocation]
+    init(_ defaults: [String: LaunchFeedLocation]) {
+      self.defaults = defaults
+      current = defaults
+    }
   }
 
   /// The schedule's source whose name has exactly the bytes `name`.

@@ -8,14 +8,13 @@ import Lunar
 /// task) or sends `{ "reminder", launch = ..., minutes = ... }` to its
 /// machine. Lives on the loop thread.
 final class ReminderDelivery {
-  let current: LaunchesPlugin.Current
-  var schedule: LaunchSchedule { current.schedule }
+  let schedule: LaunchSchedule
   unowned let core: RuntimeCore
   private var targets: [Int: LuaReference] = [:]
   private var timer: Int?
 
-  init(current: LaunchesPlugin.Current, core: RuntimeCore) {
-    self.current = current
+  init(schedule: LaunchSchedule, core: RuntimeCore) {
+    self.schedule = schedule
     self.core = core
   }
 

@@ -16,6 +16,7 @@ struct UpcomingOptions {
     case .table(let table): options = table
     default: throw .type(1, expected: "table")
     }
+    try OptionField.refuseUnknownFields(of: options, known: ["source", "limit"], argument: 1)
     switch options["source"] {
     case .nil: sources = known
     case .string(let name):

@@ -51,6 +51,20 @@ import TestSupport
     #expect(text.contains("sum     succeeded         1      0.00s"))
   }
 
+  @Test func aBadFieldIsAnErrorAtTheUsersLine() throws {
+    let folder = try TemporaryFolder()
+    _ = try folder.write("x.lua", """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      local notify = step "notify" { run = print, continue_on_error = "yes" }
+      return workflow "w" { notify }
+      """)
+    let outcome = try LunarProcess.run(["run", "x.lua"], in: folder.url)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: x.lua:3: step \"notify\": 'continue_on_error' must be true or false, got string\n"))
+    #expect(outcome.stdout.isEmpty, "nothing ran")
+  }
+
   @Test func dryRunPrintsThePlan() throws {
     let outcome = try LunarProcess.run(["run", "--dry-run", "-"], input: Self.workflow)
     #expect(outcome.status == 0)

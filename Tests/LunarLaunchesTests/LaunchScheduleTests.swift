@@ -83,6 +83,39 @@ func iso(_ epoch: Double) -> String {
     #expect(server.requests.count == 2)
   }
 
+  @Test func aNewCooldownCountsFromTheLastFetch() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)])) }
+    defer { server.stop() }
+    let schedule = schedule(server, cooldown: 60)
+    _ = try await schedule.refresh("rocketlaunch.live")
+    await schedule.setMinimumRefreshInterval(10)
+    #expect(await schedule.snapshot("rocketlaunch.live").nextRefreshAllowedAt == 1_800_000_010)
+    clock.advance(11)
+    let again = try await schedule.refresh("rocketlaunch.live")
+    #expect(server.requests.count == 2)
+    #expect(again.nextRefreshAllowedAt == 1_800_000_021)
+  }
+
+  @Test func aRequestInFlightWhenTheProviderChangesAnswersWithoutACooldown() async throws {
+    let old = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)]), hold: true) }
+    let new = try TestHTTPServer { _ in .init(body: rllBody([(2, 1_800_003_600)])) }
+    defer { old.stop(); new.stop() }
+    let schedule = schedule(old)
+    let waiter = Task { try await schedule.refresh("rocketlaunch.live") }
+    while old.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+    try await schedule.replaceProvider(RocketLaunchLiveProvider(endpoint: new.url + "/rll"))
+    old.release()
+    let answered = try await waiter.value
+    #expect(answered.launches.map(\.id) == ["rll:1"])
+    #expect(answered.nextRefreshAllowedAt == nil)
+    let next = try await schedule.refresh("rocketlaunch.live")
+    #expect(next.launches.map(\.id) == ["rll:2"])
+    #expect(new.requests.count == 1)
+    await #expect(throws: LaunchSchedule.ScheduleError.unknownSource("launchlibrary2")) {
+      try await schedule.replaceProvider(LaunchLibrary2Provider(endpoint: new.url))
+    }
+  }
+
   @Test func oneWaiterCancellingDoesNotCancelTheOthers() async throws {
     let server = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)]), hold: true) }
     defer { server.stop() }

@@ -112,7 +112,7 @@ import Testing
     let results = try await run(try offlineRuntime(), """
       local launches = require "lunar.launches"
       local messages = {}
-      for _, limit in ipairs { -1, math.mininteger, 0/0, 1/0, -1/0, 2.5, "5", 1e300, {} } do
+      for _, limit in ipairs { -1, math.mininteger, 0/0, 1/0, -1/0, 2.5, "5", 1e300, {}, true } do
         local ok, err = pcall(launches.upcoming, { source = "rocketlaunch.live", limit = limit })
         messages[#messages + 1] = ok and "accepted" or err
       end
@@ -121,7 +121,7 @@ import Testing
       return table.concat(messages, "\\n")
       """)
     let lines = try #require(results.first?.stringValue).split(separator: "\n").map(String.init)
-    let shown = ["-1", "-9223372036854775808", "-nan", "inf", "-inf", "2.5", "string", "1e+300", "table"]
+    let shown = ["-1", "-9223372036854775808", "-nan", "inf", "-inf", "2.5", "string", "1e+300", "table", "boolean"]
     #expect(lines.count == shown.count + 1)
     for (line, value) in zip(lines, shown) {
       #expect(line == "bad argument #1 to 'upcoming' (field 'limit' must be a non-negative integer, got \(value))")
@@ -142,6 +142,127 @@ import Testing
       "bad argument #1 to 'lunar.launches.configure' (field 'cooldown' must be a non-negative number of seconds, got inf)",
       "bad argument #1 to 'lunar.launches.configure' (field 'endpoints' names an unknown source, 'nowhere' (rocketlaunch.live, launchlibrary2))",
       "bad argument #1 to 'lunar.launches.configure' (give 'samples' or 'endpoints', not both)",
+    ])
+  }
+
+  /// A server answering every path with one launch whose id is the
+  /// path's length (so each endpoint's launches are told apart).
+  func pathServer() throws -> TestHTTPServer {
+    try TestHTTPServer { request in .init(body: rllBody([(request.path.count, 1_800_007_200)])) }
+  }
+
+  @Test func configureKeepsTheEndpointsWhenTheCooldownChanges() async throws {
+    let server = try pathServer()
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/other" } }
+      local returned = select("#", launches.configure { cooldown = 5 })
+      local first = launches.upcoming { source = "rocketlaunch.live" }[1].id
+      launches.upcoming { source = "rocketlaunch.live" }          -- inside the cooldown: no request
+      lunar.sleep(6)
+      launches.upcoming { source = "rocketlaunch.live" }          -- after it: asks again
+      local snapshot = launches.snapshot("rocketlaunch.live")
+      return first, snapshot.next_refresh_at - snapshot.fetched_at, returned
+      """)
+    #expect(results == ["rll:6", .number(5), 0])
+    #expect(server.requests.map(\.path) == ["/other", "/other"])
+  }
+
+  @Test func configureKeepsTheCooldownWhenAnEndpointChanges() async throws {
+    let server = try pathServer()
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      launches.configure { cooldown = 5 }
+      launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/other" } }
+      launches.upcoming { source = "rocketlaunch.live" }
+      lunar.sleep(6)
+      launches.upcoming { source = "rocketlaunch.live" }
+      local snapshot = launches.snapshot("rocketlaunch.live")
+      return snapshot.next_refresh_at - snapshot.fetched_at
+      """)
+    #expect(results == [.number(5)])
+    #expect(server.requests.map(\.path) == ["/other", "/other"])
+  }
+
+  @Test func aNewCooldownKeepsSnapshotsAndReminders() async throws {
+    let server = try pathServer()
+    defer { server.stop() }
+    let runtime = try runtime(server)
+    let results = try await run(runtime, """
+      local launches = require "lunar.launches"
+      local list = launches.upcoming { source = "rocketlaunch.live" }
+      local got
+      launches.remind(list[1], 15, function(reminder) got = reminder.launch.id end)
+      launches.configure { cooldown = 1 }
+      local snapshot = launches.snapshot("rocketlaunch.live")
+      local kept = { snapshot.phase, snapshot.count, snapshot.next_refresh_at - snapshot.fetched_at,
+        #launches.reminders(), launches.next().id }
+      lunar.sleep(7200)
+      return table.concat(kept, " "), got
+      """)
+    #expect(results == ["loaded 1 1.0 1 rll:4", "rll:4"])
+    #expect(server.requests.count == 1)
+    // Swift code using the `launches` service sees the same schedule.
+    let schedule = try await runtime.perform { core in core.services.service("launches", as: LaunchSchedule.self) }
+    #expect(await schedule?.minimumRefreshInterval == 1)
+  }
+
+  @Test func aNewEndpointKeepsTheLaunchesButNotTheCooldown() async throws {
+    let server = try pathServer()
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      launches.upcoming { source = "rocketlaunch.live" }
+      launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/elsewhere" } }
+      local before = launches.snapshot("rocketlaunch.live")
+      local kept = { before.phase, before.count, tostring(before.next_refresh_at), launches.next().id }
+      local after = launches.upcoming { source = "rocketlaunch.live" }[1].id
+      -- The same endpoint again changes nothing: the cooldown stays.
+      launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/elsewhere" } }
+      launches.upcoming { source = "rocketlaunch.live" }
+      return table.concat(kept, " "), after
+      """)
+    #expect(results == ["loaded 1 nil rll:4", "rll:10"])
+    #expect(server.requests.map(\.path) == ["/rll", "/elsewhere"])
+  }
+
+  @Test func samplesFalseGoesBackToTheStartingEndpoints() async throws {
+    let server = try pathServer()
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      launches.configure { cooldown = 5 }
+      launches.configure { samples = true }
+      local sample = launches.upcoming { source = "rocketlaunch.live", limit = 1 }[1].id
+      launches.configure { samples = false }
+      local live = launches.upcoming { source = "rocketlaunch.live" }[1].id
+      lunar.sleep(6)
+      launches.upcoming { source = "rocketlaunch.live" }
+      return sample, live
+      """)
+    #expect(results == ["rll:5001", "rll:4"])
+    #expect(server.requests.map(\.path) == ["/rll", "/rll"])
+  }
+
+  @Test func configureAndUpcomingRefuseUnknownFieldsAndBadURLs() async throws {
+    let results = try await run(try offlineRuntime(), """
+      local launches = require "lunar.launches"
+      local function message(f, options) return select(2, pcall(f, options)) end
+      return message(launches.configure, { cooldwn = 5 }), message(launches.configure, { 5 }),
+        message(launches.configure, { samples = "yes" }),
+        message(launches.configure, { endpoints = { ["rocketlaunch.live"] = "ftp://x/feed" } }),
+        message(launches.configure, { endpoints = { launchlibrary2 = "" } }),
+        message(launches.upcoming, { limt = 3 })
+      """)
+    #expect(results == [
+      "bad argument #1 to 'lunar.launches.configure' (unknown field 'cooldwn' (fields are endpoints, samples, cooldown))",
+      "bad argument #1 to 'lunar.launches.configure' (unknown field [1] (fields are endpoints, samples, cooldown))",
+      "bad argument #1 to 'lunar.launches.configure' (field 'samples' must be a boolean, got string)",
+      "bad argument #1 to 'lunar.launches.configure' (endpoints['rocketlaunch.live'] must be an http(s):// or file:// URL, got 'ftp://x/feed')",
+      "bad argument #1 to 'lunar.launches.configure' (endpoints['launchlibrary2'] must be an http(s):// or file:// URL, got '')",
+      "bad argument #1 to 'upcoming' (unknown field 'limt' (fields are source, limit))",
     ])
   }
 

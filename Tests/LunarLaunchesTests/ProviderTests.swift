@@ -23,6 +23,12 @@ import Testing
     try String(contentsOfFile: samplePath(name), encoding: .utf8)
   }
 
+  /// The test feed `<name>` in `Tests/LunarLaunchesTests/Fixtures`.
+  static func fixture(_ name: String) throws -> String {
+    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/\(name)").path
+    return try String(contentsOfFile: path, encoding: .utf8)
+  }
+
   /// JSON text for a Foundation object (`NSNull()` for null).
   static func json(_ object: Any) -> String {
     let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -133,8 +139,40 @@ import Testing
     #expect(launches[2].country == "New Zealand" && launches[2].plannedTime == nil && launches[2].dateLabel == "Jan 14")
   }
 
-  @Test func launchLibrary2SampleDecodes() async throws {
+  @Test func launchLibrary2SampleDecodesAnAPI230Response() async throws {
+    #expect(LaunchLibrary2Provider(http: UnusedHTTP()).endpoint == "https://ll.thespacedevs.com/2.3.0/launches/upcoming/")
     let server = try Self.serving(try Self.sample("launch-library-2.json"))
+    defer { server.stop() }
+    let provider = LaunchLibrary2Provider(endpoint: server.url + "/2.3.0/launches/upcoming/")
+    let launches = try await provider.fetch(limit: 10)
+    // The Success (Starlink 12-4, first in the file) is dropped; the rest sorted by net.
+    #expect(
+      launches.map(\.name) == [
+        "Progress MS-38", "Starlink Group 12-9", "Qianfan Group 12", "Blue Moon MK1 Pathfinder", "Project Kuiper KA-05",
+      ])
+    #expect(launches.map(\.provider) == [
+      "Russian Federal Space Agency (ROSCOSMOS)", "SpaceX", "China Aerospace Science and Technology Corporation", "Blue Origin",
+      "Arianespace",
+    ])
+    #expect(launches.map(\.vehicle) == ["Soyuz 2.1a", "Falcon 9", "Long March 8A", "New Glenn", "Ariane 64"])
+    // API 2.3.0 names the country in `pad.country`, an object.
+    #expect(launches.map(\.country) == ["KAZ", "USA", "CHN", "USA", "GUF"])
+    #expect(
+      launches[0]
+        == Launch(
+          id: "ll2:b2c3d4e5-f6a7-4b89-8c0d-1e2f3a4b5c66", name: "Progress MS-38", missions: ["Progress MS-38 (99P)"],
+          provider: "Russian Federal Space Agency (ROSCOSMOS)", vehicle: "Soyuz 2.1a",
+          pad: "31/6, Baikonur Cosmodrome, Republic of Kazakhstan", country: "KAZ", plannedTime: 1_799_061_720,
+          sortTime: 1_799_061_720, dateLabel: "Jan 04",
+          detailsURL: "https://ll.thespacedevs.com/2.3.0/launches/b2c3d4e5-f6a7-4b89-8c0d-1e2f3a4b5c66/"))
+    // Minute and Second are exact; Hour, Month and Quarter are estimates.
+    #expect(launches.map(\.plannedTime) == [1_799_061_720, 1_799_227_880, nil, nil, nil])
+    #expect(launches.map(\.dateLabel) == ["Jan 04", "Jan 06", "Jan 18 ~14:00 UTC", "Mar 2027", "Q2 2027"])
+    #expect(launches[2].sortTime == 1_800_280_800)
+  }
+
+  @Test func launchLibrary2DecodesAnAPI220Response() async throws {
+    let server = try Self.serving(try Self.fixture("launch-library-2-v2.2.0.json"))
     defer { server.stop() }
     let provider = LaunchLibrary2Provider(endpoint: server.url + "/2.2.0/launch/upcoming/")
     #expect(provider.source == "launchlibrary2")
@@ -308,6 +346,23 @@ import Testing
           id: "rll:7", name: "Launch 7", missions: [], provider: "SpaceX", vehicle: "Falcon 9", pad: "LC-39A", country: nil,
           plannedTime: nil, sortTime: 1_799_158_800, dateLabel: "Jan 05", detailsURL: nil)
       ])
+  }
+
+  @Test(arguments: [
+    (#"{"country": {"id": 2, "name": "United States of America", "alpha_2_code": "US", "alpha_3_code": "USA"}}"#, "USA"),
+    (#"{"country": {"name": "New Zealand", "alpha_2_code": "NZ"}}"#, "NZ"),
+    (#"{"country": {"name": "New Zealand"}}"#, "New Zealand"),
+    (#"{"country": "New Zealand"}"#, "New Zealand"),
+    (#"{"location": {"name": "Mahia", "country": {"alpha_3_code": "NZL"}}}"#, "NZL"),
+    (#"{"location": {"name": "Mahia", "country_code": "NZL"}}"#, "NZL"),
+    (#"{"country_code": "NZL"}"#, "NZL"),
+    (#"{"location": {"name": "Mahia", "country_code": "USA"}, "country": {"alpha_3_code": "NZL"}}"#, "USA"),
+  ])
+  func launchLibrary2CountryFromEitherAPIShape(pad: String, country: String) async throws {
+    var fields = try #require(try JSONSerialization.jsonObject(with: Data(pad.utf8)) as? [String: Any])
+    fields["name"] = "LC-1A"
+    let launches = try await Self.ll2(Self.ll2Body([Self.ll2Item("c", changes: ["pad": fields])])).get()
+    #expect(launches.map(\.country) == [country])
   }
 
   @Test func launchLibrary2NullAndMissingOptionalFields() async throws {

@@ -49,6 +49,16 @@ struct SwiftJobsPlugin: LunarPlugin {
     ])
   }
 
+  @Test func aSwiftJobsNilIsOneResult() async throws {
+    let lua = try TestRuntime(clock: .real) { $0.plugins = [SwiftJobsPlugin()] }
+    let results = try await lua.run("""
+      local queue, jobs = require 'lunar.queue', require 'swiftjobs'
+      local job = jobs.submit(queue.new('nil'), nil)
+      return select('#', job:await()), select('#', job:result()), select('#', job:await())
+      """)
+    #expect(results == [1, 2, 1])
+  }
+
   @Test func aQueueKeepsTheBytesOfItsName() async throws {
     let lua = try TestRuntime()
     let results = try await lua.run(#"""

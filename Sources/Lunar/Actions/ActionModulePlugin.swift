@@ -32,6 +32,12 @@ struct ActionModulePlugin: ModulePlugin {
       try call.push(.table(LuaTable(array: actions.names.map(LuaValue.string))))
       return .one
     }
+    // The services Swift registered for the run (plugins register theirs
+    // when installed, before any script runs).
+    module.function("swift_services") { [unowned runtime] call in
+      try call.push(.table(LuaTable(array: runtime.services.names.map { .string(LuaString($0)) })))
+      return .one
+    }
     module.function("swift_uses") { call in
       try call.push(.table(LuaTable(array: actions.uses(of: try call.bytes(1)).map { .string(LuaString($0)) })))
       return .one
@@ -94,24 +100,77 @@ struct ActionModulePlugin: ModulePlugin {
       return #text > 80 and text:sub(1, 77) .. "..." or text
     end
 
+    local services = {}
+    --- Registers a service object actions can declare (`http`, `store`, ...).
+    function M.service(name, object)
+      if type(name) ~= "string" or name == "" then
+        error(("bad argument #1 to 'service' (service name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
+      end
+      if object == nil then error("bad argument #2 to 'service' (service object expected, got nil)", 2) end
+      services[name] = object
+    end
+
+    --- True if `name` is a service an action may declare: one registered
+    --- from Lua so far, or one Swift registered for the run (a plugin's,
+    --- such as `launches`, even before its module is required).
+    function M.is_service(name)
+      if services[name] ~= nil then return true end
+      for _, swift in ipairs(M.swift_services()) do
+        if swift == name then return true end
+      end
+      return false
+    end
+
+    --- The names of the services `is_service` knows, sorted.
+    function M.service_names()
+      local seen, names = {}, {}
+      for name in pairs(services) do seen[name] = true end
+      for _, name in ipairs(M.swift_services()) do seen[name] = true end
+      for name in pairs(seen) do names[#names + 1] = name end
+      table.sort(names)
+      return names
+    end
+
+    -- True if `t` is a table whose keys are exactly 1..n.
+    local function is_list(t)
+      local count = 0
+      for _ in pairs(t) do count = count + 1 end
+      return count == #t and (count == 0 or rawget(t, count) ~= nil)
+    end
+
     --- lunar.action(name, { uses = { ... } }, function(ctx, input) ... end)
     function M.define(name, options, fn)
-      if type(name) ~= "string" then error(("bad argument #1 to 'action' (string expected, got %s)"):format(type(name)), 2) end
+      if type(name) ~= "string" or name == "" then
+        error(("bad argument #1 to 'action' (action name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
+      end
       if type(options) == "function" and fn == nil then options, fn = {}, options end
       if type(options) ~= "table" then error(("bad argument #2 to 'action' (table expected, got %s)"):format(type(options)), 2) end
       if type(fn) ~= "function" then error(("bad argument #3 to 'action' (function expected, got %s)"):format(type(fn)), 2) end
+      for key in pairs(options) do
+        if key ~= "uses" then
+          local shown = type(key) == "string" and ("'" .. key .. "'") or ("[" .. tostring(key) .. "]")
+          error(("bad argument #2 to 'action' (unknown field %s (fields are uses))"):format(shown), 2)
+        end
+      end
+      local declared = options.uses or {}
+      if type(declared) ~= "table" or not is_list(declared) then
+        error(("bad argument #2 to 'action' (field 'uses' must be a list of service names, got %s)")
+          :format(type(declared) == "table" and "a table with other keys" or type(declared)), 2)
+      end
       local uses, list = {}, {}
-      for i, service in ipairs(options.uses or {}) do
-        if type(service) ~= "string" then error(("bad argument #2 to 'action' (uses[%d] must be a service name)"):format(i), 2) end
+      for i, service in ipairs(declared) do
+        if type(service) ~= "string" then
+          error(("bad argument #2 to 'action' (uses[%d] must be a service name, got %s)"):format(i, type(service)), 2)
+        end
+        if not M.is_service(service) then
+          error(("bad argument #2 to 'action' (uses[%d] names an unknown service '%s' (services are %s))")
+            :format(i, service, table.concat(M.service_names(), ", ")), 2)
+        end
         uses[service] = true
         list[#list + 1] = service
       end
       actions[name] = { uses = uses, list = list, fn = fn }
     end
-
-    local services = {}
-    --- Registers a service object actions can declare (`http`, `store`, ...).
-    function M.service(name, object) services[name] = object end
 
     local function make_context(name, action, chain)
       local ctx = { action = name, chain = chain }
@@ -124,6 +183,12 @@ struct ActionModulePlugin: ModulePlugin {
       function ctx.now() return lunar.now() end
       return setmetatable(ctx, {
         __index = function(_, key)
+          -- A plugin's service (`launches`) gets its Lua face when its
+          -- module loads: load it for an action that declared the service.
+          if services[key] == nil and action.uses[key] and package.loaded["lunar." .. key] == nil
+            and package.preload["lunar." .. key] ~= nil then
+            require("lunar." .. key)
+          end
           if services[key] == nil and (stubs == nil or stubs[key] == nil) then return nil end
           if not action.uses[key] then
             error(("action '%s' did not declare service '%s' (it uses: %s)")

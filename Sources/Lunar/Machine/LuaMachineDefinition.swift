@@ -66,13 +66,25 @@ final class LuaMachineDefinition: MachineBehavior {
     }
     lua_settop(L, -2)
     self.name = name
+    if let key = Self.unknownKey(of: table, known: ["name", "initial", "states", "context", "strict"], on: thread) {
+      throw MachineError("machine '\(name)': unknown field \(key) (fields are name, initial, states, context, strict)")
+    }
     guard field("initial", of: table) == .string, let initial = thread.bytes(at: -1) else {
       lua_settop(L, -2)
       throw MachineError("machine '\(name)': 'initial' must be a state name")
     }
     lua_settop(L, -2)
-    strict = field("strict", of: table) == .boolean && lua_toboolean(L, -1) != 0
+    let strictType = field("strict", of: table)
+    strict = strictType == .boolean && lua_toboolean(L, -1) != 0
     lua_settop(L, -2)
+    guard strictType == .nil || strictType == .boolean else {
+      throw MachineError("machine '\(name)': 'strict' must be true or false, got \(String(cString: lua_typename(L, strictType.rawValue)))")
+    }
+    let contextType = field("context", of: table)
+    lua_settop(L, -2)
+    guard contextType == .nil || contextType == .table else {
+      throw MachineError("machine '\(name)': 'context' must be a table, got \(String(cString: lua_typename(L, contextType.rawValue)))")
+    }
 
     guard field("states", of: table) == .table else {
       lua_settop(L, -2)
@@ -108,6 +120,10 @@ final class LuaMachineDefinition: MachineBehavior {
       thread.push(stateName)
       lua_rawget(L, statesIndex)
       let stateTable = lua_gettop(L)
+      if let key = Self.unknownKey(of: stateTable, known: ["on", "enter", "exit"], on: thread) {
+        lua_settop(L, stateTable - 1)
+        throw MachineError("machine '\(name)': state '\(stateName)': unknown field \(key) (fields are on, enter, exit)")
+      }
       for hook in ["enter", "exit"] {
         let type = field(hook, of: stateTable)
         lua_settop(L, -2)
@@ -123,7 +139,11 @@ final class LuaMachineDefinition: MachineBehavior {
         let on = lua_gettop(L)
         lua_pushnil(L)
         while lua_next(L, on) != 0 {
-          let message = thread.bytes(at: -2) ?? "?"
+          guard let message = thread.bytes(at: -2) else {
+            let type = String(cString: lunar_typename(L, -2))
+            lua_settop(L, stateTable - 1)
+            throw MachineError("machine '\(name)': state '\(stateName)': message names in 'on' must be strings, got \(type)")
+          }
           switch lua_type(L, -1) {
           case LUA_TSTRING:
             let target = thread.bytes(at: -1) ?? ""
@@ -136,16 +156,33 @@ final class LuaMachineDefinition: MachineBehavior {
             break
           case LUA_TTABLE:
             let handler = lua_gettop(L)
+            if let key = Self.unknownKey(of: handler, known: ["run", "targets"], on: thread) {
+              lua_settop(L, stateTable - 1)
+              throw MachineError(
+                "machine '\(name)': state '\(stateName)': handler '\(message)': unknown field \(key) (fields are run, targets)")
+            }
             guard field("run", of: handler) == .function else {
               lua_settop(L, stateTable - 1)
               throw MachineError("machine '\(name)': state '\(stateName)': handler '\(message)' needs a 'run' function")
             }
             lua_settop(L, -2)
-            if field("targets", of: handler) == .table {
+            let targetsType = field("targets", of: handler)
+            guard targetsType == .nil || (targetsType == .table && Self.isList(lua_gettop(L), on: L)) else {
+              let shown = targetsType == .table ? "a table with other keys" : String(cString: lua_typename(L, targetsType.rawValue))
+              lua_settop(L, stateTable - 1)
+              throw MachineError(
+                "machine '\(name)': state '\(stateName)': handler '\(message)': 'targets' must be a list of state names, got \(shown)")
+            }
+            if targetsType == .table {
               let count = lua_rawlen(L, -1)
               for i in 0..<count {
                 lua_rawgeti(L, -1, lua_Integer(i + 1))
-                let target = thread.bytes(at: -1) ?? ""
+                guard lua_type(L, -1) == LUA_TSTRING, let target = thread.bytes(at: -1) else {
+                  let type = String(cString: lunar_typename(L, -1))
+                  lua_settop(L, stateTable - 1)
+                  throw MachineError(
+                    "machine '\(name)': state '\(stateName)': handler '\(message)': targets[\(i + 1)] must be a state name, got \(type)")
+                }
                 lua_settop(L, -2)
                 guard names.contains(target) else {
                   lua_settop(L, stateTable - 1)
@@ -214,6 +251,38 @@ final class LuaMachineDefinition: MachineBehavior {
     positions = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
     lua_pushboolean(L, 0)  // a placeholder: nil would get no slot
     lastMessageNameString = LuaReference(popping: L, in: state)
+  }
+
+  /// The first (in byte order) key of the table at the absolute `index`
+  /// that is not one of `known`, as a message shows it (`'stat'`, `[1]`);
+  /// nil when every key is known. A misspelt field would otherwise be
+  /// ignored without a word.
+  private static func unknownKey(of index: Int32, known: Set<LuaString>, on thread: LuaState) -> String? {
+    let L = thread.L
+    var unknown: [String] = []
+    lua_pushnil(L)
+    while lua_next(L, index) != 0 {
+      if lua_type(L, -2) == LUA_TSTRING, let key = thread.bytes(at: -2) {
+        if !known.contains(key) { unknown.append("'\(key)'") }
+      } else if lua_type(L, -2) == LUA_TNUMBER, let key = thread.bytes(at: -2) {
+        unknown.append("[\(key)]")
+      } else {
+        unknown.append("[\(String(cString: lunar_typename(L, -2)))]")
+      }
+      lua_settop(L, -2)
+    }
+    return unknown.min()
+  }
+
+  /// True if the table at the absolute `index` has only the keys 1...n.
+  private static func isList(_ index: Int32, on L: OpaquePointer) -> Bool {
+    var count: lua_Unsigned = 0
+    lua_pushnil(L)
+    while lua_next(L, index) != 0 {
+      count += 1
+      lua_settop(L, -2)
+    }
+    return count == lua_rawlen(L, index)
   }
 
   /// What a state defines, in the order of its `handlers` entries.

@@ -36,43 +36,105 @@ local function is_seconds(value)
   return type(value) == "number" and value == value and value > -math.huge and value < math.huge
 end
 
---- step "name" { ... }: a step definition.
+-- True if `t` is a table whose keys are exactly 1..n.
+local function is_list(t)
+  if type(t) ~= "table" then return false end
+  local count = 0
+  for _ in pairs(t) do count = count + 1 end
+  return count == #t and (count == 0 or rawget(t, count) ~= nil)
+end
+
+-- A key as a message shows it: 'name', or [1].
+local function key_shown(key)
+  return type(key) == "string" and ("'%s'"):format(key) or ("[%s]"):format(tostring(key))
+end
+
+-- Checks the fields of a step definition; returns a message for the first
+-- bad one (its name in quotes), or nil.
+local function check_step(s)
+  for key in pairs(s.spec) do
+    if not KNOWN[key] then return ("unknown field %s"):format(key_shown(key)) end
+  end
+  if (s.uses == nil) == (s.run == nil) then
+    return "needs exactly one of 'uses' (an action name) or 'run' (a function)"
+  end
+  if s.uses ~= nil and (type(s.uses) ~= "string" or s.uses == "") then
+    return ("'uses' must be an action name, got %s"):format(type(s.uses) == "string" and "an empty string" or type(s.uses))
+  end
+  if s.run ~= nil and type(s.run) ~= "function" then return ("'run' must be a function, got %s"):format(type(s.run)) end
+  if s.with ~= nil and type(s.with) ~= "table" and type(s.with) ~= "function" then
+    return ("'with' must be a table or a function, got %s"):format(type(s.with))
+  end
+  if s.needs ~= nil and type(s.needs) ~= "string" then
+    if not is_list(s.needs) then
+      return ("'needs' must be a list of step names, got %s"):format(type(s.needs) == "table" and "a table with other keys" or type(s.needs))
+    end
+    for i, need in ipairs(s.needs) do
+      if type(need) ~= "string" then return ("needs[%d] must be a step name, got %s"):format(i, type(need)) end
+    end
+  end
+  if s.retry ~= nil then
+    if type(s.retry) ~= "table" or math.type(s.retry.attempts) ~= "integer" or s.retry.attempts < 1 then
+      return "'retry' must be { attempts = N (≥ 1), backoff = seconds }"
+    end
+    for key in pairs(s.retry) do
+      if key ~= "attempts" and key ~= "backoff" then
+        return ("'retry' has an unknown field %s (fields are attempts, backoff)"):format(key_shown(key))
+      end
+    end
+    if s.retry.backoff ~= nil and (not is_seconds(s.retry.backoff) or s.retry.backoff < 0) then
+      return ("'retry.backoff' must be a non-negative number of seconds, got %s"):format(shown(s.retry.backoff))
+    end
+  end
+  if s.timeout ~= nil and (not is_seconds(s.timeout) or s.timeout <= 0) then
+    return ("'timeout' must be a positive number of seconds, got %s"):format(shown(s.timeout))
+  end
+  if s.spec["if"] ~= nil and s.spec.when ~= nil then return "give 'if' or 'when', not both" end
+  local condition = s.spec["if"] ~= nil and "if" or "when"
+  if s[condition] ~= nil and type(s[condition]) ~= "function" then
+    return ("'%s' must be a function, got %s"):format(condition, type(s[condition]))
+  end
+  if s.queue ~= nil and (type(s.queue) ~= "string" or s.queue == "") then
+    return ("'queue' must be a queue name, got %s"):format(type(s.queue) == "string" and "an empty string" or type(s.queue))
+  end
+  if s.continue_on_error ~= nil and type(s.continue_on_error) ~= "boolean" then
+    return ("'continue_on_error' must be true or false, got %s"):format(type(s.continue_on_error))
+  end
+  if s.description ~= nil and type(s.description) ~= "string" then
+    return ("'description' must be a string, got %s"):format(type(s.description))
+  end
+  if s.services ~= nil then
+    if s.uses ~= nil then return "'services' is for 'run' steps (an action declares the services it uses)" end
+    if not is_list(s.services) then
+      return ("'services' must be a list of service names, got %s"):format(type(s.services) == "table" and "a table with other keys" or type(s.services))
+    end
+    for i, service in ipairs(s.services) do
+      if type(service) ~= "string" then return ("services[%d] must be a service name, got %s"):format(i, type(service)) end
+      if not actions.is_service(service) then
+        return ("services[%d] names an unknown service '%s' (services are %s)"):format(i, service, table.concat(actions.service_names(), ", "))
+      end
+    end
+  end
+end
+
+--- step "name" { ... }: a step definition; a bad field is an error at the
+--- caller's line naming the step and the field.
 function M.step(name)
   if type(name) ~= "string" or name == "" then
-    error(("bad argument #1 to 'step' (step name expected, got %s)"):format(type(name)), 2)
+    error(("bad argument #1 to 'step' (step name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
   end
   return function(spec)
     if type(spec) ~= "table" then error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2) end
-    local s = { name = name, position = debug and debug.getinfo(2, "Sl") }
+    local s = { name = name, position = debug and debug.getinfo(2, "Sl"), spec = spec }
     for key, value in pairs(spec) do
-      if not KNOWN[key] then error(("step \"%s\": unknown field '%s'"):format(name, tostring(key)), 2) end
-      s[key] = value
+      if KNOWN[key] then s[key] = value end
     end
+    local problem = check_step(s)
+    if problem then error(("step \"%s\": %s"):format(name, problem), 2) end
+    s.spec = nil
     s["if"] = s["if"] or s.when
-    if (s.uses == nil) == (s.run == nil) then
-      error(("step \"%s\": needs exactly one of 'uses' (an action name) or 'run' (a function)"):format(name), 2)
-    end
-    if s.uses ~= nil and type(s.uses) ~= "string" then error(("step \"%s\": 'uses' must be an action name, got %s"):format(name, type(s.uses)), 2) end
-    if s.run ~= nil and type(s.run) ~= "function" then error(("step \"%s\": 'run' must be a function, got %s"):format(name, type(s.run)), 2) end
-    if s.with ~= nil and type(s.with) ~= "table" and type(s.with) ~= "function" then
-      error(("step \"%s\": 'with' must be a table or a function, got %s"):format(name, type(s.with)), 2)
-    end
     s.needs = s.needs or {}
     if type(s.needs) == "string" then s.needs = { s.needs } end
-    if type(s.needs) ~= "table" then error(("step \"%s\": 'needs' must be a list of step names, got %s"):format(name, type(s.needs)), 2) end
-    if s.retry ~= nil then
-      if type(s.retry) ~= "table" or math.type(s.retry.attempts) ~= "integer" or s.retry.attempts < 1 then
-        error(("step \"%s\": 'retry' must be { attempts = N (≥ 1), backoff = seconds }"):format(name), 2)
-      end
-      if s.retry.backoff ~= nil and (not is_seconds(s.retry.backoff) or s.retry.backoff < 0) then
-        error(("step \"%s\": 'retry.backoff' must be a non-negative number of seconds, got %s"):format(name, shown(s.retry.backoff)), 2)
-      end
-    end
-    if s.timeout ~= nil and (not is_seconds(s.timeout) or s.timeout <= 0) then
-      error(("step \"%s\": 'timeout' must be a positive number of seconds, got %s"):format(name, shown(s.timeout)), 2)
-    end
-    if s["if"] ~= nil and type(s["if"]) ~= "function" then error(("step \"%s\": 'if' must be a function"):format(name), 2) end
-    if s.queue ~= nil and type(s.queue) ~= "string" then error(("step \"%s\": 'queue' must be a queue name"):format(name), 2) end
     return setmetatable(s, STEP)
   end
 end
@@ -86,11 +148,17 @@ local function at(s)
   return info.short_src .. ":" .. info.currentline .. ": "
 end
 
-local function define(name, steps)
-  if type(steps) ~= "table" then error(("workflow \"%s\": expected a list of steps"):format(name), 0) end
+local function define(name, steps, where)
+  if type(steps) ~= "table" then error(where .. ("workflow \"%s\": expected a list of steps, got %s"):format(name, type(steps)), 0) end
+  for key in pairs(steps) do
+    if math.type(key) ~= "integer" or key < 1 or key > #steps then
+      error(where .. ("workflow \"%s\": %s is not a list position (give the steps as a list)"):format(name, key_shown(key)), 0)
+    end
+  end
   local wf = setmetatable({ name = name, steps = {}, by_name = {} }, WORKFLOW)
-  for i, s in ipairs(steps) do
-    if getmetatable(s) ~= STEP then error(("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0) end
+  for i = 1, #steps do
+    local s = steps[i]
+    if getmetatable(s) ~= STEP then error(where .. ("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0) end
     if wf.by_name[s.name] then error(at(s) .. ("workflow \"%s\": duplicate step \"%s\""):format(name, s.name), 0) end
     s.index = i
     wf.steps[i] = s
@@ -128,9 +196,15 @@ local function define(name, steps)
 end
 
 setmetatable(M, { __call = function(_, name)
-  if type(name) ~= "string" then error(("bad argument #1 to 'workflow' (workflow name expected, got %s)"):format(type(name)), 2) end
+  if type(name) ~= "string" or name == "" then
+    error(("bad argument #1 to 'workflow' (workflow name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
+  end
+  -- `workflow "name"` is never a tail call (its result is called): its
+  -- line stands for the definition where no step has one.
+  local info = debug and debug.getinfo(2, "Sl")
+  local where = info and info.currentline and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
   return function(steps)
-    local ok, result = pcall(define, name, steps)
+    local ok, result = pcall(define, name, steps, where)
     if not ok then error(result, 0) end
     return result
   end
