@@ -425,6 +425,7 @@ public final class RuntimeCore {
         sandboxFolders.allow(Array(".".utf8))
       }
     }
+    if case .file(let path) = script.source { addPluginFolder(besideScript: path) }
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true
@@ -583,7 +584,8 @@ public final class RuntimeCore {
 
   /// Puts plugin folders in front of `package.path`: `--plugin-dir`
   /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`; returns
-  /// those folders.
+  /// those folders. (`plugins` beside a script file follows, once the
+  /// script is known: `addPluginFolder(besideScript:)`.)
   private func setUpPackagePath() -> [String] {
     var folders = configuration.pluginDirectories
     if let extra = configuration.environment["LUNAR_PATH"] {
@@ -591,7 +593,8 @@ public final class RuntimeCore {
     }
     folders.append("./plugins")
     var prefix = ""
-    for folder in folders { prefix += folder + "/?.lua;" + folder + "/?/init.lua;" }
+    for folder in folders { prefix += Self.pluginTemplates(folder) }
+    pluginPathPrefix = prefix
     let L = state.L
     lua_getglobal(L, "package")
     guard lua_type(L, -1) == LUA_TTABLE else {
@@ -605,6 +608,36 @@ public final class RuntimeCore {
     lua_setfield(L, -2, "path")
     lua_settop(L, -2)
     return folders
+  }
+
+  /// The plugin folders' part at the front of `package.path`.
+  private var pluginPathPrefix = ""
+
+  /// `DIR/?.lua;DIR/?/init.lua;`: where a plugin folder's modules are.
+  private static func pluginTemplates(_ folder: String) -> String {
+    folder + "/?.lua;" + folder + "/?/init.lua;"
+  }
+
+  /// Adds the `plugins` folder beside the script file at `path` to the
+  /// plugin path, after the others, so a workflow finds the plugins it
+  /// ships with wherever it is run from (`./plugins` already covers a
+  /// script in the current folder).
+  private func addPluginFolder(besideScript path: String) {
+    guard let slash = path.lastIndex(of: "/") else { return }
+    let folder = (slash == path.startIndex ? "" : String(path[..<slash])) + "/plugins"
+    let templates = Self.pluginTemplates(folder)
+    let L = state.L
+    lua_getglobal(L, "package")
+    defer { lua_settop(L, -2) }
+    guard lua_type(L, -1) == LUA_TTABLE else { return }
+    lua_getfield(L, -1, "path")
+    let current = state.string(at: -1) ?? ""
+    lua_settop(L, -2)
+    // Only while the path is still Lunar's own (LUA_INIT has not run).
+    guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return }
+    if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
+    state.push(pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count))
+    lua_setfield(L, -2, "path")
   }
 }
 
