@@ -95,6 +95,7 @@ enum RunCommand {
     }
     if parsed.has("trace") { configuration.traceSinks.append(TextTraceSink(descriptor: 2)) }
     if let path = parsed.value("trace-file") { configuration.traceSinks.append(try JSONLinesTraceSink(path: path)) }
+    configuration.recordsTrace = parsed.has("trace") || parsed.has("trace-file")
     if let path = parsed.value("analytics") {
       configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))
     }
