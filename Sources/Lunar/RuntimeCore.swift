@@ -457,11 +457,13 @@ public final class RuntimeCore {
   private var ranLuaInit = false
 
   /// Runs a chunk for an interactive session: no `arg` table, no waiting
-  /// for background tasks afterwards (they go on between entries).
+  /// for background tasks to finish (they go on between entries), but the
+  /// tasks the chunk woke have run when it returns (`Scheduler.runWoken`).
   func evaluate(_ source: String, name: String, arguments: [LuaValue]) -> Result<[LuaValue], RunFailure> {
     let L = state.L
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
+    let outcome: Result<[LuaValue], RunFailure>
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true
@@ -470,17 +472,26 @@ public final class RuntimeCore {
       try state.load(source, name: name)
       for argument in arguments where (try? state.push(argument)) == nil { lua_pushnil(L) }
       try state.call(arguments: Int32(arguments.count))
+      var results: [LuaValue] = []
+      for index in (base + 1)..<(lua_gettop(L) + 1) {
+        results.append((try? state.value(at: index, root: "result")) ?? .nil)
+      }
+      outcome = .success(results)
     } catch {
       let held = scheduler.takeHeldNote().map { "\n" + $0 } ?? ""
       let failure = lunar_interrupted(L) != LUNAR_INTERRUPT_NONE ? RunFailure.interrupted("interrupted" + held) : .lua(error)
       lunar_clearinterrupt(L)
-      return .failure(failure)
+      outcome = .failure(failure)
     }
-    var results: [LuaValue] = []
-    for index in (base + 1)..<(lua_gettop(L) + 1) {
-      results.append((try? state.value(at: index, root: "result")) ?? .nil)
+    lua_settop(L, base)
+    do {
+      try scheduler.runWoken(on: L)
+    } catch {
+      // Ctrl-C while woken tasks run: the prompt comes back.
+      lunar_clearinterrupt(L)
+      if case .success = outcome, case .interrupted(_, let message) = error { return .failure(.interrupted(message)) }
     }
-    return .success(results)
+    return outcome
   }
 
   /// If the main chunk returned a workflow, runs it (or draws it), leaving
