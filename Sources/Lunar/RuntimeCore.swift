@@ -433,7 +433,10 @@ public final class RuntimeCore {
       }
       let count = try script.load(into: state)
       try state.call(arguments: count)
-      try runReturnedWorkflow(above: base)
+      if let usage = try runReturnedWorkflow(above: base, of: script) {
+        scheduler.cancelAll(on: L)
+        return .failure(usage)
+      }
     } catch {
       let failure = failure(after: error)
       lunar_clearinterrupt(L)
@@ -495,10 +498,16 @@ public final class RuntimeCore {
   }
 
   /// If the main chunk returned a workflow, runs it (or draws it), leaving
-  /// its outcome as the only result.
-  private func runReturnedWorkflow(above base: Int32) throws(LuaError) {
+  /// its outcome as the only result. Returns a usage failure, running
+  /// nothing, when the workflow options do not fit what the chunk returned.
+  private func runReturnedWorkflow(above base: Int32, of script: Script) throws(LuaError) -> RunFailure? {
     let L = state.L
-    guard lua_gettop(L) > base else { return }
+    let options = configuration.workflowOptions
+    let drawing = configuration.workflowGraphFormat != nil
+    let noWorkflow: RunFailure? = options.workflowFlag.flatMap { flag in
+      drawing ? nil : .usage("'\(flag)' is for a file that returns a workflow; \(script.name) ran and returned none")
+    }
+    guard lua_gettop(L) > base else { return noWorkflow }
     lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
     lua_getfield(L, -1, "lunar.workflow")
     lunar_remove(L, -2)
@@ -506,7 +515,7 @@ public final class RuntimeCore {
     // A workflow can only exist if the workflow module was loaded.
     guard lua_type(L, module) == LUA_TTABLE else {
       lua_settop(L, module - 1)
-      return
+      return noWorkflow
     }
     lua_getfield(L, module, "is")
     lua_pushvalue(L, base + 1)
@@ -515,7 +524,12 @@ public final class RuntimeCore {
     lua_settop(L, module)
     guard isWorkflow else {
       lua_settop(L, module - 1)
-      return
+      return noWorkflow
+    }
+    if let misplaced = options.misplacedFlag, !drawing {
+      lua_settop(L, module - 1)
+      return .usage(
+        "'\(misplaced.flag)' after FILE goes to the script; put lunar's flags before FILE (\(misplaced.corrected))")
     }
     if let format = configuration.workflowGraphFormat {
       lua_getfield(L, module, "graph")
@@ -530,6 +544,7 @@ public final class RuntimeCore {
     // The outcome replaces everything the chunk returned.
     lunar_replace(L, base + 1)
     lua_settop(L, base + 1)
+    return nil
   }
 
   /// Runs the loop until no task is left; nil when all went well.
