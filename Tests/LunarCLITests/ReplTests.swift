@@ -186,7 +186,9 @@ import TestSupport
       $T send-keys -t s 'x + 2' Enter; ready
       $T send-keys -t s "print('partial')"; sleep 0.3
       $T send-keys -t s C-c; ready
-      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; ready
+      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter
+      # The prompt before the entry also passes for ready: wait for its output.
+      for i in $(seq 150); do $T capture-pane -t s -p | grep -qx 'edited' && break; sleep 0.1; done
       $T capture-pane -t s -p
       $T send-keys -t s C-d; sleep 0.5
       $T kill-server 2>/dev/null || true
