@@ -1,4 +1,6 @@
 -- launch_report.lua: a workflow. Fetch launches, pick the next one, report.
+-- `report.print` comes from the Lua plugin in plugins/report/, loaded when
+-- the step first uses it.
 --   ./scripts/run examples/launch_report.lua      (offline: the shipped samples)
 --   lunar run --dry-run examples/launch_report.lua
 --   lunar graph examples/launch_report.lua
@@ -9,11 +11,6 @@ local step = workflow.step
 
 -- Offline, both sources answer from the samples shipped inside Lunar.
 if os.getenv("LUNAR_LAUNCHES_LIVE") ~= "1" then launches.configure { samples = true } end
-
-lunar.action("report.print", { uses = { "log" } }, function(ctx, input)
-  print(input.text)
-  return input.text
-end)
 
 return workflow "nightly-launch-report" {
   step "fetch_rll" { uses = "launches.upcoming", with = { source = "rocketlaunch.live", limit = 10 } },

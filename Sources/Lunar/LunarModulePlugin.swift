@@ -45,14 +45,19 @@ struct LunarModulePlugin: LunarPlugin {
       return scheduler.suspend(call, on: wait)
     }
 
-    // lunar.cwd() -> the current working directory
+    // lunar.cwd() -> the current folder's path, its exact bytes, of any
+    // length; or nil, the reason and errno (as io.open fails) when the
+    // system cannot tell (the folder was removed: "No such file or directory").
     module.function("cwd") { call in
-      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      guard getcwd(&buffer, buffer.count) != nil else {
+      guard let path = getcwd(nil, 0) else {
+        let code = errno
         call.pushNil()
-        return .one
+        call.push(String(cString: strerror(code)))
+        call.push(Int(code))
+        return .values(3)
       }
-      call.push(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+      defer { free(path) }
+      call.push(LuaString(bytes: Array(UnsafeRawBufferPointer(start: path, count: strlen(path)))))
       return .one
     }
 

@@ -12,6 +12,10 @@ public enum RunFailure: Error, Sendable {
   case deadlock(String)
   /// Tasks failed and nobody awaited them.
   case unobservedErrors([UnobservedError])
+  /// The run's options do not fit what the script turned out to be (exit
+  /// status 2): a workflow flag for a file that returns no workflow, or a
+  /// run flag given after the file that returns one.
+  case usage(String)
 }
 
 /// A failed task whose error nobody observed, as reported at the end of a run.

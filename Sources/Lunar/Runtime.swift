@@ -92,8 +92,9 @@ public final class Runtime: Sendable {
     return result
   }
 
-  /// Runs a chunk for an interactive session and blocks until it returns;
-  /// background tasks keep running afterwards.
+  /// Runs a chunk for an interactive session and blocks until it returns
+  /// and the tasks it woke have run (see `Scheduler.runWoken`); background
+  /// tasks keep running afterwards.
   public func evaluateBlocking(_ source: String, name: String = "=stdin", arguments: [LuaValue] = [])
     -> Result<[LuaValue], RunFailure>
   {

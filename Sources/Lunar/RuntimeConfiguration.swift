@@ -11,6 +11,10 @@ public struct RuntimeConfiguration: Sendable {
   public var sandbox = false
   /// Where trace events go (`--trace`, `--trace-file`).
   public var traceSinks: [any TraceSink] = []
+  /// Keep the run's trace events from its start for `lunar.trace`
+  /// (`--trace`, `--trace-file`); otherwise they are kept from the first
+  /// `require "lunar.trace"` on.
+  public var recordsTrace = false
   /// Folders of Lua plugins searched by `require`, before `LUNAR_PATH`
   /// and `./plugins` (`--plugin-dir`).
   public var pluginDirectories: [String] = []

@@ -425,6 +425,7 @@ public final class RuntimeCore {
         sandboxFolders.allow(Array(".".utf8))
       }
     }
+    if case .file(let path) = script.source { addPluginFolder(besideScript: path) }
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true
@@ -432,7 +433,10 @@ public final class RuntimeCore {
       }
       let count = try script.load(into: state)
       try state.call(arguments: count)
-      try runReturnedWorkflow(above: base)
+      if let usage = try runReturnedWorkflow(above: base, of: script) {
+        scheduler.cancelAll(on: L)
+        return .failure(usage)
+      }
     } catch {
       let failure = failure(after: error)
       lunar_clearinterrupt(L)
@@ -456,11 +460,13 @@ public final class RuntimeCore {
   private var ranLuaInit = false
 
   /// Runs a chunk for an interactive session: no `arg` table, no waiting
-  /// for background tasks afterwards (they go on between entries).
+  /// for background tasks to finish (they go on between entries), but the
+  /// tasks the chunk woke have run when it returns (`Scheduler.runWoken`).
   func evaluate(_ source: String, name: String, arguments: [LuaValue]) -> Result<[LuaValue], RunFailure> {
     let L = state.L
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
+    let outcome: Result<[LuaValue], RunFailure>
     do {
       if configuration.runsLuaInit && !ranLuaInit {
         ranLuaInit = true
@@ -469,24 +475,39 @@ public final class RuntimeCore {
       try state.load(source, name: name)
       for argument in arguments where (try? state.push(argument)) == nil { lua_pushnil(L) }
       try state.call(arguments: Int32(arguments.count))
+      var results: [LuaValue] = []
+      for index in (base + 1)..<(lua_gettop(L) + 1) {
+        results.append((try? state.value(at: index, root: "result")) ?? .nil)
+      }
+      outcome = .success(results)
     } catch {
       let held = scheduler.takeHeldNote().map { "\n" + $0 } ?? ""
       let failure = lunar_interrupted(L) != LUNAR_INTERRUPT_NONE ? RunFailure.interrupted("interrupted" + held) : .lua(error)
       lunar_clearinterrupt(L)
-      return .failure(failure)
+      outcome = .failure(failure)
     }
-    var results: [LuaValue] = []
-    for index in (base + 1)..<(lua_gettop(L) + 1) {
-      results.append((try? state.value(at: index, root: "result")) ?? .nil)
+    lua_settop(L, base)
+    do {
+      try scheduler.runWoken(on: L)
+    } catch {
+      // Ctrl-C while woken tasks run: the prompt comes back.
+      lunar_clearinterrupt(L)
+      if case .success = outcome, case .interrupted(_, let message) = error { return .failure(.interrupted(message)) }
     }
-    return .success(results)
+    return outcome
   }
 
   /// If the main chunk returned a workflow, runs it (or draws it), leaving
-  /// its outcome as the only result.
-  private func runReturnedWorkflow(above base: Int32) throws(LuaError) {
+  /// its outcome as the only result. Returns a usage failure, running
+  /// nothing, when the workflow options do not fit what the chunk returned.
+  private func runReturnedWorkflow(above base: Int32, of script: Script) throws(LuaError) -> RunFailure? {
     let L = state.L
-    guard lua_gettop(L) > base else { return }
+    let options = configuration.workflowOptions
+    let drawing = configuration.workflowGraphFormat != nil
+    let noWorkflow: RunFailure? = options.workflowFlag.flatMap { flag in
+      drawing ? nil : .usage("'\(flag)' is for a file that returns a workflow; \(script.name) ran and returned none")
+    }
+    guard lua_gettop(L) > base else { return noWorkflow }
     lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
     lua_getfield(L, -1, "lunar.workflow")
     lunar_remove(L, -2)
@@ -494,7 +515,7 @@ public final class RuntimeCore {
     // A workflow can only exist if the workflow module was loaded.
     guard lua_type(L, module) == LUA_TTABLE else {
       lua_settop(L, module - 1)
-      return
+      return noWorkflow
     }
     lua_getfield(L, module, "is")
     lua_pushvalue(L, base + 1)
@@ -503,7 +524,12 @@ public final class RuntimeCore {
     lua_settop(L, module)
     guard isWorkflow else {
       lua_settop(L, module - 1)
-      return
+      return noWorkflow
+    }
+    if let misplaced = options.misplacedFlag, !drawing {
+      lua_settop(L, module - 1)
+      return .usage(
+        "'\(misplaced.flag)' after FILE goes to the script; put lunar's flags before FILE (\(misplaced.corrected))")
     }
     if let format = configuration.workflowGraphFormat {
       lua_getfield(L, module, "graph")
@@ -518,6 +544,7 @@ public final class RuntimeCore {
     // The outcome replaces everything the chunk returned.
     lunar_replace(L, base + 1)
     lua_settop(L, base + 1)
+    return nil
   }
 
   /// Runs the loop until no task is left; nil when all went well.
@@ -583,7 +610,8 @@ public final class RuntimeCore {
 
   /// Puts plugin folders in front of `package.path`: `--plugin-dir`
   /// folders, then `LUNAR_PATH` (`;`-separated), then `./plugins`; returns
-  /// those folders.
+  /// those folders. (`plugins` beside a script file follows, once the
+  /// script is known: `addPluginFolder(besideScript:)`.)
   private func setUpPackagePath() -> [String] {
     var folders = configuration.pluginDirectories
     if let extra = configuration.environment["LUNAR_PATH"] {
@@ -591,7 +619,8 @@ public final class RuntimeCore {
     }
     folders.append("./plugins")
     var prefix = ""
-    for folder in folders { prefix += folder + "/?.lua;" + folder + "/?/init.lua;" }
+    for folder in folders { prefix += Self.pluginTemplates(folder) }
+    pluginPathPrefix = prefix
     let L = state.L
     lua_getglobal(L, "package")
     guard lua_type(L, -1) == LUA_TTABLE else {
@@ -605,6 +634,36 @@ public final class RuntimeCore {
     lua_setfield(L, -2, "path")
     lua_settop(L, -2)
     return folders
+  }
+
+  /// The plugin folders' part at the front of `package.path`.
+  private var pluginPathPrefix = ""
+
+  /// `DIR/?.lua;DIR/?/init.lua;`: where a plugin folder's modules are.
+  private static func pluginTemplates(_ folder: String) -> String {
+    folder + "/?.lua;" + folder + "/?/init.lua;"
+  }
+
+  /// Adds the `plugins` folder beside the script file at `path` to the
+  /// plugin path, after the others, so a workflow finds the plugins it
+  /// ships with wherever it is run from (`./plugins` already covers a
+  /// script in the current folder).
+  private func addPluginFolder(besideScript path: String) {
+    guard let slash = path.lastIndex(of: "/") else { return }
+    let folder = (slash == path.startIndex ? "" : String(path[..<slash])) + "/plugins"
+    let templates = Self.pluginTemplates(folder)
+    let L = state.L
+    lua_getglobal(L, "package")
+    defer { lua_settop(L, -2) }
+    guard lua_type(L, -1) == LUA_TTABLE else { return }
+    lua_getfield(L, -1, "path")
+    let current = state.string(at: -1) ?? ""
+    lua_settop(L, -2)
+    // Only while the path is still Lunar's own (LUA_INIT has not run).
+    guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return }
+    if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
+    state.push(pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count))
+    lua_setfield(L, -2, "path")
   }
 }
 

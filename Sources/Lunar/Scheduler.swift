@@ -151,12 +151,17 @@ public final class Scheduler {
   }
 
   private func enqueue(_ task: LuaTask, _ resumption: Resumption) {
+    if case .plain = resumption { plainReady += 1 }
     ready.append((task, resumption))
   }
+
+  /// Ready tasks that gave up their turn with a plain `coroutine.yield()`.
+  private var plainReady = 0
 
   private func popReady() -> (task: LuaTask, resumption: Resumption)? {
     guard readyHead < ready.count else { return nil }
     let entry = ready[readyHead]
+    if case .plain = entry.resumption { plainReady -= 1 }
     readyHead += 1
     if readyHead > 1024 && readyHead * 2 > ready.count {
       ready.removeFirst(readyHead)
@@ -545,6 +550,33 @@ public final class Scheduler {
       // Swift work in flight, or a console between entries.
       _ = lunar_sleep(state.L, -1)
     }
+  }
+
+  /// Runs on thread `L` what is ready now and everything that wakes (ready
+  /// tasks, deferred work such as machines' turns, timers already due, and
+  /// Swift work that reports back meanwhile) until nothing is left but
+  /// tasks that gave up their turn with a plain `coroutine.yield()`: the
+  /// console runs this after each entry, so the effects of an entry (and
+  /// of `.clock advance`) are there before the next one, while a task that
+  /// yields forever still cannot keep it from its prompt.
+  public func runWoken(on L: OpaquePointer) throws(Stop) {
+    try runUntil(on: L, idle: .sleep) {
+      ready.count - readyHead == plainReady && !hasDeferredWork
+        && (timers.nextDeadline.map { $0 > clock.now } ?? true)
+    }
+  }
+
+  /// Moves virtual time to `target` as waiting would: to each timer due by
+  /// then in turn, running what it wakes (`runWoken`) before going on, so a
+  /// task that sleeps in a loop sees every step. (The console's `.clock
+  /// advance`.)
+  public func advanceVirtualTime(to target: Double, on L: OpaquePointer) throws(Stop) {
+    try runWoken(on: L)
+    while let deadline = timers.nextDeadline, deadline <= target {
+      clock.advance(to: deadline)
+      try runWoken(on: L)
+    }
+    clock.advance(to: target)
   }
 
   /// The waits of the nested loops beneath the innermost one: their frames

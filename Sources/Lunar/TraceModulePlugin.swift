@@ -2,11 +2,12 @@ import CLua
 import LuaKit
 
 /// `lunar.trace`: lets a script record and read the run's own trace, the
-/// basis of the test runner's trace assertions.
+/// basis of the test runner's trace assertions. Recording starts when the
+/// module is first required, or with the run under
+/// `RuntimeConfiguration.recordsTrace` (`--trace`).
 ///
 /// ```lua
 /// local trace = require "lunar.trace"
-/// trace.start()
 /// ...
 /// for _, line in ipairs(trace.summaries("task.")) do print(line) end
 /// ```
@@ -16,8 +17,15 @@ struct TraceModulePlugin: LunarPlugin {
   func install(in runtime: RuntimeCore) throws {
     let recorder = TraceRecorder(budget: runtime.memoryBudget)
     let trace = runtime.trace
-    var recording = false
+    var recording = runtime.configuration.recordsTrace
+    if recording { trace.add(recorder) }
     var module = LuaModule("lunar.trace")
+    module.whenLoaded { [unowned trace] _ in
+      if !recording {
+        trace.add(recorder)
+        recording = true
+      }
+    }
 
     module.function("start") { [unowned trace] _ in
       if !recording {

@@ -138,7 +138,7 @@ public struct SpecRunner: Sendable {
       return SpecResult(name: path, status: .error, message: error.message, position: error.chunk.map { "\($0):\(error.line ?? 0)" } ?? path, traceback: error.traceback)
     case .deadlock(let report):
       return SpecResult(name: path, status: .error, message: report, position: path)
-    case .interrupted(let message), .timedOut(let message):
+    case .interrupted(let message), .timedOut(let message), .usage(let message):
       return SpecResult(name: path, status: .error, message: message, position: path)
     case .unobservedErrors(let errors):
       return SpecResult(name: path, status: .error, message: errors.map(\.description).joined(separator: "\n"), position: path)

@@ -78,13 +78,16 @@ enum ReplCommand {
     }
     console.close()
     if console.terminal { print("") }
+    reportBackgroundFailures(runtime)
     return 0
   }
 
   /// Runs a console chunk and reports its status (`ok`, `incomplete`,
-  /// `error` with the message printed).
+  /// `error` with the message printed), then the background tasks that
+  /// failed meanwhile.
   @discardableResult
   static func evaluate(_ runtime: Runtime, _ chunk: String, _ arguments: [LuaValue]) -> String {
+    defer { reportBackgroundFailures(runtime) }
     switch runtime.evaluateBlocking(chunk, name: "=repl", arguments: arguments) {
     case .success(let results):
       fflush(nil)
@@ -102,6 +105,17 @@ enum ReplCommand {
       Console.error("\(other)")
       return "error"
     }
+  }
+
+  /// Prints the errors of background tasks that failed with nobody
+  /// looking (no `await`, `result` or `cancel` yet), once each, as `lunar
+  /// run` prints them at its end. As in lua.c's console, a reported error
+  /// does not change the exit status.
+  static func reportBackgroundFailures(_ runtime: Runtime) {
+    let failures = Blocking.run {
+      (try? await runtime.perform { core in core.scheduler.takeUnobservedFailures() }) ?? []
+    }
+    for failure in failures { Console.error("lunar: \(failure)") }
   }
 
   /// `_PROMPT` / `_PROMPT2` if the session set them, as lua.c reads them.

@@ -95,6 +95,7 @@ enum RunCommand {
     }
     if parsed.has("trace") { configuration.traceSinks.append(TextTraceSink(descriptor: 2)) }
     if let path = parsed.value("trace-file") { configuration.traceSinks.append(try JSONLinesTraceSink(path: path)) }
+    configuration.recordsTrace = parsed.has("trace") || parsed.has("trace-file")
     if let path = parsed.value("analytics") {
       configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))
     }
@@ -114,6 +115,7 @@ enum RunCommand {
     workflow.journal = parsed.value("journal")
     try workflow.checkJournal()
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
+    workflow.misplacedFlag = misplacedFlag(parsed)
     configuration.workflowOptions = workflow
     switch (parsed.value("record"), parsed.value("replay")) {
     case (let record?, nil): configuration.journal = .record(path: record)
@@ -122,6 +124,31 @@ enum RunCommand {
     case (_?, _?): throw UsageError(message: "--record and --replay cannot be used together", command: "run")
     }
     return configuration
+  }
+
+  /// The first of `lunar run`'s own flags among the script's arguments
+  /// (up to a `--`), with the command line that gives it to the run: a
+  /// file that returns a workflow is refused with it, since the flag was
+  /// surely meant for the run.
+  static func misplacedFlag(_ parsed: ParsedArguments) -> WorkflowRunOptions.MisplacedFlag? {
+    guard let file = parsed.operands.first else { return nil }
+    var rest = Array(parsed.operands.dropFirst())
+    for (index, word) in rest.enumerated() {
+      if word == "--" { return nil }
+      guard word.hasPrefix("-"), let option = spec.options.first(where: { option in
+        word == "--" + option.name || word.hasPrefix("--" + option.name + "=")
+          || option.short.map { word == "-" + String($0) } == true
+      }) else { continue }
+      let takesNext = option.value != nil && !word.contains("=") && index + 1 < rest.count
+      let flagWords = Array(rest[index..<(index + (takesNext ? 2 : 1))])
+      rest.removeSubrange(index..<(index + flagWords.count))
+      // The words before FILE, past the program and `run`: flags given there.
+      var before = parsed.prefix.dropFirst()
+      if before.first == "run" { before = before.dropFirst() }
+      let corrected = (["lunar", "run"] + before + flagWords + [file] + rest).joined(separator: " ")
+      return .init(flag: word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word, corrected: corrected)
+    }
+    return nil
   }
 
   /// `512`, `64K`, `10M`, `1G` as bytes.
@@ -155,6 +182,9 @@ enum RunCommand {
     case .failure(.unobservedErrors(let errors)):
       for error in errors { Console.error("lunar: \(error)") }
       return 1
+    case .failure(.usage(let message)):
+      Console.error("lunar: \(message)")
+      return 2
     }
   }
 }

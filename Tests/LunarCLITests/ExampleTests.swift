@@ -89,3 +89,22 @@ extension ExampleTests {
     #expect(lines.last?.hasPrefix("next: ") == true)
   }
 }
+
+extension ExampleTests {
+  @Test func theReportPluginPrintsAndSends() throws {
+    let server = try TestHTTPServer { _ in .init(body: "{\"ok\":true}") }
+    defer { server.stop() }
+    // Run from the repository's root: the plugin is found beside the script.
+    let outcome = try LunarProcess.run(["run", "examples/launch_report.lua"], in: Self.examples.deletingLastPathComponent(),
+      environment: ["LUNAR_LAUNCHES_LIVE": "0"])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("\nnext: "))
+    let sent = try LunarProcess.run(["run", "--plugin-dir", Self.examples.appendingPathComponent("plugins").path, "-"], input: """
+      print(lunar.run("report.send", { url = "\(server.url)/hook", title = "launches", lines = { "a", "b" } }).ok)
+      """)
+    #expect(sent.status == 0, "\(sent.stderr)")
+    #expect(sent.stdout == "true\n")
+    #expect(server.requests.map(\.path) == ["/hook"])
+    #expect(server.requests.first?.body == #"{"text":"launches\n  a\n  b"}"#)
+  }
+}

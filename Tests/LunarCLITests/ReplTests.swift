@@ -42,6 +42,45 @@ import TestSupport
     #expect(outcome.stdout == "true\n")
   }
 
+  @Test func tasksWokenByTheClockRunBeforeTheNextEntry() throws {
+    let input = """
+      ticks, flag = 0, false
+      ticker = lunar.spawn(function() for i = 1, 1000 do lunar.sleep(1); ticks = ticks + 1 end end)
+      setter = lunar.spawn(function() lunar.sleep(10); flag = true end)
+      .clock advance 1000
+      ticks, flag
+      t = lunar.spawn(function() lunar.sleep(60); return 'slept' end)
+      t:await()
+      lunar.now()
+
+      """
+    let outcome = try repl(input, ["--clock", "virtual"])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "virtual clock: 1000.000\n1000\ttrue\nslept\n1060.0\n",
+      "every timer due by then fired in turn; a wait at the prompt moves virtual time")
+  }
+
+  @Test func aBackgroundFailureIsReportedAfterTheEntry() throws {
+    let input = """
+      failing = lunar.spawn(function() error('boom in the background') end)
+      _ = io.stderr:write('next entry\\n')
+      t = lunar.spawn(function() lunar.sleep(5); error('later', 0) end)
+      .clock advance 5
+      print(t:result())
+
+      """
+    let outcome = try repl(input, ["--clock", "virtual"])
+    #expect(outcome.status == 0, "errors reported at the prompt do not change the status, as in lua.c")
+    #expect(outcome.stdout == "virtual clock: 5.000\nfalse\tlater\n", "the task's result is still there")
+    #expect(outcome.stderr.hasPrefix("""
+      lunar: unobserved error in task 1 (spawned at stdin:1:): stdin:1: boom in the background
+      stack traceback:
+      """))
+    let report = try #require(outcome.stderr.range(of: "lunar: unobserved error in task 2 (spawned at stdin:1:): later\n"))
+    #expect(outcome.stderr.range(of: "next entry\n")!.upperBound <= report.lowerBound)
+    #expect(outcome.stderr.components(separatedBy: "unobserved error").count == 3, "each failure once")
+  }
+
   @Test func dotCommands() throws {
     let folder = try TemporaryFolder()
     try folder.write("setup.lua", "loaded_value = 99")
@@ -147,7 +186,9 @@ import TestSupport
       $T send-keys -t s 'x + 2' Enter; ready
       $T send-keys -t s "print('partial')"; sleep 0.3
       $T send-keys -t s C-c; ready
-      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter; ready
+      $T send-keys -t s Up Up Up C-a C-k "'edited'" Enter
+      # The prompt before the entry also passes for ready: wait for its output.
+      for i in $(seq 150); do $T capture-pane -t s -p | grep -qx 'edited' && break; sleep 0.1; done
       $T capture-pane -t s -p
       $T send-keys -t s C-d; sleep 0.5
       $T kill-server 2>/dev/null || true

@@ -200,6 +200,43 @@ struct ActionModulePlugin: ModulePlugin {
       })
     end
 
+    -- Plugins asked for an action they might provide, each required once:
+    -- plugin name -> what "unknown action" adds if the action is still missing.
+    local providers = {}
+    local package, require = package, require
+
+    --- Loads the plugin that may provide the action `NAME.x` nobody has
+    --- defined yet: module `NAME` (or the Swift plugin's `lunar.NAME`), by
+    --- `require`, from `package.preload` or the plugin path. Returns nil
+    --- when there is nothing to try, else what to add to "unknown action".
+    local function load_provider(name)
+      local plugin = name:match("^(.+)%.[^.]+$")
+      if plugin == nil then return nil end
+      if providers[plugin] == nil then
+        local module = plugin
+        if package.preload[plugin] == nil and package.loaded[plugin] == nil
+          and package.preload["lunar." .. plugin] ~= nil then
+          module = "lunar." .. plugin
+        end
+        providers[plugin] = (" (plugin '%s' is still loading)"):format(module)
+        local ok, err = pcall(require, module)
+        -- A task cancelled while the plugin loads stays cancelled.
+        if not ok and rawequal(err, lunar.cancelled) then
+          providers[plugin] = nil
+          error(err, 0)
+        end
+        local not_found = ("module '%s' not found:"):format(module)
+        if ok then
+          providers[plugin] = (" (plugin '%s' does not define it)"):format(module)
+        elseif type(err) == "string" and err:sub(1, #not_found) == not_found then
+          providers[plugin] = (": no plugin '%s' provides it (%s)"):format(plugin, err)
+        else
+          providers[plugin] = (": plugin '%s' failed to load: %s"):format(module, describe(err))
+        end
+      end
+      return providers[plugin]
+    end
+
     --- Runs the action `name` (Lua or Swift) with `input`, below `chain`.
     function M.run(name, input, chain)
       if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
@@ -211,7 +248,13 @@ struct ActionModulePlugin: ModulePlugin {
         error(("action chain deeper than %d: %s"):format(M.limit, table.concat(next_chain, " → ")), 2)
       end
       local action = actions[name]
-      if action == nil and not M.has_swift(name) then error(("unknown action '%s'"):format(name), 2) end
+      if action == nil and not M.has_swift(name) then
+        local problem = load_provider(name)
+        action = actions[name]
+        if action == nil and not M.has_swift(name) then
+          error(("unknown action '%s'%s"):format(name, problem or ""), 2)
+        end
+      end
       if history then history[#history + 1] = { name = name, input = input } end
       if action == nil then
         return M.swift_run(name, input, chain)

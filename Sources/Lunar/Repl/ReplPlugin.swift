@@ -76,7 +76,13 @@ struct ReplPlugin: LunarPlugin {
               + "\(LuaValue.number(RuntimeClock.horizon)) seconds since the epoch")
           return .values(2)
         }
-        runtime.clock.advance(to: runtime.clock.now + seconds)
+        do {
+          try runtime.scheduler.advanceVirtualTime(to: runtime.clock.now + seconds, on: call.L)
+        } catch {
+          // Ctrl-C: the entry ends as interrupted (the flag is still set).
+          call.push("interrupted")
+          return .error
+        }
         call.push(true)
         return .one
       }),

@@ -24,9 +24,38 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var journal: String?
   /// How progress is drawn.
   public var progress = Progress.plain
+  /// A flag of the run's own that the command line gave after the script
+  /// (so, as under `lua5.4`, the script got it): a returned workflow is
+  /// refused rather than run without it.
+  public var misplacedFlag: MisplacedFlag?
+
+  /// A run flag given after FILE, and the command line that means it.
+  public struct MisplacedFlag: Sendable, Equatable {
+    /// The flag as given (`--dry-run`).
+    public var flag: String
+    /// The command line with the flag before FILE (`lunar run --dry-run release.lua`).
+    public var corrected: String
+
+    /// A flag and the command line that would give it to the run.
+    public init(flag: String, corrected: String) {
+      self.flag = flag
+      self.corrected = corrected
+    }
+  }
 
   /// Plain progress, every step, the workflow's own parallelism.
   public init() {}
+
+  /// The first flag given that only a returned workflow can honour
+  /// (`--only`, `--from`, `--dry-run`, `--jobs`, `--journal`), if any.
+  public var workflowFlag: String? {
+    if only != nil { return "--only" }
+    if from != nil { return "--from" }
+    if dryRun { return "--dry-run" }
+    if jobs != nil { return "--jobs" }
+    if journal != nil { return "--journal" }
+    return nil
+  }
 
   /// Refuses, before anything runs, a `journal` the run could not use: one
   /// that is not a regular file, or a file that is not a workflow journal.
