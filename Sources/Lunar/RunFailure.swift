@@ -18,7 +18,8 @@ public enum RunFailure: Error, Sendable {
 public struct UnobservedError: Sendable, Equatable, CustomStringConvertible {
   /// The task's label (`task 3`).
   public let label: String
-  /// Where it was spawned.
+  /// Where it was spawned (`f.lua:3`), or empty if not from a line of the
+  /// user's code.
   public let origin: String
   /// Its error message.
   public let message: String
@@ -33,6 +34,7 @@ public struct UnobservedError: Sendable, Equatable, CustomStringConvertible {
   }
 
   public var description: String {
-    "unobserved error in \(label) (spawned at \(origin)): \(message)" + (traceback.map { "\n" + $0 } ?? "")
+    let spawned = origin.isEmpty ? "" : " (spawned at \(origin))"
+    return "unobserved error in \(label)\(spawned): \(message)" + (traceback.map { "\n" + $0 } ?? "")
   }
 }

@@ -142,6 +142,7 @@ public final class RuntimeCore {
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
+    lunar_installerror(state.L)
     let pluginFolders = setUpPackagePath()
     if configuration.sandbox {
       let folders = SandboxFolders()
@@ -403,7 +404,7 @@ public final class RuntimeCore {
     case .failure(is CancellationError):
       return scheduler.cancelledFailure()
     case .failure(let error):
-      let prefix = location.isEmpty ? "" : location + " "
+      let prefix = location.isEmpty ? "" : location + ": "
       return .failure(message: prefix + String(describing: error))
     }
   }
