@@ -531,8 +531,10 @@ public final class RuntimeCore {
     } catch {
       switch error {
       case .deadlock(let report):
+        // A deadlock the script was given (and caught) is not reported twice.
+        let reported = scheduler.deadlockWasReported
         scheduler.cancelAll(on: state.L)
-        return .deadlock(report)
+        return reported ? nil : .deadlock(report)
       case .interrupted(let reason, let message):
         scheduler.abandonAll()
         if let failure = outputFailure { return failure }

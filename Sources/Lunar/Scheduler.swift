@@ -449,6 +449,9 @@ public final class Scheduler {
       switch error {
       case .deadlock(let report):
         if let held, held.depth >= nested.count - 1 { self.held = nil }
+        // The script is given the report (and may catch it): the end of
+        // the run does not report the same waits again.
+        for task in liveTasks.values { task.waitingOn?.deadlockReported = true }
         return report
       case .interrupted(_, let message):
         return message
@@ -602,6 +605,14 @@ public final class Scheduler {
     case LUNAR_INTERRUPT_TIMEOUT: core.timeoutMessage
     default: "stopped"
     }
+  }
+
+  /// True if every task that waits was named in a deadlock report already
+  /// raised in the script, waiting for the same thing: a deadlock now is
+  /// that one, which the script has seen.
+  var deadlockWasReported: Bool {
+    let waits = liveTasks.values.compactMap(\.waitingOn)
+    return !waits.isEmpty && waits.allSatisfy(\.deadlockReported)
   }
 
   /// Who waits for what, and where: the text of a deadlock error.

@@ -34,6 +34,8 @@ public final class Wait {
   var protected = false
   /// Swift work in flight will complete this wait and do nothing else.
   var awaitsSwiftWork = false
+  /// A deadlock report naming this wait has been raised in the script.
+  var deadlockReported = false
 
   /// A wait for `subject`.
   public init(subject: String) { self.subject = subject }

@@ -119,4 +119,36 @@ import TestSupport
     #expect(outcome.status == 1)
     #expect(outcome.stderr.contains("\n  main chunk waits for task 1 at stdin:2\n  task 1 waits for sleep forever\n"), "\(outcome.stderr)")
   }
+
+  @Test func aDeadlockCaughtByPcallIsNotReportedAgain() throws {
+    let script = """
+      local q = require("lunar.queue").new("q")
+      local t = lunar.spawn(lunar.sleep, math.huge)
+      print(pcall(t.await, t))
+      local ok = pcall(function()
+        return q:submit(function() return q:submit(function() end):await() end):await()
+      end)
+      print("caught", ok)
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stderr == "")
+    #expect(outcome.stdout.hasPrefix("false\tdeadlock: every task is waiting and nothing can wake them\n  main chunk waits for task 1 at stdin:3\n"))
+    #expect(outcome.stdout.hasSuffix("caught\tfalse\n"))
+  }
+
+  @Test func aNewDeadlockAfterACaughtOneIsReported() throws {
+    let script = """
+      local q = require("lunar.queue").new("q")
+      pcall(function()
+        return q:submit(function() return q:submit(function() end):await() end):await()
+      end)
+      lunar.spawn(function() lunar.sleep(math.huge) end)
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: deadlock: every task is waiting and nothing can wake them\n"))
+    #expect(outcome.stderr.contains("  q#1 waits for q#2 at stdin:3\n"))
+    #expect(outcome.stderr.contains(" waits for sleep forever at stdin:5\n"))
+  }
 }
