@@ -33,6 +33,15 @@ public struct UnobservedError: Sendable, Equatable, CustomStringConvertible {
     traceback = task.traceback
   }
 
+  /// The failures of a machine that nobody settled (each `machine 'm': ...`).
+  init(machine: LuaString, messages: [String]) {
+    let label = "machine '\(machine)'"
+    self.label = label
+    origin = ""
+    message = messages.map { $0.replacingPrefix(label + ": ", with: "") }.joined(separator: "\n")
+    traceback = nil
+  }
+
   public var description: String {
     let spawned = origin.isEmpty ? "" : " (spawned at \(origin))"
     return "unobserved error in \(label)\(spawned): \(message)" + (traceback.map { "\n" + $0 } ?? "")

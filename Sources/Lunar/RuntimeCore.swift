@@ -50,6 +50,8 @@ public final class RuntimeCore {
   public let liveMachines = LiveObjects<MachineDriver>()
   /// Command interpreters by command name.
   public let interpreters = InterpreterRegistry()
+  /// Machine failures no settle has raised yet, reported when a run ends.
+  let machineFailures = MachineFailures()
   /// Services offered to interpreters and actions.
   public var services = Services()
   /// The `store` service.
@@ -448,9 +450,9 @@ public final class RuntimeCore {
       return .failure(stop)
     }
     if let failure = outputFailure { return .failure(failure) }
-    let unobserved = scheduler.unobservedFailures
+    let unobserved = scheduler.unobservedFailures.map(UnobservedError.init) + machineFailures.takeAll()
     scheduler.clearFailures()
-    if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved.map(UnobservedError.init))) }
+    if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved)) }
     return .success(results)
   }
 

@@ -151,4 +151,32 @@ import TestSupport
     #expect(outcome.stderr.contains("  q#1 waits for q#2 at stdin:3\n"))
     #expect(outcome.stderr.contains(" waits for sleep forever at stdin:5\n"))
   }
+
+  @Test func anInterpreterErrorAfterStopReachesTheNextSettle() throws {
+    let script = """
+      local machine = require "lunar.machine"
+      local m
+      machine.interpreter("boom", function(cmd, send) m:stop(); error("kaput") end)
+      m = machine.new { name = "m", initial = "a", states = { a = { on = { go = function() return "b", { { "boom" } } end } }, b = {} } }
+      m:send("go")
+      print(pcall(m.settle, m))
+      """
+    let outcome = try LunarProcess.run(["run", "-"], input: script)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "false\tmachine 'm': command { \"boom\" } failed: stdin:3: kaput\n")
+  }
+
+  @Test func aMachineFailureNoSettleRaisedIsReportedWhenTheRunEnds() throws {
+    let script = """
+      local machine = require "lunar.machine"
+      local m
+      machine.interpreter("boom", function(cmd, send) lunar.sleep(2); error("kaput") end)
+      m = machine.new { name = "m", initial = "a", states = { a = { on = { go = function() return "b", { { "boom" } } end } }, b = {} } }
+      m:send("go")
+      lunar.spawn(function() lunar.sleep(1); m:stop() end)
+      """
+    let outcome = try LunarProcess.run(["run", "--clock", "virtual", "-"], input: script)
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr == "lunar: unobserved error in machine 'm': command { \"boom\" } failed: stdin:3: kaput\n")
+  }
 }
