@@ -22,7 +22,8 @@ public enum RunFailure: Error, Sendable {
 public struct UnobservedError: Sendable, Equatable, CustomStringConvertible {
   /// The task's label (`task 3`).
   public let label: String
-  /// Where it was spawned.
+  /// Where it was spawned (`f.lua:3`), or empty if not from a line of the
+  /// user's code.
   public let origin: String
   /// Its error message.
   public let message: String
@@ -36,7 +37,17 @@ public struct UnobservedError: Sendable, Equatable, CustomStringConvertible {
     traceback = task.traceback
   }
 
+  /// The failures of a machine that nobody settled (each `machine 'm': ...`).
+  init(machine: LuaString, messages: [String]) {
+    let label = "machine '\(machine)'"
+    self.label = label
+    origin = ""
+    message = messages.map { $0.replacingPrefix(label + ": ", with: "") }.joined(separator: "\n")
+    traceback = nil
+  }
+
   public var description: String {
-    "unobserved error in \(label) (spawned at \(origin)): \(message)" + (traceback.map { "\n" + $0 } ?? "")
+    let spawned = origin.isEmpty ? "" : " (spawned at \(origin))"
+    return "unobserved error in \(label)\(spawned): \(message)" + (traceback.map { "\n" + $0 } ?? "")
   }
 }

@@ -50,6 +50,8 @@ public final class RuntimeCore {
   public let liveMachines = LiveObjects<MachineDriver>()
   /// Command interpreters by command name.
   public let interpreters = InterpreterRegistry()
+  /// Machine failures no settle has raised yet, reported when a run ends.
+  let machineFailures = MachineFailures()
   /// Services offered to interpreters and actions.
   public var services = Services()
   /// The `store` service.
@@ -142,6 +144,7 @@ public final class RuntimeCore {
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
+    lunar_installerror(state.L)
     let pluginFolders = setUpPackagePath()
     if configuration.sandbox {
       let folders = SandboxFolders()
@@ -403,7 +406,7 @@ public final class RuntimeCore {
     case .failure(is CancellationError):
       return scheduler.cancelledFailure()
     case .failure(let error):
-      let prefix = location.isEmpty ? "" : location + " "
+      let prefix = location.isEmpty ? "" : location + ": "
       return .failure(message: prefix + String(describing: error))
     }
   }
@@ -451,9 +454,9 @@ public final class RuntimeCore {
       return .failure(stop)
     }
     if let failure = outputFailure { return .failure(failure) }
-    let unobserved = scheduler.unobservedFailures
+    let unobserved = scheduler.unobservedFailures.map(UnobservedError.init) + machineFailures.takeAll()
     scheduler.clearFailures()
-    if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved.map(UnobservedError.init))) }
+    if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved)) }
     return .success(results)
   }
 
@@ -557,8 +560,10 @@ public final class RuntimeCore {
     } catch {
       switch error {
       case .deadlock(let report):
+        // A deadlock the script was given (and caught) is not reported twice.
+        let reported = scheduler.deadlockWasReported
         scheduler.cancelAll(on: state.L)
-        return .deadlock(report)
+        return reported ? nil : .deadlock(report)
       case .interrupted(let reason, let message):
         scheduler.abandonAll()
         if let failure = outputFailure { return failure }

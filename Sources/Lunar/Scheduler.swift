@@ -241,8 +241,8 @@ public final class Scheduler {
 
   private func fail(_ task: LuaTask, coroutineStatus: Int32) {
     let co = task.threadPointer!
-    luaL_traceback(co, co, nil, 0)
-    task.traceback = state.string(atThread: co, index: -1)
+    let frames = lunar_traceback(co, co, nil, 0)
+    task.traceback = frames > 0 ? state.string(atThread: co, index: -1) : nil
     lua_settop(co, -2)
     // Close the coroutine's to-be-closed variables, as coroutine.close does;
     // an error while closing replaces the original.
@@ -456,6 +456,9 @@ public final class Scheduler {
       switch error {
       case .deadlock(let report):
         if let held, held.depth >= nested.count - 1 { self.held = nil }
+        // The script is given the report (and may catch it): the end of
+        // the run does not report the same waits again.
+        for task in liveTasks.values { task.waitingOn?.deadlockReported = true }
         return report
       case .interrupted(_, let message):
         return message
@@ -475,12 +478,14 @@ public final class Scheduler {
     return failed ? .error : .values(count)
   }
 
-  /// `chunk:line:` of the Lua code calling the running host function.
+  /// `chunk:line` of the user's Lua code calling the running host
+  /// function (the nearest line, past C functions and Lunar's own chunks),
+  /// or empty if there is none.
   public func location(of L: OpaquePointer) -> String {
-    luaL_where(L, 1)
+    lunar_pushlocation(L)
     defer { lua_settop(L, -2) }
     var text = state.string(atThread: L, index: -1) ?? ""
-    if text.hasSuffix(" ") { text.removeLast() }
+    if text.hasSuffix(": ") { text.removeLast(2) }
     return text
   }
 
@@ -608,9 +613,9 @@ public final class Scheduler {
     guard nested.count > 1, let top = nested.last,
       let lowest = nested.dropLast().firstIndex(where: { $0.wait.isComplete })
     else { return }
-    let above = "\(top.label)'s wait for \(top.wait.subject) at \(top.wait.location)\(blockingCall(in: top.thread))"
+    let above = "\(top.label)'s wait for \(top.wait.subject)\(top.wait.at)\(blockingCall(in: top.thread))"
     let note = nested[lowest..<(nested.count - 1)].filter { $0.wait.isComplete }.map { entry in
-      "  \(entry.label)'s wait for \(entry.wait.subject) at \(entry.wait.location) had ended, "
+      "  \(entry.label)'s wait for \(entry.wait.subject)\(entry.wait.at) had ended, "
         + "but it could not continue beneath \(above)"
     }.joined(separator: "\n")
     held = (lowest, note)
@@ -636,31 +641,39 @@ public final class Scheduler {
     }
   }
 
+  /// True if every task that waits was named in a deadlock report already
+  /// raised in the script, waiting for the same thing: a deadlock now is
+  /// that one, which the script has seen.
+  var deadlockWasReported: Bool {
+    let waits = liveTasks.values.compactMap(\.waitingOn)
+    return !waits.isEmpty && waits.allSatisfy(\.deadlockReported)
+  }
+
   /// Who waits for what, and where: the text of a deadlock error.
   func deadlockReport(on L: OpaquePointer) -> String {
     var lines: [String]
     if nested.count > 1, let top = nested.last {
       lines = [
         "deadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does",
-        "  \(top.label) waits for \(top.wait.subject) at \(top.wait.location)\(blockingCall(in: top.thread))",
+        "  \(top.label) waits for \(top.wait.subject)\(top.wait.at)\(blockingCall(in: top.thread))",
       ]
       for entry in nested.dropLast().reversed() {
         let state = entry.wait.isComplete ? " (done, but held until the wait above returns)" : ""
-        lines.append("  beneath it, \(entry.label) waits for \(entry.wait.subject) at \(entry.wait.location)\(state)")
+        lines.append("  beneath it, \(entry.label) waits for \(entry.wait.subject)\(entry.wait.at)\(state)")
       }
     } else {
       lines = ["deadlock: every task is waiting and nothing can wake them"]
       for entry in nested.reversed() {
-        lines.append("  \(entry.label) waits for \(entry.wait.subject) at \(entry.wait.location)")
+        lines.append("  \(entry.label) waits for \(entry.wait.subject)\(entry.wait.at)")
       }
     }
     for task in liveTasks.values.sorted(by: { $0.id < $1.id }) {
       guard let wait = task.waitingOn, let co = task.threadPointer else { continue }
-      lines.append("  \(task.label) waits for \(wait.subject) at \(wait.location)")
-      luaL_traceback(L, co, nil, 0)
+      lines.append("  \(task.label) waits for \(wait.subject)\(wait.at)")
+      let frames = lunar_traceback(L, co, nil, 0)
       let traceback = state.string(atThread: L, index: -1) ?? ""
       lua_settop(L, -2)
-      lines.append(traceback.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+      if frames > 0 { lines.append(traceback.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")) }
     }
     return lines.joined(separator: "\n")
   }

@@ -18,8 +18,11 @@ public final class Wait {
 
   /// What is awaited, for traces and the deadlock report (`task 3`).
   public let subject: String
-  /// Where in the script the wait happened (`x.lua:5:`).
+  /// Where in the script the wait happened (`x.lua:5`), or empty if no
+  /// line of the user's code led to it.
   public internal(set) var location = ""
+  /// ` at x.lua:5`, or nothing: where the wait happened, for reports.
+  var at: String { location.isEmpty ? "" : " at \(location)" }
   var waiter: Waiter = .none
   /// The result, once completed.
   public private(set) var result: WaitResult?
@@ -31,6 +34,8 @@ public final class Wait {
   var protected = false
   /// Swift work in flight will complete this wait and do nothing else.
   var awaitsSwiftWork = false
+  /// A deadlock report naming this wait has been raised in the script.
+  var deadlockReported = false
 
   /// A wait for `subject`.
   public init(subject: String) { self.subject = subject }

@@ -9,7 +9,7 @@ import Testing
     #expect(outcome.status == 1)
     #expect(outcome.stderr.contains("timer.set after=1e+16"))
     #expect(outcome.stderr.contains("lunar: deadlock: every task is waiting and nothing can wake them\n"))
-    #expect(outcome.stderr.contains("  main chunk waits for sleep 1e+16s at stdin:1:"))
+    #expect(outcome.stderr.contains("  main chunk waits for sleep 1e+16s at stdin:1\n"))
   }
 
   @Test func sleepsPastTheClocksRangeWaitIdlyAndAreReportedAsDeadlocks() throws {

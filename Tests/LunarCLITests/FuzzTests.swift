@@ -5,7 +5,8 @@ import TestSupport
 /// Every public Lua function and method, called with hostile arguments
 /// (wrong types, NaN, ±inf, ±2^63, -0.0, NUL and invalid UTF-8 strings, deep,
 /// cyclic and booby-trapped tables) by `Tests/lua/fuzz_api.lua`: the process
-/// must always end on its own, with a clear error at worst, never a signal.
+/// must always end on its own, with a clear error at worst, never a signal,
+/// and no error message may name Lunar's own chunks (`lunar.workflow:12:`).
 @Suite struct FuzzTests {
   static let script = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent()
@@ -22,9 +23,14 @@ import TestSupport
     let folder = try TemporaryFolder()  // files a fuzzed call may create land here
     let outcome = try LunarProcess.run(
       ["run", "--clock", "virtual", "--max-memory", "1G", Self.script, target], in: folder.url, timeout: 120)
-    let lastLine = outcome.stdout.split(separator: "\n").last.map(String.init) ?? ""
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    let lastLine = lines.last ?? ""
     #expect(outcome.status == 0, "lunar ended with \(outcome.status): \(outcome.stderr.suffix(2000))")
     #expect(lastLine.hasPrefix("fuzz \(target): "), "\(outcome.stderr.suffix(2000))")
+    // A message must name the user's code, never Lunar's own chunks.
+    let leaks = lines.filter { $0.hasPrefix("internal chunk named by ") }
+    #expect(lastLine.hasSuffix(", 0 naming internal chunks"), "\(lastLine)")
+    #expect(leaks.isEmpty, "\(leaks.count) messages name Lunar's chunks, such as:\n\(leaks.prefix(5).joined(separator: "\n"))")
   }
 
   /// The same calls with the text trace on: time and fields of every event

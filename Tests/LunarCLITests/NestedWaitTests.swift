@@ -39,9 +39,9 @@ import TestSupport
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.hasPrefix("""
       main continued\tfalse\tdeadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
-        task 2 waits for task 1 at stdin:3:, nested inside function 'string.gsub', which cannot yield
-        beneath it, main chunk waits for sleep 0.2s at stdin:5:
-        task 1 waits for sleep forever at stdin:1:
+        task 2 waits for task 1 at stdin:3, nested inside function 'string.gsub', which cannot yield
+        beneath it, main chunk waits for sleep 0.2s at stdin:5
+        task 1 waits for sleep forever at stdin:1
 
       """))
   }
@@ -60,7 +60,7 @@ import TestSupport
       """
     let outcome = try LunarProcess.run(["run", "--timeout", "1", "-"], input: script, timeout: 15)
     #expect(outcome.stdout.hasPrefix("false\tdeadlock: a nested wait cannot end"))
-    #expect(outcome.stdout.contains("  beneath it, main chunk waits for sleep 3600s at stdin:6:\n"))
+    #expect(outcome.stdout.contains("  beneath it, main chunk waits for sleep 3600s at stdin:6\n"))
     #expect(outcome.stderr.hasPrefix("lunar: timeout: the script ran longer than 1 seconds"))
   }
 
@@ -82,7 +82,7 @@ import TestSupport
     #expect(outcome.status == 1)
     #expect(outcome.stderr == """
       lunar: timeout: the script ran longer than 0.5 seconds
-        main chunk's wait for sleep 0.01s at stdin:8: had ended, but it could not continue beneath task 1's wait for sleep 0.01s at stdin:4:, nested inside function 'string.gsub', which cannot yield
+        main chunk's wait for sleep 0.01s at stdin:8 had ended, but it could not continue beneath task 1's wait for sleep 0.01s at stdin:4, nested inside function 'string.gsub', which cannot yield
 
       """)
   }

@@ -73,10 +73,10 @@ import TestSupport
     #expect(outcome.status == 0, "errors reported at the prompt do not change the status, as in lua.c")
     #expect(outcome.stdout == "virtual clock: 5.000\nfalse\tlater\n", "the task's result is still there")
     #expect(outcome.stderr.hasPrefix("""
-      lunar: unobserved error in task 1 (spawned at stdin:1:): stdin:1: boom in the background
+      lunar: unobserved error in task 1 (spawned at stdin:1): stdin:1: boom in the background
       stack traceback:
       """))
-    let report = try #require(outcome.stderr.range(of: "lunar: unobserved error in task 2 (spawned at stdin:1:): later\n"))
+    let report = try #require(outcome.stderr.range(of: "lunar: unobserved error in task 2 (spawned at stdin:1): later\n"))
     #expect(outcome.stderr.range(of: "next entry\n")!.upperBound <= report.lowerBound)
     #expect(outcome.stderr.components(separatedBy: "unobserved error").count == 3, "each failure once")
   }

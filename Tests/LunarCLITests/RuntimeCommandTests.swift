@@ -13,16 +13,16 @@ import TestSupport
     let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
     #expect(outcome.status == 1)
     #expect(outcome.stderr.hasPrefix("lunar: deadlock: every task is waiting and nothing can wake them\n"))
-    #expect(outcome.stderr.contains("  main chunk waits for task 1 at stdin:4:"))
-    #expect(outcome.stderr.contains("  task 1 waits for task 2 at stdin:2:"))
-    #expect(outcome.stderr.contains("  task 2 waits for task 1 at stdin:3:"))
+    #expect(outcome.stderr.contains("  main chunk waits for task 1 at stdin:4\n"))
+    #expect(outcome.stderr.contains("  task 1 waits for task 2 at stdin:2\n"))
+    #expect(outcome.stderr.contains("  task 2 waits for task 1 at stdin:3\n"))
   }
 
   @Test func unobservedTaskErrorsFailTheRun() throws {
     let outcome = try LunarProcess.run(["run", "-"], input: "lunar.spawn(function() error('lost') end)\nprint('main done')")
     #expect(outcome.status == 1)
     #expect(outcome.stdout == "main done\n")
-    #expect(outcome.stderr.hasPrefix("lunar: unobserved error in task 1 (spawned at stdin:1:): stdin:1: lost\n"))
+    #expect(outcome.stderr.hasPrefix("lunar: unobserved error in task 1 (spawned at stdin:1): stdin:1: lost\n"))
   }
 
   @Test func closingOrResumingATasksCoroutineIsAnErrorAtTheCallersLine() throws {
@@ -123,7 +123,7 @@ import TestSupport
       ["run", "--trace", "--clock", "virtual", "-"], input: "lunar.spawn(function() lunar.sleep(1.5) end):await()")
     #expect(outcome.status == 0)
     #expect(outcome.stderr == """
-      [   0.000] task.spawned id=1 label="task 1" at=stdin:1:
+      [   0.000] task.spawned id=1 label="task 1" at=stdin:1
       [   0.000] task.started id=1
       [   0.000] timer.set after=1.5
       [   0.000] task.waiting id=1 on="sleep 1.5s"

@@ -214,9 +214,9 @@ import Testing
       """)
     let message = try #require(failure?.luaMessage)
     #expect(message.hasPrefix("deadlock: every task is waiting and nothing can wake them"))
-    #expect(message.contains("main chunk waits for task 1 at test.lua:4:"))
-    #expect(message.contains("task 1 waits for task 2 at test.lua:2:"))
-    #expect(message.contains("task 2 waits for task 1 at test.lua:3:"))
+    #expect(message.contains("main chunk waits for task 1 at test.lua:4\n"))
+    #expect(message.contains("task 1 waits for task 2 at test.lua:2\n"))
+    #expect(message.contains("task 2 waits for task 1 at test.lua:3\n"))
   }
 
   @Test func deadlockAfterTheMainChunkEnds() async throws {
@@ -246,7 +246,7 @@ import Testing
     }
     #expect(errors.count == 1)
     #expect(errors.first?.message == "test.lua:1: nobody looked")
-    #expect(errors.first?.origin == "test.lua:1:")
+    #expect(errors.first?.origin == "test.lua:1")
   }
 
   @Test func theRunWaitsForBackgroundTasks() async throws {
@@ -277,12 +277,12 @@ import Testing
       f:result()
       """)
     #expect(lua.events("task.") == [
-      "task.spawned id=1 label=\"task 1\" at=test.lua:1:",
+      "task.spawned id=1 label=\"task 1\" at=test.lua:1",
       "task.started id=1",
       "task.waiting id=1 on=\"sleep 2s\"",
       "task.resumed id=1",
       "task.done id=1",
-      "task.spawned id=2 label=\"task 2\" at=test.lua:3:",
+      "task.spawned id=2 label=\"task 2\" at=test.lua:3",
       "task.started id=2",
       "task.failed id=2 error=x",
     ])
@@ -381,9 +381,9 @@ import Testing
       false,
       """
       deadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
-        task 2 waits for task 1 at test.lua:3:, nested inside function 'string.gsub', which cannot yield
-        beneath it, main chunk waits for sleep 10s at test.lua:5:
-        task 1 waits for sleep forever at test.lua:1:
+        task 2 waits for task 1 at test.lua:3, nested inside function 'string.gsub', which cannot yield
+        beneath it, main chunk waits for sleep 10s at test.lua:5
+        task 1 waits for sleep forever at test.lua:1
           stack traceback:
           \t[C]: in function 'lunar.sleep'
           \ttest.lua:1: in function <test.lua:1>

@@ -8,7 +8,11 @@
 -- TARGET is a module (`lunar`, `lunar.queue`, ...), a class of objects
 -- (`task`, `queue`, `machine`) or `services` (what actions see through ctx).
 -- Functions are found by walking the tables, so new API is fuzzed without
--- being listed here. The last line is "fuzz TARGET: N calls, N errors".
+-- being listed here. Every error message is checked for the names of Lunar's
+-- own chunks (`lunar.workflow:12:`, `[string "..."]`): a user must see their
+-- file and line and the public function they called, never Lunar's insides.
+-- Each such message is printed on a line starting "internal chunk named";
+-- the last line is "fuzz TARGET: N calls, N errors, N naming internal chunks".
 local target = assert(arg[1], "usage: fuzz_api.lua TARGET")
 
 -- MARK: Hostile values
@@ -238,6 +242,27 @@ assert(#calls > 0, "nothing to fuzz in " .. target)
 local count, errors = 0, 0
 local pending = {}
 
+-- Messages that name a chunk of Lunar's instead of the caller's.
+local INTERNAL = { "lunar.workflow:", "lunar.actions:", "lunar.launches:", "lunar.machine:", "=lunar", '[string "' }
+local leaks, leaked = {}, {}
+
+local function check_message(entry, err)
+  if type(err) ~= "string" then return end
+  for _, pattern in ipairs(INTERNAL) do
+    if err:find(pattern, 1, true) then
+      -- One line per function and place: the same leak repeats for
+      -- every hostile value.
+      local key = entry.name .. " " .. (err:match("[^%s:]+:%d+:") or pattern)
+      if not leaked[key] then
+        leaked[key] = true
+        local line = err:gsub("\n.*", "")
+        leaks[#leaks + 1] = entry.name .. ": " .. (#line > 200 and line:sub(1, 197) .. "..." or line)
+      end
+      return
+    end
+  end
+end
+
 -- Each call runs as a task, so one that waits forever (a sleep of 1e300
 -- seconds) is cancelled at the end instead of hanging the run.
 local function try(entry, args, n)
@@ -246,15 +271,18 @@ local function try(entry, args, n)
     -- Curried results (workflow.step "x" returns a function) get the same
     -- hostile argument once more.
     local results = table.pack(pcall(entry.fn, table.unpack(args, 1, n)))
+    if not results[1] then check_message(entry, results[2]) end
     if results[1] and type(results[2]) == "function" then
-      pcall(results[2], args[n > 1 and n or 1])
+      local ok, err = pcall(results[2], args[n > 1 and n or 1])
+      if not ok then check_message(entry, err) end
     end
     -- Tasks a fuzzed call started (spawn, submit) are observed here, so
     -- their failures are not reported as unobserved at the end.
     for i = 2, results.n do
       local handle = results[i]
       if type(handle) == "userdata" and tostring(handle):match("^.+ %((%a+)%)$") then
-        pcall(function() handle:cancel() handle:result() end)
+        local ok, err = pcall(function() handle:cancel() handle:result() end)
+        if not ok then check_message(entry, err) end
       end
     end
     return results[1]
@@ -297,8 +325,10 @@ for _, entry in ipairs(calls) do
     task:cancel()
     local ok, succeeded = task:result()
     if not ok or not succeeded then errors = errors + 1 end
+    if not ok then check_message(entry, succeeded) end
   end
   pending = {}
 end
 
-print(("fuzz %s: %d calls, %d errors"):format(target, count, errors))
+for _, line in ipairs(leaks) do print("internal chunk named by " .. line) end
+print(("fuzz %s: %d calls, %d errors, %d naming internal chunks"):format(target, count, errors, #leaks))

@@ -199,8 +199,24 @@ const char *lunar_tostring(lua_State *L, int idx, size_t *len);
 void lunar_pushargerror(lua_State *L, int arg, const char *extramsg);
 /// Pushes "where: bad argument #arg to 'name' (tname expected, got X)".
 void lunar_pushtypeerror(lua_State *L, int arg, const char *tname);
-/// Pushes "where: message" with luaL_where(L, 1), as luaL_error would.
+/// Pushes "where: message" as luaL_error would, with luaL_where(L, 1)
+/// moved past Lunar's own chunks to the user's code that called them.
 void lunar_pusherror(lua_State *L, const char *message);
+/// True for the chunk names of Lua code Lunar embeds (`=lunar`,
+/// `=lunar.workflow`, `=lunar test`, `=busted`, `=luassert`, `=sandbox`):
+/// messages and tracebacks show the user's code that called it instead.
+int lunar_isinternalchunk(const char *source);
+/// Pushes "chunk:line: " of the nearest Lua line of the user's code calling
+/// the running function (past C frames and Lunar's chunks), or "".
+void lunar_pushlocation(lua_State *L);
+/// luaL_traceback, showing the user's frames only: Lunar's chunks and the C
+/// functions they call are left out, and the outermost frame of Lunar's,
+/// called by the user, shows as the public function (`[C]: in function
+/// 'lunar.workflow.run'`). Pushes the text; returns how many frames it shows.
+int lunar_traceback(lua_State *L, lua_State *L1, const char *msg, int level);
+/// Replaces the global `error` with one whose positions skip Lunar's
+/// chunks as lunar_pusherror's do (otherwise lbaselib's).
+void lunar_installerror(lua_State *L);
 /// The type name Lua's messages use for the value at `idx` (__name aware).
 const char *lunar_typename(lua_State *L, int idx);
 

@@ -283,6 +283,7 @@ struct ActionModulePlugin: ModulePlugin {
     --- the list of actions that ran with their inputs.
     function M.run_stubbed(replaced, name, input)
       if type(replaced) ~= "table" then error(("bad argument #1 to 'run_stubbed' (table expected, got %s)"):format(type(replaced)), 2) end
+      if type(name) ~= "string" then error(("bad argument #2 to 'run_stubbed' (string expected, got %s)"):format(type(name)), 2) end
       local saved_stubs, saved_history = stubs, history
       stubs, history = replaced, {}
       local runs = history
@@ -308,7 +309,8 @@ struct ActionModulePlugin: ModulePlugin {
     end
 
     lunar.action = M.define
-    lunar.run = function(name, input) return M.run(name, input) end
+    -- Not a tail call: tracebacks name the function the script called.
+    lunar.run = function(name, input) return (M.run(name, input)) end
     lunar.run_stubbed = M.run_stubbed
     """
 }

@@ -46,7 +46,13 @@ public final class MachineDriver {
   private var timers: [(state: Int, id: Int, token: Int)] = []
   private var nextTimerToken = 1
   private var settleWaits: [Wait] = []
-  private var failures: [String] = []
+  /// Failures since the last settle, kept in the runtime's log (see
+  /// `MachineFailures`).
+  private let failureLog: MachineFailures
+  private var failures: [String] {
+    get { failureLog.messages(of: registration) }
+    set { failureLog.set(newValue, of: registration, machine: name) }
+  }
   /// In `lunar graph`, machines are built but never run.
   let inert: Bool
 
@@ -60,6 +66,7 @@ public final class MachineDriver {
     self.inert = inert
     self.sendFunctions = sendFunctions
     position = behavior.initial
+    failureLog = core.machineFailures
     registry = core.liveMachines
     registration = registry.add(self)
   }
@@ -376,6 +383,12 @@ public final class MachineDriver {
 
   private func commandFailed(_ command: Command, _ error: String) {
     trace("machine.command_failed", [.init("command", .string(command.name)), .init("error", .string(LuaString(error)))])
+    guard !isStopped else {
+      // A stopped machine takes no message: the failure waits for a
+      // settle, or for the end of the run.
+      failures.append("machine '\(name)': command \(command.value) failed: \(error)")
+      return
+    }
     var message = LuaTable(array: ["command_failed"])
     message["command"] = command.value
     message["error"] = .string(LuaString(error))

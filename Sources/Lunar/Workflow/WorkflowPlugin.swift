@@ -59,9 +59,16 @@ struct WorkflowPlugin: LunarPlugin {
         try journal(call).store(step: try call.bytes(2), key: try call.bytes(3), output: try call.value(4, name: "output"))
         return .none
       }),
-      // fingerprint(value) -> a stable text of a step's inputs
+      // fingerprint(input, needs, uses) -> a stable text of a step's inputs:
+      // its input (`with`), the outputs of the steps it needs, its action
+      // (the text of { input =, needs =, uses = }, which journals hold).
+      // A value that cannot cross is named as the step names it (`with.f`).
       ("fingerprint", { call in
-        call.push(JSON.encode(try call.value(1, name: "input")))
+        var inputs = LuaTable()
+        inputs["input"] = try call.value(1, name: "with")
+        inputs["needs"] = try call.value(2, name: "needs")
+        inputs["uses"] = try call.value(3, name: "uses")
+        call.push(JSON.encode(.table(inputs)))
         return .one
       }),
       ("monotonic", { call in

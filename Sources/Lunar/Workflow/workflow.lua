@@ -268,6 +268,8 @@ end
 
 --- The plan as text: the order and the parallel groups.
 function M.plan(wf, options)
+  if not M.is(wf) then error(("bad argument #1 to 'plan' (workflow expected, got %s)"):format(type(wf)), 2) end
+  if options ~= nil and type(options) ~= "table" then error(("bad argument #2 to 'plan' (table expected, got %s)"):format(type(options)), 2) end
   local _, groups = plan(wf, options or {})
   local lines = { ("workflow %s: %d group%s"):format(wf.name, #groups, #groups == 1 and "" or "s") }
   for i, group in ipairs(groups) do
@@ -278,6 +280,8 @@ end
 
 --- The step graph as Mermaid (flowchart) or DOT.
 function M.graph(wf, format)
+  if not M.is(wf) then error(("bad argument #1 to 'graph' (workflow expected, got %s)"):format(type(wf)), 2) end
+  if format ~= nil and type(format) ~= "string" then error(("bad argument #2 to 'graph' (string expected, got %s)"):format(type(format)), 2) end
   local id = function(n) return (n:gsub("[^%w_]", "_")) end
   local lines = {}
   if format == "dot" then
@@ -405,7 +409,7 @@ local function execute(wf, options, level)
   local function key_of(s, input)
     local needs = {}
     for _, need in ipairs(s.needs) do needs[need] = ctx_steps[need] and ctx_steps[need].output end
-    return host.fingerprint({ input = input, needs = needs, uses = s.uses })
+    return host.fingerprint(input, needs, s.uses)
   end
 
   local action_names = {}
@@ -474,7 +478,8 @@ local function execute(wf, options, level)
     end
     local ok, input = pcall(input_of, s, ctx)
     if not ok then return finish(s, "failed", input) end
-    local key = key_of(s, input)
+    local fingerprinted, key = pcall(key_of, s, input)
+    if not fingerprinted then return finish(s, "failed", at(s) .. ("step \"%s\": %s"):format(s.name, key)) end
     if journal then
       local previous = host.journal_lookup(journal, s.name, key)
       if previous ~= nil then
@@ -487,7 +492,10 @@ local function execute(wf, options, level)
     if success then
       r.output = value
       ctx_steps[s.name] = { status = "succeeded", output = value }
-      if journal then host.journal_store(journal, s.name, key, value) end
+      if journal then
+        local stored, problem = pcall(host.journal_store, journal, s.name, key, value)
+        if not stored then return finish(s, "failed", at(s) .. ("step \"%s\": %s"):format(s.name, problem)) end
+      end
       return finish(s, "succeeded")
     end
     ctx_steps[s.name] = { status = "failed", error = tostring(value) }
@@ -616,8 +624,9 @@ function M.run(wf, options)
   options = check_arguments(wf, options, "run")
   local outcome = execute(wf, options, 2)
   if not outcome.ok then
+    -- One line: each step's error, with its place, was shown as it failed.
     error(("workflow %s failed: step%s %s failed"):format(wf.name, #outcome.failed == 1 and "" or "s",
-      table.concat(outcome.failed, ", ")), 0)
+      table.concat(outcome.failed, ", ")), 2)
   end
   return outcome
 end
