@@ -3,15 +3,15 @@ import Testing
 import TestSupport
 
 @Suite struct CommandLineTests {
-  @Test func versionNamesLua() throws {
-    let outcome = try LunarProcess.run(["version"])
+  @Test func versionNamesLua() async throws {
+    let outcome = try await LunarProcess.run(["version"])
     #expect(outcome.status == 0)
     #expect(outcome.stdout.hasPrefix("lunar "))
     #expect(outcome.stdout.contains("(Lua 5.4."))
   }
 
-  @Test func helpListsEveryCommand() throws {
-    let outcome = try LunarProcess.run(["help"])
+  @Test func helpListsEveryCommand() async throws {
+    let outcome = try await LunarProcess.run(["help"])
     #expect(outcome.status == 0)
     for command in ["run", "check", "version", "help"] {
       #expect(outcome.stdout.contains("\n  \(command) "), "help lists \(command)")
@@ -19,47 +19,47 @@ import TestSupport
   }
 
   @Test(arguments: ["run", "check", "version", "help"])
-  func everyCommandHasHelp(command: String) throws {
-    let outcome = try LunarProcess.run([command, "--help"])
+  func everyCommandHasHelp(command: String) async throws {
+    let outcome = try await LunarProcess.run([command, "--help"])
     #expect(outcome.status == 0)
     #expect(outcome.stdout.hasPrefix("usage: lunar \(command)"))
     #expect(outcome.stdout.contains("--help"))
   }
 
-  @Test func anUnknownFlagIsAUsageError() throws {
-    let outcome = try LunarProcess.run(["run", "--bogus", "x.lua"])
+  @Test func anUnknownFlagIsAUsageError() async throws {
+    let outcome = try await LunarProcess.run(["run", "--bogus", "x.lua"])
     #expect(outcome.status == 2)
     #expect(outcome.stderr == "lunar: unknown option '--bogus' for 'lunar run'\nTry 'lunar help run'.\n")
   }
 
-  @Test func anUnknownCommandIsAUsageError() throws {
-    let outcome = try LunarProcess.run(["frobnicate"])
+  @Test func anUnknownCommandIsAUsageError() async throws {
+    let outcome = try await LunarProcess.run(["frobnicate"])
     #expect(outcome.status == 2)
     #expect(outcome.stderr == "lunar: unknown command 'frobnicate'\nTry 'lunar help'.\n")
-    let flag = try LunarProcess.run(["--bogus"])
+    let flag = try await LunarProcess.run(["--bogus"])
     #expect(flag.status == 2)
-    let help = try LunarProcess.run(["help", "nothing"])
+    let help = try await LunarProcess.run(["help", "nothing"])
     #expect(help.status == 2)
   }
 
-  @Test func runWithoutAFileIsAUsageError() throws {
-    let outcome = try LunarProcess.run(["run"])
+  @Test func runWithoutAFileIsAUsageError() async throws {
+    let outcome = try await LunarProcess.run(["run"])
     #expect(outcome.status == 2)
     #expect(outcome.stderr == "lunar: missing script file\nTry 'lunar help run'.\n")
   }
 
-  @Test func flagsAfterTheScriptBelongToTheScript() throws {
-    let outcome = try LunarProcess.run(["run", "-", "--help"], input: "print(...)")
+  @Test func flagsAfterTheScriptBelongToTheScript() async throws {
+    let outcome = try await LunarProcess.run(["run", "-", "--help"], input: "print(...)")
     #expect(outcome.status == 0)
     #expect(outcome.stdout == "--help\n")
   }
 
-  @Test func checkReportsEverySyntaxError() throws {
+  @Test func checkReportsEverySyntaxError() async throws {
     let folder = try TemporaryFolder()
     try folder.write("good.lua", "return 1")
     try folder.write("bad1.lua", "x = = 1")
     try folder.write("bad2.lua", "\n\nfunction f(")
-    let outcome = try LunarProcess.run(["check", "good.lua", "bad1.lua", "bad2.lua"], in: folder.url)
+    let outcome = try await LunarProcess.run(["check", "good.lua", "bad1.lua", "bad2.lua"], in: folder.url)
     #expect(outcome.status == 1)
     let lines = outcome.stderr.split(separator: "\n").map(String.init)
     #expect(lines.contains("lunar: bad1.lua:1: unexpected symbol near '='"))
@@ -68,22 +68,22 @@ import TestSupport
     #expect(outcome.stdout == "")
   }
 
-  @Test func checkDoesNotRunTheFile() throws {
+  @Test func checkDoesNotRunTheFile() async throws {
     let folder = try TemporaryFolder()
     try folder.write("effect.lua", "io.open('touched', 'w'):close() error('ran')")
-    let outcome = try LunarProcess.run(["check", "effect.lua"], in: folder.url)
+    let outcome = try await LunarProcess.run(["check", "effect.lua"], in: folder.url)
     #expect(outcome.status == 0)
     #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("touched").path))
   }
 
-  @Test func checkOfAMissingFileFails() throws {
-    let outcome = try LunarProcess.run(["check", "/nonexistent.lua"])
+  @Test func checkOfAMissingFileFails() async throws {
+    let outcome = try await LunarProcess.run(["check", "/nonexistent.lua"])
     #expect(outcome.status == 1)
     #expect(outcome.stderr.hasPrefix("lunar: cannot open /nonexistent.lua"))
   }
 
-  @Test func noArgumentsWithPipedInputRunsIt() throws {
-    let outcome = try LunarProcess.run([], input: "print('piped')")
+  @Test func noArgumentsWithPipedInputRunsIt() async throws {
+    let outcome = try await LunarProcess.run([], input: "print('piped')")
     #expect(outcome.status == 0)
     #expect(outcome.stdout == "piped\n")
   }

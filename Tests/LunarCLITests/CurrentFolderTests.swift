@@ -4,12 +4,12 @@ import TestSupport
 
 /// `lunar.cwd()`: the current folder as the system has it.
 @Suite struct CurrentFolderTests {
-  @Test func aRemovedFolderIsAnErrorAsIoGivesOne() throws {
+  @Test func aRemovedFolderIsAnErrorAsIoGivesOne() async throws {
     let folder = try TemporaryFolder()
     try folder.write("gone/.keep", "")
     let gone = folder.url.appendingPathComponent("gone")
     try FileManager.default.removeItem(at: gone.appendingPathComponent(".keep"))
-    let outcome = try LunarProcess.run(["run", "-"], input: """
+    let outcome = try await LunarProcess.run(["run", "-"], input: """
       local here = lunar.cwd()
       print(here:sub(-5))
       assert(os.remove(here))

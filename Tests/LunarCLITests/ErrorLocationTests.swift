@@ -7,7 +7,7 @@ import TestSupport
 /// (`lunar.workflow`, `lunar.actions`, `lunar.launches`, ...); and nothing
 /// is reported twice or swallowed.
 @Suite struct ErrorLocationTests {
-  @Test func aFailingWorkflowEndsWithOneLineNamingTheFailedSteps() throws {
+  @Test func aFailingWorkflowEndsWithOneLineNamingTheFailedSteps() async throws {
     let script = """
       local workflow = require "lunar.workflow"
       local step = workflow.step
@@ -17,14 +17,14 @@ import TestSupport
         step "c" { needs = { "b" }, run = function() local x = nil; return x.y end },
       }
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script)
     #expect(outcome.status == 1)
     #expect(outcome.stdout.contains("[demo] step a failed: stdin:4: boom\n"))
     #expect(outcome.stdout.contains("[demo] step c failed: stdin:6: attempt to index a nil value (local 'x')\n"))
     #expect(outcome.stderr == "lunar: workflow demo failed: steps a, c failed\n")
   }
 
-  @Test func aWorkflowRunFromAScriptFailsAtTheScriptsCall() throws {
+  @Test func aWorkflowRunFromAScriptFailsAtTheScriptsCall() async throws {
     let script = """
       local workflow = require "lunar.workflow"
       local wf = workflow "demo" { workflow.step "a" { run = function() error("boom", 0) end } }
@@ -33,7 +33,7 @@ import TestSupport
       end
       go()
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script)
     #expect(outcome.status == 1)
     #expect(outcome.stderr == """
       lunar: stdin:4: workflow demo failed: step a failed
@@ -45,7 +45,7 @@ import TestSupport
       """)
   }
 
-  @Test func aStepWhoseValuesCannotBeJournaledFailsAtItsDefinition() throws {
+  @Test func aStepWhoseValuesCannotBeJournaledFailsAtItsDefinition() async throws {
     let folder = try TemporaryFolder()
     let script = """
       local workflow = require "lunar.workflow"
@@ -55,34 +55,34 @@ import TestSupport
         step "b" { with = { f = print }, run = function() return 1 end },
       }
       """
-    let outcome = try LunarProcess.run(["run", "--journal", "journal.jsonl", "-"], input: script, in: folder.url)
+    let outcome = try await LunarProcess.run(["run", "--journal", "journal.jsonl", "-"], input: script, in: folder.url)
     #expect(outcome.status == 1)
     #expect(outcome.stdout.contains("[demo] step a failed: stdin:4: step \"a\": output.f: a function cannot cross into Swift\n"))
     #expect(outcome.stdout.contains("[demo] step b failed: stdin:5: step \"b\": with.f: a function cannot cross into Swift\n"))
     #expect(outcome.stderr == "lunar: workflow demo failed: steps a, b failed\n")
   }
 
-  @Test func aReplayDivergenceNamesTheScriptsCall() throws {
+  @Test func aReplayDivergenceNamesTheScriptsCall() async throws {
     let folder = try TemporaryFolder()
     let script = """
       lunar.action("greet", function(ctx, input) return "hi " .. input end)
       print(lunar.run("greet", arg[1]))
       """
-    let recorded = try LunarProcess.run(["run", "--record", "run.jsonl", "-", "a"], input: script, in: folder.url)
+    let recorded = try await LunarProcess.run(["run", "--record", "run.jsonl", "-", "a"], input: script, in: folder.url)
     #expect(recorded.status == 0, "\(recorded.stderr)")
-    let replayed = try LunarProcess.run(["run", "--replay", "run.jsonl", "-", "b"], input: script, in: folder.url)
+    let replayed = try await LunarProcess.run(["run", "--replay", "run.jsonl", "-", "b"], input: script, in: folder.url)
     #expect(replayed.status == 1)
     #expect(replayed.stderr.hasPrefix("lunar: stdin:2: replay diverged at entry 1: "), "\(replayed.stderr)")
     #expect(replayed.stderr.hasSuffix("\nstack traceback:\n\t[C]: in function 'lunar.run'\n\tstdin:2: in main chunk\n"))
   }
 
-  @Test func reminderErrorsNameRemindAndTheCallersLine() throws {
+  @Test func reminderErrorsNameRemindAndTheCallersLine() async throws {
     let script = """
       local launches = require "lunar.launches"
       print(pcall(function() launches.remind({}, 5, print) end))
       print(pcall(function() launches.remind("nope", 5, print) end))
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == """
       false\tstdin:2: bad argument #1 to 'remind' (a launch table with an 'id' expected)
@@ -91,7 +91,7 @@ import TestSupport
       """)
   }
 
-  @Test func functionsCalledWithoutANameAreNamedByTheirModuleOrClass() throws {
+  @Test func functionsCalledWithoutANameAreNamedByTheirModuleOrClass() async throws {
     let script = """
       local q = require("lunar.queue").new("q")
       print(pcall(q.submit, q, 1))
@@ -99,7 +99,7 @@ import TestSupport
       print(pcall(lunar.sleep, "x"))
       print(pcall(function() lunar.run_stubbed({}, 5) end))
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == """
       false\tbad argument #2 to 'queue:submit' (function expected, got number)
@@ -110,17 +110,17 @@ import TestSupport
       """)
   }
 
-  @Test func aWaitWithoutALineOfTheScriptHasNoPlaceInTheReport() throws {
+  @Test func aWaitWithoutALineOfTheScriptHasNoPlaceInTheReport() async throws {
     let script = """
       local t = lunar.spawn(lunar.sleep, math.huge)
       t:await()
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script, timeout: 10)
     #expect(outcome.status == 1)
     #expect(outcome.stderr.contains("\n  main chunk waits for task 1 at stdin:2\n  task 1 waits for sleep forever\n"), "\(outcome.stderr)")
   }
 
-  @Test func aDeadlockCaughtByPcallIsNotReportedAgain() throws {
+  @Test func aDeadlockCaughtByPcallIsNotReportedAgain() async throws {
     let script = """
       local q = require("lunar.queue").new("q")
       local t = lunar.spawn(lunar.sleep, math.huge)
@@ -130,14 +130,14 @@ import TestSupport
       end)
       print("caught", ok)
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script, timeout: 10)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stderr == "")
     #expect(outcome.stdout.hasPrefix("false\tdeadlock: every task is waiting and nothing can wake them\n  main chunk waits for task 1 at stdin:3\n"))
     #expect(outcome.stdout.hasSuffix("caught\tfalse\n"))
   }
 
-  @Test func aNewDeadlockAfterACaughtOneIsReported() throws {
+  @Test func aNewDeadlockAfterACaughtOneIsReported() async throws {
     let script = """
       local q = require("lunar.queue").new("q")
       pcall(function()
@@ -145,14 +145,14 @@ import TestSupport
       end)
       lunar.spawn(function() lunar.sleep(math.huge) end)
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script, timeout: 10)
     #expect(outcome.status == 1)
     #expect(outcome.stderr.hasPrefix("lunar: deadlock: every task is waiting and nothing can wake them\n"))
     #expect(outcome.stderr.contains("  q#1 waits for q#2 at stdin:3\n"))
     #expect(outcome.stderr.contains(" waits for sleep forever at stdin:5\n"))
   }
 
-  @Test func anInterpreterErrorAfterStopReachesTheNextSettle() throws {
+  @Test func anInterpreterErrorAfterStopReachesTheNextSettle() async throws {
     let script = """
       local machine = require "lunar.machine"
       local m
@@ -161,12 +161,12 @@ import TestSupport
       m:send("go")
       print(pcall(m.settle, m))
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "false\tmachine 'm': command { \"boom\" } failed: stdin:3: kaput\n")
   }
 
-  @Test func aMachineFailureNoSettleRaisedIsReportedWhenTheRunEnds() throws {
+  @Test func aMachineFailureNoSettleRaisedIsReportedWhenTheRunEnds() async throws {
     let script = """
       local machine = require "lunar.machine"
       local m
@@ -175,7 +175,7 @@ import TestSupport
       m:send("go")
       lunar.spawn(function() lunar.sleep(1); m:stop() end)
       """
-    let outcome = try LunarProcess.run(["run", "--clock", "virtual", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "--clock", "virtual", "-"], input: script)
     #expect(outcome.status == 1)
     #expect(outcome.stderr == "lunar: unobserved error in machine 'm': command { \"boom\" } failed: stdin:3: kaput\n")
   }

@@ -8,16 +8,16 @@ import TestSupport
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("examples")
 
-  @Test func helloGreetsByName() throws {
-    let outcome = try LunarProcess.run(["run", "hello.lua", "Ada"], in: Self.examples)
+  @Test func helloGreetsByName() async throws {
+    let outcome = try await LunarProcess.run(["run", "hello.lua", "Ada"], in: Self.examples)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "hello, Ada, from Lua 5.4\narg[0] = hello.lua, 1 argument(s)\n")
   }
 }
 
 extension ExampleTests {
-  @Test func tasksRunConcurrently() throws {
-    let outcome = try LunarProcess.run(["run", "tasks.lua"], in: Self.examples)
+  @Test func tasksRunConcurrently() async throws {
+    let outcome = try await LunarProcess.run(["run", "tasks.lua"], in: Self.examples)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     let lines = outcome.stdout.split(separator: "\n").map(String.init)
     #expect(lines.prefix(4) == [
@@ -31,16 +31,16 @@ extension ExampleTests {
 }
 
 extension ExampleTests {
-  @Test func kitchenSpecsPass() throws {
-    let outcome = try LunarProcess.run(["test", "specs"], in: Self.examples)
+  @Test func kitchenSpecsPass() async throws {
+    let outcome = try await LunarProcess.run(["test", "specs"], in: Self.examples)
     #expect(outcome.status == 0, "\(outcome.stdout)")
     #expect(outcome.stdout.hasSuffix("4 passed, 0 failed, 0 errors, 0 pending\n"))
   }
 }
 
 extension ExampleTests {
-  @Test func queueRunsJobsInOrder() throws {
-    let outcome = try LunarProcess.run(["run", "queue.lua"], in: Self.examples)
+  @Test func queueRunsJobsInOrder() async throws {
+    let outcome = try await LunarProcess.run(["run", "queue.lua"], in: Self.examples)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == """
       9\t25
@@ -54,34 +54,34 @@ extension ExampleTests {
 }
 
 extension ExampleTests {
-  @Test func machineDrivesTheListScreen() throws {
-    let outcome = try LunarProcess.run(["run", "machine.lua"], in: Self.examples)
+  @Test func machineDrivesTheListScreen() async throws {
+    let outcome = try await LunarProcess.run(["run", "machine.lua"], in: Self.examples)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     let lines = outcome.stdout.split(separator: "\n").map(String.init)
     #expect(lines.count == 4)
     #expect(lines[0].hasPrefix("loading\ttable: "))
     #expect(Array(lines[1...]) == ["showing item 1 of 20, item 2 of 20, item 3 of 20", "state: presenting", "state: initial"])
-    let graph = try LunarProcess.run(["graph", "machine.lua"], in: Self.examples)
+    let graph = try await LunarProcess.run(["graph", "machine.lua"], in: Self.examples)
     #expect(graph.stdout.contains("  presenting --> initial : expire\n"))
   }
 }
 
 extension ExampleTests {
-  @Test func actionsRunAndReplay() throws {
+  @Test func actionsRunAndReplay() async throws {
     let folder = try TemporaryFolder()
     let journal = folder.url.appendingPathComponent("run.jsonl").path
-    let recorded = try LunarProcess.run(["run", "--record", journal, "actions.lua"], in: Self.examples)
+    let recorded = try await LunarProcess.run(["run", "--record", journal, "actions.lua"], in: Self.examples)
     #expect(recorded.status == 0, "\(recorded.stderr)")
     #expect(recorded.stdout == "Ada\ntoken tok-4711\nTest\t2 actions ran: login, store_token\n")
     #expect(recorded.stderr == "info: logged in as Ada\ninfo: logged in as Test\n")
-    let replayed = try LunarProcess.run(["run", "--replay", journal, "actions.lua"], in: Self.examples)
+    let replayed = try await LunarProcess.run(["run", "--replay", journal, "actions.lua"], in: Self.examples)
     #expect(replayed.stdout == recorded.stdout, "\(replayed.stderr)")
   }
 }
 
 extension ExampleTests {
-  @Test func nextLaunchWorksOfflineOnTheSamples() throws {
-    let outcome = try LunarProcess.run(["run", "next_launch.lua"], in: Self.examples, environment: ["LUNAR_LAUNCHES_LIVE": "0"])
+  @Test func nextLaunchWorksOfflineOnTheSamples() async throws {
+    let outcome = try await LunarProcess.run(["run", "next_launch.lua"], in: Self.examples, environment: ["LUNAR_LAUNCHES_LIVE": "0"])
     #expect(outcome.status == 0, "\(outcome.stderr)")
     let lines = outcome.stdout.split(separator: "\n").map(String.init)
     #expect(lines.first?.hasPrefix("launch ") == true)
@@ -91,15 +91,15 @@ extension ExampleTests {
 }
 
 extension ExampleTests {
-  @Test func theReportPluginPrintsAndSends() throws {
+  @Test func theReportPluginPrintsAndSends() async throws {
     let server = try TestHTTPServer { _ in .init(body: "{\"ok\":true}") }
     defer { server.stop() }
     // Run from the repository's root: the plugin is found beside the script.
-    let outcome = try LunarProcess.run(["run", "examples/launch_report.lua"], in: Self.examples.deletingLastPathComponent(),
+    let outcome = try await LunarProcess.run(["run", "examples/launch_report.lua"], in: Self.examples.deletingLastPathComponent(),
       environment: ["LUNAR_LAUNCHES_LIVE": "0"])
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.contains("\nnext: "))
-    let sent = try LunarProcess.run(["run", "--plugin-dir", Self.examples.appendingPathComponent("plugins").path, "-"], input: """
+    let sent = try await LunarProcess.run(["run", "--plugin-dir", Self.examples.appendingPathComponent("plugins").path, "-"], input: """
       print(lunar.run("report.send", { url = "\(server.url)/hook", title = "launches", lines = { "a", "b" } }).ok)
       """)
     #expect(sent.status == 0, "\(sent.stderr)")

@@ -36,46 +36,46 @@ import TestSupport
     return path
   }
 
-  @Test func journalsToReadMustBeRegularFiles() throws {
+  @Test func journalsToReadMustBeRegularFiles() async throws {
     let folder = try Self.scripts()
     let cases = [
       ("/dev/zero", "a character device"), ("/dev/full", "a character device"), (try Self.fifo(in: folder), "a FIFO"),
       (folder.url.path, "a folder"),
     ]
     for (path, kind) in cases {
-      let replay = try LunarProcess.run(["run", "--replay", path, "actions.lua"], in: folder.url)
+      let replay = try await LunarProcess.run(["run", "--replay", path, "actions.lua"], in: folder.url)
       #expect(replay.status == 1)
       #expect(replay.stderr == "lunar: cannot read \(path): not a regular file (\(kind))\n")
       #expect(replay.stdout.isEmpty)
-      let resume = try LunarProcess.run(["run", "--journal", path, "workflow.lua"], in: folder.url)
+      let resume = try await LunarProcess.run(["run", "--journal", path, "workflow.lua"], in: folder.url)
       #expect(resume.status == 1)
       #expect(resume.stderr == "lunar: cannot read \(path): not a regular file (\(kind))\n")
     }
   }
 
-  @Test func aFileThatCannotBeWrittenEndsTheRun() throws {
+  @Test func aFileThatCannotBeWrittenEndsTheRun() async throws {
     let folder = try Self.scripts()
-    let record = try LunarProcess.run(["run", "--record", "/dev/full", "actions.lua"], in: folder.url)
+    let record = try await LunarProcess.run(["run", "--record", "/dev/full", "actions.lua"], in: folder.url)
     #expect(record.status == 1)
     #expect(record.stderr == "lunar: cannot write /dev/full: No space left on device\n")
     #expect(!record.stdout.contains("after"), "the run ended at the first failed write")
     for flag in ["--trace-file", "--analytics"] {
-      let trace = try LunarProcess.run(["run", flag, "/dev/full", "actions.lua"], in: folder.url)
+      let trace = try await LunarProcess.run(["run", flag, "/dev/full", "actions.lua"], in: folder.url)
       #expect(trace.status == 1)
       #expect(trace.stderr == "lunar: cannot write /dev/full: No space left on device\n")
       #expect(!trace.stdout.contains("after"))
     }
   }
 
-  @Test func aTestReportThatCannotBeWrittenIsAFailure() throws {
+  @Test func aTestReportThatCannotBeWrittenIsAFailure() async throws {
     let folder = try TemporaryFolder()
     try folder.write("a_spec.lua", "it('works', function() end)")
-    let outcome = try LunarProcess.run(["test", "--output-file", "/dev/full", "."], in: folder.url)
+    let outcome = try await LunarProcess.run(["test", "--output-file", "/dev/full", "."], in: folder.url)
     #expect(outcome.status == 1)
     #expect(outcome.stderr == "lunar: cannot write /dev/full: No space left on device\n")
   }
 
-  @Test func aFileThatIsNotLunarsIsNeverOverwritten() throws {
+  @Test func aFileThatIsNotLunarsIsNeverOverwritten() async throws {
     let folder = try Self.scripts()
     let notes = try folder.write("notes.txt", "my notes\n")
     let runs: [([String], String)] = [
@@ -87,7 +87,7 @@ import TestSupport
     ]
     try folder.write("a_spec.lua", "it('works', function() end)")
     for (arguments, kind) in runs {
-      let outcome = try LunarProcess.run(arguments, in: folder.url)
+      let outcome = try await LunarProcess.run(arguments, in: folder.url)
       #expect(outcome.status != 0)
       #expect(
         outcome.stderr
@@ -97,10 +97,10 @@ import TestSupport
     }
   }
 
-  @Test func lunarsOwnFilesAreReplacedNotTruncatedInPlace() throws {
+  @Test func lunarsOwnFilesAreReplacedNotTruncatedInPlace() async throws {
     let folder = try Self.scripts()
     let journal = folder.url.appendingPathComponent("run.jsonl").path
-    let recording = try LunarProcess.run(["run", "--record", journal, "actions.lua"], in: folder.url)
+    let recording = try await LunarProcess.run(["run", "--record", journal, "actions.lua"], in: folder.url)
     #expect(recording.status == 0, "\(recording.stderr)")
     let recorded = try String(contentsOfFile: journal, encoding: .utf8)
     #expect(recorded.hasPrefix(#"{"kind":"action""#))
@@ -109,14 +109,14 @@ import TestSupport
     let first = folder.url.appendingPathComponent("first.jsonl").path
     #expect(link(journal, first) == 0)
     try folder.write("other.lua", "lunar.action('b', {}, function() end) lunar.run('b')")
-    let second = try LunarProcess.run(["run", "--record", journal, "other.lua"], in: folder.url)
+    let second = try await LunarProcess.run(["run", "--record", journal, "other.lua"], in: folder.url)
     #expect(second.status == 0, "\(second.stderr)")
     #expect(try String(contentsOfFile: first, encoding: .utf8) == recorded)
     #expect(try String(contentsOfFile: journal, encoding: .utf8).contains(#""name":"b""#))
     let report = folder.url.appendingPathComponent("report.xml").path
     try folder.write("a_spec.lua", "it('works', function() end)")
     for _ in 1...2 {
-      let outcome = try LunarProcess.run(["test", "-o", "junit", "--output-file", report, "."], in: folder.url)
+      let outcome = try await LunarProcess.run(["test", "-o", "junit", "--output-file", report, "."], in: folder.url)
       #expect(outcome.status == 0, "\(outcome.stderr)")
     }
     #expect(try String(contentsOfFile: report, encoding: .utf8).contains(#"tests="1""#))
@@ -124,7 +124,7 @@ import TestSupport
     // survive every run.
     let resume = folder.url.appendingPathComponent("resume.jsonl").path
     for _ in 1...2 {
-      let outcome = try LunarProcess.run(["run", "--journal", resume, "workflow.lua"], in: folder.url)
+      let outcome = try await LunarProcess.run(["run", "--journal", resume, "workflow.lua"], in: folder.url)
       #expect(outcome.status == 0, "\(outcome.stderr)")
     }
     let entries = try String(contentsOfFile: resume, encoding: .utf8)
@@ -134,12 +134,12 @@ import TestSupport
     #expect(leftovers.isEmpty, "no temporary file is left behind")
   }
 
-  @Test func aBustedFileMustBeARegularFile() throws {
+  @Test func aBustedFileMustBeARegularFile() async throws {
     let folder = try TemporaryFolder()
     try folder.write("a_spec.lua", "it('works', function() end)")
     let path = folder.url.appendingPathComponent(".busted").path
     #expect(mkfifo(path, 0o600) == 0)
-    let outcome = try LunarProcess.run(["test", "."], in: folder.url)
+    let outcome = try await LunarProcess.run(["test", "."], in: folder.url)
     #expect(outcome.status == 2)
     #expect(outcome.stderr == "lunar: .busted: cannot read .busted: not a regular file (a FIFO)\n")
   }

@@ -19,9 +19,9 @@ import TestSupport
   ]
 
   @Test(arguments: targets)
-  func everyCallEndsCleanly(target: String) throws {
+  func everyCallEndsCleanly(target: String) async throws {
     let folder = try TemporaryFolder()  // files a fuzzed call may create land here
-    let outcome = try LunarProcess.run(
+    let outcome = try await LunarProcess.run(
       ["run", "--clock", "virtual", "--max-memory", "1G", Self.script, target], in: folder.url, timeout: 120)
     let lines = outcome.stdout.split(separator: "\n").map(String.init)
     let lastLine = lines.last ?? ""
@@ -35,9 +35,9 @@ import TestSupport
 
   /// The same calls with the text trace on: time and fields of every event
   /// are formatted, whatever the call asked for (`lunar.sleep(1e16)`).
-  @Test func tracedCallsEndCleanly() throws {
+  @Test func tracedCallsEndCleanly() async throws {
     let folder = try TemporaryFolder()
-    let outcome = try LunarProcess.run(
+    let outcome = try await LunarProcess.run(
       ["run", "--clock", "virtual", "--trace-file", "trace.jsonl", "--trace", Self.script, "lunar"],
       in: folder.url, timeout: 120)
     #expect(outcome.status == 0, "lunar ended with \(outcome.status): \(outcome.stderr.suffix(2000))")

@@ -18,8 +18,8 @@ import Testing
     assert(list.state == "initial", "machines are never run by lunar graph")
     """
 
-  @Test func mermaidIsTheDefault() throws {
-    let outcome = try LunarProcess.run(["graph", "-"], input: Self.script)
+  @Test func mermaidIsTheDefault() async throws {
+    let outcome = try await LunarProcess.run(["graph", "-"], input: Self.script)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == """
       ---
@@ -35,8 +35,8 @@ import Testing
       """)
   }
 
-  @Test func dotIsAvailable() throws {
-    let outcome = try LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.script)
+  @Test func dotIsAvailable() async throws {
+    let outcome = try await LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.script)
     #expect(outcome.status == 0)
     #expect(outcome.stdout.hasPrefix("digraph \"list\" {\n"))
     #expect(outcome.stdout.contains("  \"__start\" -> \"initial\";\n"))
@@ -44,7 +44,7 @@ import Testing
     #expect(outcome.stdout.hasSuffix("}\n"))
   }
 
-  @Test func statesWhoseNamesAreNotTextAreDrawnApart() throws {
+  @Test func statesWhoseNamesAreNotTextAreDrawnApart() async throws {
     let script = #"""
       local machine = require 'lunar.machine'
       machine.new { name = 'bytes', initial = 'start', states = {
@@ -53,7 +53,7 @@ import Testing
       } }
       """#
     for (format, arrow) in [("mermaid", "  start --> "), ("dot", "  \"start\" -> ")] {
-      let outcome = try LunarProcess.run(["graph", "--format", format, "-"], input: script)
+      let outcome = try await LunarProcess.run(["graph", "--format", format, "-"], input: script)
       #expect(outcome.status == 0, "\(outcome.stderr)")
       // Each transition's target, as bytes: canonically equal text is not one id.
       let targets = outcome.stdout.split(separator: "\n").filter { $0.hasPrefix(arrow) }.map { line in
@@ -63,8 +63,8 @@ import Testing
     }
   }
 
-  @Test func aWorkflowWhoseStepNamesAreNotUTF8IsDrawn() throws {
-    let outcome = try LunarProcess.run(["graph", "-"], input: #"""
+  @Test func aWorkflowWhoseStepNamesAreNotUTF8IsDrawn() async throws {
+    let outcome = try await LunarProcess.run(["graph", "-"], input: #"""
       local workflow = require 'lunar.workflow'
       local step = workflow.step
       return workflow 'w' { step '\xfe' { run = print }, step 'after' { needs = { '\xfe' }, run = print } }
@@ -74,14 +74,14 @@ import Testing
     #expect(outcome.stdout.contains("[\"\u{FFFD}\"]"), "the step's byte, shown here decoded leniently")
   }
 
-  @Test func aFileWithoutMachinesIsAnError() throws {
-    let outcome = try LunarProcess.run(["graph", "-"], input: "print('no machines')")
+  @Test func aFileWithoutMachinesIsAnError() async throws {
+    let outcome = try await LunarProcess.run(["graph", "-"], input: "print('no machines')")
     #expect(outcome.status == 1)
     #expect(outcome.stderr == "lunar: - defines no state machine or workflow\n")
   }
 
-  @Test func badFormatsAreUsageErrors() throws {
-    let outcome = try LunarProcess.run(["graph", "--format", "svg", "-"], input: Self.script)
+  @Test func badFormatsAreUsageErrors() async throws {
+    let outcome = try await LunarProcess.run(["graph", "--format", "svg", "-"], input: Self.script)
     #expect(outcome.status == 2)
     #expect(outcome.stderr == "lunar: unknown format 'svg' (mermaid, dot)\nTry 'lunar help graph'.\n")
   }

@@ -21,11 +21,13 @@ struct LunarProcess {
 
   /// Runs `lunar ARGUMENTS` in `directory`, feeding `input` on standard
   /// input; kills the child after `timeout` seconds so a hang fails the test.
+  /// Waits without holding a thread of Swift's cooperative pool (two on a
+  /// 2-core machine), which async tests running beside it need.
   static func run(
     _ arguments: [String], input: String? = nil, in directory: URL? = nil,
     environment: [String: String] = [:], timeout: TimeInterval = 20
-  ) throws -> Outcome {
-    try start(arguments, input: input, in: directory, environment: environment).wait(timeout: timeout)
+  ) async throws -> Outcome {
+    try await start(arguments, input: input, in: directory, environment: environment).wait(timeout: timeout)
   }
 
   /// Starts `lunar ARGUMENTS` in `directory` with `input` on standard input
@@ -74,7 +76,7 @@ struct LunarProcess {
 
     /// Waits until standard output contains `text`; kills the child and
     /// throws if it does not within `timeout` seconds or exits first.
-    func waitForOutput(_ text: String, timeout: TimeInterval = 20) throws {
+    func waitForOutput(_ text: String, timeout: TimeInterval = 20) async throws {
       let deadline = Date().addingTimeInterval(timeout)
       while !(try stdout.contents().contains(text)) {
         guard process.isRunning && Date() < deadline else {
@@ -82,7 +84,7 @@ struct LunarProcess {
           process.waitUntilExit()
           throw MissingOutput(arguments: arguments, text: text)
         }
-        usleep(2000)
+        try await Task.sleep(for: .milliseconds(2))
       }
     }
 
@@ -93,9 +95,9 @@ struct LunarProcess {
 
     /// Waits for the child to exit; kills it after `timeout` seconds so a
     /// hang fails the test.
-    func wait(timeout: TimeInterval = 20) throws -> Outcome {
+    func wait(timeout: TimeInterval = 20) async throws -> Outcome {
       let deadline = Date().addingTimeInterval(timeout)
-      while process.isRunning && Date() < deadline { usleep(2000) }
+      while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
       if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

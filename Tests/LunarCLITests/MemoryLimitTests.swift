@@ -12,8 +12,8 @@ import Testing
 
   /// Runs `script` under a 16 MB limit; it prints what `pcall` gave and
   /// raises the error again, so the run ends as an uncaught one would.
-  func run(_ script: String) throws -> LunarProcess.Outcome {
-    try LunarProcess.run(["run", "--max-memory", "16M", "-"], input: script, timeout: 60)
+  func run(_ script: String) async throws -> LunarProcess.Outcome {
+    try await LunarProcess.run(["run", "--max-memory", "16M", "-"], input: script, timeout: 60)
   }
 
   func expectRefused(_ outcome: LunarProcess.Outcome) {
@@ -22,8 +22,8 @@ import Testing
     #expect(outcome.stderr.hasPrefix("lunar: not enough memory (the limit is 16777216 bytes)"), "\(outcome.stderr)")
   }
 
-  @Test func messagesWaitingInAMailboxCount() throws {
-    expectRefused(try run("""
+  @Test func messagesWaitingInAMailboxCount() async throws {
+    await expectRefused(try run("""
       local machine = require "lunar.machine"
       local m = machine.new { name = "m", initial = "a", states = { a = { on = { big = "a" } } } }
       \(Self.bigTable)
@@ -35,8 +35,8 @@ import Testing
       """))
   }
 
-  @Test func storedValuesCount() throws {
-    expectRefused(try run("""
+  @Test func storedValuesCount() async throws {
+    await expectRefused(try run("""
       lunar.action("keep", { uses = { "store" } }, function(ctx)
         \(Self.bigTable)
         local stored = 0
@@ -48,8 +48,8 @@ import Testing
       """))
   }
 
-  @Test func recordedEventsCount() throws {
-    expectRefused(try run("""
+  @Test func recordedEventsCount() async throws {
+    await expectRefused(try run("""
       require("lunar.trace").start()
       lunar.action("tell", function(ctx)
         \(Self.bigTable)
@@ -62,11 +62,11 @@ import Testing
       """))
   }
 
-  @Test func aDecodedHTTPBodyCounts() throws {
+  @Test func aDecodedHTTPBodyCounts() async throws {
     // About 8 MB of JSON, several times that once decoded.
     let items = (1...200_000).map { "{\"id\":\($0),\"name\":\"launch \($0)\"}" }.joined(separator: ",")
     let server = try TestHTTPServer { _ in .init(body: "{\"items\":[\(items)]}") }
-    expectRefused(try run("""
+    await expectRefused(try run("""
       lunar.action("fetch", { uses = { "http" } }, function(ctx)
         local ok, err = pcall(function() return ctx.http:get_json("\(server.url)/launches") end)
         print(ok, err, collectgarbage("count") < 16 * 1024)

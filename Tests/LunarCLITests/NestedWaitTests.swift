@@ -6,7 +6,7 @@ import TestSupport
 /// them: `require` no longer nests, and a nested wait that nothing outside
 /// the blocked frames can end is a deadlock naming both places.
 @Suite struct NestedWaitTests {
-  @Test func aModuleRequiredByATaskWaitsWithoutHoldingTheMainChunk() throws {
+  @Test func aModuleRequiredByATaskWaitsWithoutHoldingTheMainChunk() async throws {
     let folder = try TemporaryFolder()
     try folder.write("polls.lua", "while not _G.ready do lunar.sleep(0.01) end\nreturn { value = 'ready' }\n")
     try folder.write("main.lua", """
@@ -18,12 +18,12 @@ import TestSupport
       """)
     // Before, the module body ran the loop nested above the main chunk,
     // which could never set the flag: the run hung until the timeout.
-    let outcome = try LunarProcess.run(["run", "--timeout", "5", "main.lua"], in: folder.url, timeout: 15)
+    let outcome = try await LunarProcess.run(["run", "--timeout", "5", "main.lua"], in: folder.url, timeout: 15)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "main after sleep\ntask got\tready\n")
   }
 
-  @Test func aNestedWaitOnlyTheMainChunkCouldEndIsADeadlockNamingBoth() throws {
+  @Test func aNestedWaitOnlyTheMainChunkCouldEndIsADeadlockNamingBoth() async throws {
     // string.gsub calls its replacement function without a continuation:
     // a wait there cannot yield the task, so the loop runs nested.
     let script = """
@@ -35,7 +35,7 @@ import TestSupport
       gate:cancel()
       print('main continued', t:result())
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 10)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script, timeout: 10)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.hasPrefix("""
       main continued\tfalse\tdeadlock: a nested wait cannot end, and the waits beneath it cannot continue until it does
@@ -46,7 +46,7 @@ import TestSupport
       """))
   }
 
-  @Test func aTimerBeneathTheNestedWaitDoesNotPostponeTheDeadlock() throws {
+  @Test func aTimerBeneathTheNestedWaitDoesNotPostponeTheDeadlock() async throws {
     // The main chunk's timer can only complete the main chunk's own wait,
     // which cannot continue until the nested wait returns: the deadlock is
     // reported at once, not when that timer fires (after the timeout here).
@@ -58,13 +58,13 @@ import TestSupport
       end)
       lunar.sleep(3600)
       """
-    let outcome = try LunarProcess.run(["run", "--timeout", "1", "-"], input: script, timeout: 15)
+    let outcome = try await LunarProcess.run(["run", "--timeout", "1", "-"], input: script, timeout: 15)
     #expect(outcome.stdout.hasPrefix("false\tdeadlock: a nested wait cannot end"))
     #expect(outcome.stdout.contains("  beneath it, main chunk waits for sleep 3600s at stdin:6\n"))
     #expect(outcome.stderr.hasPrefix("lunar: timeout: the script ran longer than 1 seconds"))
   }
 
-  @Test func aTimeoutNamesTheFinishedWaitANestedOneHeld() throws {
+  @Test func aTimeoutNamesTheFinishedWaitANestedOneHeld() async throws {
     // A nested wait that polls keeps the loop busy, so it is no deadlock;
     // the timeout that ends it says what was held and by what.
     let script = """
@@ -78,7 +78,7 @@ import TestSupport
       lunar.sleep(0.01)
       done = true
       """
-    let outcome = try LunarProcess.run(["run", "--timeout", "0.5", "-"], input: script, timeout: 15)
+    let outcome = try await LunarProcess.run(["run", "--timeout", "0.5", "-"], input: script, timeout: 15)
     #expect(outcome.status == 1)
     #expect(outcome.stderr == """
       lunar: timeout: the script ran longer than 0.5 seconds
@@ -87,7 +87,7 @@ import TestSupport
       """)
   }
 
-  @Test func aSortComparatorInATaskWaitsWithoutHoldingTheMainChunk() throws {
+  @Test func aSortComparatorInATaskWaitsWithoutHoldingTheMainChunk() async throws {
     // Before, each waiting comparison ran the loop nested above the main
     // chunk, whose 10 ms sleep returned only after the whole sort.
     let script = """
@@ -100,36 +100,36 @@ import TestSupport
       lunar.sleep(0.01)
       print('main after sleep')
       """
-    let outcome = try LunarProcess.run(["run", "-"], input: script, timeout: 20)
+    let outcome = try await LunarProcess.run(["run", "-"], input: script, timeout: 20)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "main after sleep\nsorted\t0\t49\n")
   }
 
-  @Test func sortKeepsTheStockComparisonsAndErrors() throws {
+  @Test func sortKeepsTheStockComparisonsAndErrors() async throws {
     // Every comparison is logged, so the same order of comparisons, the
     // same results and the same errors as lua5.4's table.sort.
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sort")
     let stock = try Self.runStockLua(["main.lua"], in: folder)
-    let outcome = try LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
+    let outcome = try await LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
     #expect(stock.status == 0)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == stock.stdout)
     #expect(outcome.stdout.contains("position\tfalse\tmain.lua:58: invalid order function for sorting\n"))
   }
 
-  @Test func requireKeepsTheStockSemantics() throws {
+  @Test func requireKeepsTheStockSemantics() async throws {
     // The same file under lua5.4 and lunar run: messages, package.loaded,
     // searchers, the loader's data.
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/require")
     let stock = try Self.runStockLua(["main.lua"], in: folder)
-    let outcome = try LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
+    let outcome = try await LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
     #expect(stock.status == 0)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == stock.stdout)
     #expect(outcome.stdout.contains("module 'no.such.module' not found:\n\tno field package.preload['no.such.module']\n\tno file './no/such/module.lua'"))
   }
 
-  @Test func requireFromATaskMayWaitInTheModuleBody() throws {
+  @Test func requireFromATaskMayWaitInTheModuleBody() async throws {
     let folder = try TemporaryFolder()
     try folder.write("slow.lua", "local name, path = ...\nlunar.sleep(0.01)\nreturn { yieldable = coroutine.isyieldable(), path = path }\n")
     try folder.write("main.lua", """
@@ -140,7 +140,7 @@ import TestSupport
       end)
       print(t:await())
       """)
-    let outcome = try LunarProcess.run(["run", "--sandbox", "main.lua"], in: folder.url, timeout: 10)
+    let outcome = try await LunarProcess.run(["run", "--sandbox", "main.lua"], in: folder.url, timeout: 10)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "true\t./slow.lua\t./slow.lua\ttrue\n")
   }

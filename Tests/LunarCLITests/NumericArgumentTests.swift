@@ -15,7 +15,7 @@ import TestSupport
     "win_open":"2027-01-09T22:00Z","date_str":"Jan 09"}]}
     """
 
-  @Test func aBadLimitInsideLunarTestKeepsEveryFilesResults() throws {
+  @Test func aBadLimitInsideLunarTestKeepsEveryFilesResults() async throws {
     let folder = try TemporaryFolder()
     let feed = try folder.write("feed.json", Self.feed)
     try folder.write("launches_spec.lua", """
@@ -34,15 +34,15 @@ import TestSupport
       end)
       """)
     try folder.write("other_spec.lua", "it('still counts', function() end)")
-    let outcome = try LunarProcess.run(["test", "."], in: folder.url)
+    let outcome = try await LunarProcess.run(["test", "."], in: folder.url)
     #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
     #expect(outcome.stdout.hasSuffix("4 passed, 0 failed, 0 errors, 0 pending\n"))
   }
 
-  @Test func aBadLimitInARunIsAnErrorNamingTheLine() throws {
+  @Test func aBadLimitInARunIsAnErrorNamingTheLine() async throws {
     let folder = try TemporaryFolder()
     let feed = try folder.write("feed.json", Self.feed)
-    let outcome = try LunarProcess.run(["run", "-"], input: """
+    let outcome = try await LunarProcess.run(["run", "-"], input: """
       local launches = require "lunar.launches"
       launches.configure { endpoints = { ["rocketlaunch.live"] = "file://\(feed)" } }
       print(pcall(launches.upcoming, { source = "rocketlaunch.live", limit = math.mininteger }))
@@ -57,24 +57,24 @@ import TestSupport
 
   /// A sleep short of the clock's horizon (2^53 s) moves virtual time that
   /// far; the trace shows times no millisecond count can hold.
-  @Test func aHugeVirtualSleepIsTracedNotTrapped() throws {
-    let outcome = try LunarProcess.run(
+  @Test func aHugeVirtualSleepIsTracedNotTrapped() async throws {
+    let outcome = try await LunarProcess.run(
       ["run", "--trace", "--clock", "virtual", "-"], input: "lunar.sleep(9e15) print('woke')")
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "woke\n")
     #expect(outcome.stderr.contains("timer.fired after=9e+15"))
   }
 
-  @Test func bustedJobsAreCheckedAndNeverSpin() throws {
+  @Test func bustedJobsAreCheckedAndNeverSpin() async throws {
     let folder = try TemporaryFolder()
     try folder.write("a_spec.lua", "it('works', function() end)")
     try folder.write(".busted", "return { default = { jobs = math.maxinteger } }")
-    let many = try LunarProcess.run(["test", "."], in: folder.url)
+    let many = try await LunarProcess.run(["test", "."], in: folder.url)
     #expect(many.status == 0, "\(many.stderr)")
     #expect(many.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
     for (value, shown) in [("-1", "-1"), ("2.5", "2.5"), ("'4'", "\"4\"")] {
       try folder.write(".busted", "return { default = { jobs = \(value) } }")
-      let bad = try LunarProcess.run(["test", "."], in: folder.url)
+      let bad = try await LunarProcess.run(["test", "."], in: folder.url)
       #expect(bad.status == 2)
       #expect(bad.stderr == "lunar: .busted: 'jobs' must be a positive integer, got \(shown)\n")
     }

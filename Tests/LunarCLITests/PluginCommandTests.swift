@@ -26,42 +26,42 @@ import TestSupport
     }
     """
 
-  @Test func aStepLoadsTheLuaPluginThatProvidesItsAction() throws {
+  @Test func aStepLoadsTheLuaPluginThatProvidesItsAction() async throws {
     let folder = try TemporaryFolder()
     try folder.write("extra/notes/init.lua", Self.notesPlugin)
     let script = try folder.write("flow.lua", Self.workflow)
-    let outcome = try LunarProcess.run(["run", "--plugin-dir", folder.url.appendingPathComponent("extra").path, script])
+    let outcome = try await LunarProcess.run(["run", "--plugin-dir", folder.url.appendingPathComponent("extra").path, script])
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.contains("one, two\t1\n"), "loaded once, on first use")
     #expect(outcome.stdout.contains("workflow notes: succeeded"))
   }
 
-  @Test func lunarRunLoadsThePluginFromLunarPath() throws {
+  @Test func lunarRunLoadsThePluginFromLunarPath() async throws {
     let folder = try TemporaryFolder()
     try folder.write("lib/notes.lua", Self.notesPlugin)
-    let outcome = try LunarProcess.run(
+    let outcome = try await LunarProcess.run(
       ["run", "-"], input: "lunar.run('notes.add', { text = 'x' }); print(lunar.run('notes.list'), loads)",
       environment: ["LUNAR_PATH": folder.url.appendingPathComponent("lib").path])
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "x\t1\n")
   }
 
-  @Test func pluginsBesideTheScriptAreFoundFromAnywhere() throws {
+  @Test func pluginsBesideTheScriptAreFoundFromAnywhere() async throws {
     let folder = try TemporaryFolder()
     try folder.write("project/plugins/notes/init.lua", Self.notesPlugin)
     try folder.write("project/flow.lua", Self.workflow)
     try folder.write("elsewhere/.keep", "")
-    let outcome = try LunarProcess.run(["run", "../project/flow.lua"], in: folder.url.appendingPathComponent("elsewhere"))
+    let outcome = try await LunarProcess.run(["run", "../project/flow.lua"], in: folder.url.appendingPathComponent("elsewhere"))
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.contains("one, two\t1\n"))
-    let sandboxed = try LunarProcess.run(["run", "--sandbox", "../project/flow.lua"], in: folder.url.appendingPathComponent("elsewhere"))
+    let sandboxed = try await LunarProcess.run(["run", "--sandbox", "../project/flow.lua"], in: folder.url.appendingPathComponent("elsewhere"))
     #expect(sandboxed.status == 0, "\(sandboxed.stderr)")
   }
 
-  @Test func aPluginThatFailsToLoadIsReportedWithItsError() throws {
+  @Test func aPluginThatFailsToLoadIsReportedWithItsError() async throws {
     let folder = try TemporaryFolder()
     try folder.write("plugins/broken.lua", "local x = nil\nreturn x.field")
-    let outcome = try LunarProcess.run(
+    let outcome = try await LunarProcess.run(
       ["run", "-"], input: "print(pcall(lunar.run, 'broken.go'))\nprint(pcall(lunar.run, 'absent.go'))\nprint(pcall(lunar.run, 'plain'))",
       in: folder.url)
     #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -72,12 +72,12 @@ import TestSupport
     #expect(lines.last == "false\tunknown action 'plain'")
   }
 
-  @Test func anActionLoadsTheSwiftPluginThatProvidesIt() throws {
+  @Test func anActionLoadsTheSwiftPluginThatProvidesIt() async throws {
     // `launches.upcoming` belongs to the Swift plugin `lunar.launches`,
     // which this script never requires.
     let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
       .appendingPathComponent("Sources/LunarLaunches/Samples/rocketlaunch-live.json")
-    let outcome = try LunarProcess.run(["run", "-"], input: """
+    let outcome = try await LunarProcess.run(["run", "-"], input: """
       local workflow = require "lunar.workflow"
       return workflow "w" {
         workflow.step "fetch" { uses = "launches.upcoming", with = { source = "rocketlaunch.live", limit = 2 } },

@@ -4,45 +4,45 @@ import TestSupport
 
 /// The console driven through a pipe, as a script would.
 @Suite struct ReplPipeTests {
-  func repl(_ input: String, _ arguments: [String] = [], in folder: URL? = nil) throws -> LunarProcess.Outcome {
-    try LunarProcess.run(["repl"] + arguments, input: input, in: folder)
+  func repl(_ input: String, _ arguments: [String] = [], in folder: URL? = nil) async throws -> LunarProcess.Outcome {
+    try await LunarProcess.run(["repl"] + arguments, input: input, in: folder)
   }
 
-  @Test func expressionsPrintAllTheirValues() throws {
-    let outcome = try repl("1 + 2\n1, 'two', nil\n=6 * 7\nprint('side effect')\n")
+  @Test func expressionsPrintAllTheirValues() async throws {
+    let outcome = try await repl("1 + 2\n1, 'two', nil\n=6 * 7\nprint('side effect')\n")
     #expect(outcome.status == 0)
     #expect(outcome.stdout == "3\n1\ttwo\tnil\n42\nside effect\n", "no prompts through a pipe")
   }
 
-  @Test func incompleteStatementsContinue() throws {
-    let outcome = try repl("function twice(x)\n  return x * 2\nend\ntwice(21)\nt = {\n  'a',\n}\n#t\ns = [[multi\nline]]\ns\n")
+  @Test func incompleteStatementsContinue() async throws {
+    let outcome = try await repl("function twice(x)\n  return x * 2\nend\ntwice(21)\nt = {\n  'a',\n}\n#t\ns = [[multi\nline]]\ns\n")
     #expect(outcome.stdout == "42\n1\nmulti\nline\n")
   }
 
-  @Test func errorsAreReportedAndTheSessionGoesOn() throws {
-    let outcome = try repl("x = = 1\nerror('bad')\nprint('still here')\n")
+  @Test func errorsAreReportedAndTheSessionGoesOn() async throws {
+    let outcome = try await repl("x = = 1\nerror('bad')\nprint('still here')\n")
     #expect(outcome.status == 0)
     #expect(outcome.stdout == "still here\n")
     #expect(outcome.stderr.hasPrefix("stdin:1: unexpected symbol near '='\nstdin:1: bad\nstack traceback:\n"))
     #expect(!outcome.stderr.contains("lunar.repl"), "the console's own frames are hidden")
   }
 
-  @Test func localsStayVisible() throws {
-    let outcome = try repl("local a = 40\nlocal b <const> = 2\na + b\nlocal function f() return a end\nf()\na = 1\nf()\n")
+  @Test func localsStayVisible() async throws {
+    let outcome = try await repl("local a = 40\nlocal b <const> = 2\na + b\nlocal function f() return a end\nf()\na = 1\nf()\n")
     #expect(outcome.stdout == "42\n40\n1\n")
   }
 
-  @Test func waitingCallsWorkAtThePrompt() throws {
-    let outcome = try repl("t = lunar.spawn(function() lunar.sleep(0.01); return 'done' end)\nt:await()\nlunar.sleep(0.001)\n'after'\n")
+  @Test func waitingCallsWorkAtThePrompt() async throws {
+    let outcome = try await repl("t = lunar.spawn(function() lunar.sleep(0.01); return 'done' end)\nt:await()\nlunar.sleep(0.001)\n'after'\n")
     #expect(outcome.stdout == "done\nafter\n")
   }
 
-  @Test func backgroundTasksRunBetweenEntries() throws {
-    let outcome = try repl("done = false\nt = lunar.spawn(function() lunar.sleep(0.01); done = true end)\nlunar.sleep(0.05)\ndone\n")
+  @Test func backgroundTasksRunBetweenEntries() async throws {
+    let outcome = try await repl("done = false\nt = lunar.spawn(function() lunar.sleep(0.01); done = true end)\nlunar.sleep(0.05)\ndone\n")
     #expect(outcome.stdout == "true\n")
   }
 
-  @Test func tasksWokenByTheClockRunBeforeTheNextEntry() throws {
+  @Test func tasksWokenByTheClockRunBeforeTheNextEntry() async throws {
     let input = """
       ticks, flag = 0, false
       ticker = lunar.spawn(function() for i = 1, 1000 do lunar.sleep(1); ticks = ticks + 1 end end)
@@ -54,13 +54,13 @@ import TestSupport
       lunar.now()
 
       """
-    let outcome = try repl(input, ["--clock", "virtual"])
+    let outcome = try await repl(input, ["--clock", "virtual"])
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "virtual clock: 1000.000\n1000\ttrue\nslept\n1060.0\n",
       "every timer due by then fired in turn; a wait at the prompt moves virtual time")
   }
 
-  @Test func aBackgroundFailureIsReportedAfterTheEntry() throws {
+  @Test func aBackgroundFailureIsReportedAfterTheEntry() async throws {
     let input = """
       failing = lunar.spawn(function() error('boom in the background') end)
       _ = io.stderr:write('next entry\\n')
@@ -69,7 +69,7 @@ import TestSupport
       print(t:result())
 
       """
-    let outcome = try repl(input, ["--clock", "virtual"])
+    let outcome = try await repl(input, ["--clock", "virtual"])
     #expect(outcome.status == 0, "errors reported at the prompt do not change the status, as in lua.c")
     #expect(outcome.stdout == "virtual clock: 5.000\nfalse\tlater\n", "the task's result is still there")
     #expect(outcome.stderr.hasPrefix("""
@@ -81,7 +81,7 @@ import TestSupport
     #expect(outcome.stderr.components(separatedBy: "unobserved error").count == 3, "each failure once")
   }
 
-  @Test func dotCommands() throws {
+  @Test func dotCommands() async throws {
     let folder = try TemporaryFolder()
     try folder.write("setup.lua", "loaded_value = 99")
     let input = """
@@ -102,7 +102,7 @@ import TestSupport
       job:cancel()
 
       """
-    let outcome = try repl(input, ["--clock", "virtual"], in: folder.url)
+    let outcome = try await repl(input, ["--clock", "virtual"], in: folder.url)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     let out = outcome.stdout
     #expect(out.contains(".tasks                running and waiting tasks"))
@@ -118,20 +118,20 @@ import TestSupport
     #expect(out.contains("unknown command .frobnicate (try .help)\n"))
   }
 
-  @Test func interactiveFileRunsFirst() throws {
+  @Test func interactiveFileRunsFirst() async throws {
     let folder = try TemporaryFolder()
     let file = try folder.write("init.lua", "greeting = 'hello from -i'")
-    let outcome = try repl("greeting\n", ["-i", file])
+    let outcome = try await repl("greeting\n", ["-i", file])
     #expect(outcome.stdout == "hello from -i\n")
   }
 
-  @Test func luaInitRunsAtStart() throws {
-    let outcome = try LunarProcess.run(["repl"], input: "from_init\n", environment: ["LUA_INIT": "from_init = 'set'"])
+  @Test func luaInitRunsAtStart() async throws {
+    let outcome = try await LunarProcess.run(["repl"], input: "from_init\n", environment: ["LUA_INIT": "from_init = 'set'"])
     #expect(outcome.stdout == "set\n")
   }
 
-  @Test func osExitLeaves() throws {
-    let outcome = try repl("print('before')\nos.exit(4)\nprint('after')\n")
+  @Test func osExitLeaves() async throws {
+    let outcome = try await repl("print('before')\nos.exit(4)\nprint('after')\n")
     #expect(outcome.status == 4)
     #expect(outcome.stdout == "before\n")
   }

@@ -25,7 +25,7 @@ import TestSupport
     var secret: String { root.appendingPathComponent("secret.lua").path }
   }
 
-  @Test func loadfileAndDofileReadOnlyInsideAndLeakNothing() throws {
+  @Test func loadfileAndDofileReadOnlyInsideAndLeakNothing() async throws {
     let project = try Project()
     try project.folder.write("project/main.lua", """
       print(loadfile("/etc/passwd"))
@@ -37,7 +37,7 @@ import TestSupport
       print(loadfile("lib/inside.lua")())
       print(dofile("lib/inside.lua"))
       """)
-    let outcome = try LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project)
+    let outcome = try await LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == """
       nil\tcannot open /etc/passwd (outside the sandbox)
@@ -52,11 +52,11 @@ import TestSupport
       """)
     #expect(!outcome.stdout.contains("root"), "nothing of /etc/passwd")
     try project.folder.write("project/unsandboxed.lua", "print(loadfile('\(project.secret)')())")
-    let unsandboxed = try LunarProcess.run(["run", "unsandboxed.lua"], in: project.project)
+    let unsandboxed = try await LunarProcess.run(["run", "unsandboxed.lua"], in: project.project)
     #expect(unsandboxed.stdout == "the secret\n", "without the sandbox files load as under lua5.4: \(unsandboxed.stderr)")
   }
 
-  @Test func requireAndSearchpathNeverProbeOutside() throws {
+  @Test func requireAndSearchpathNeverProbeOutside() async throws {
     let project = try Project()
     try project.folder.write("project/main.lua", """
       print(package.searchpath("passwd", "/etc/?"))
@@ -67,7 +67,7 @@ import TestSupport
       print(pcall(require, "secret"))
       print((require "inside"), (require "plug"))
       """)
-    let outcome = try LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project)
+    let outcome = try await LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     let lines = outcome.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     #expect(lines[0] == "nil\tno file '/etc/passwd' (outside the sandbox)")
@@ -78,7 +78,7 @@ import TestSupport
     #expect(lines.contains("inside\tplugin"))
   }
 
-  @Test func aScriptCannotChooseTheJournalLunarWrites() throws {
+  @Test func aScriptCannotChooseTheJournalLunarWrites() async throws {
     let folder = try TemporaryFolder()
     let victim = try folder.write("victim.txt", "keep me\n")
     let chosen = folder.url.appendingPathComponent("chosen.jsonl").path
@@ -88,7 +88,7 @@ import TestSupport
       print(pcall(workflow.execute, wf, { journal = "\(victim)" }))
       print(pcall(workflow.run, wf, { journal = "\(chosen)", quiet = true }))
       """
-    let outcome = try LunarProcess.run(["run", "--sandbox", "-"], input: script)
+    let outcome = try await LunarProcess.run(["run", "--sandbox", "-"], input: script)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     let refusal = "bad argument #2 to '%@' (option 'journal' is refused under --sandbox: only the command line (lunar run --journal) chooses the files Lunar writes)"
     #expect(outcome.stdout == "false\t" + refusal.replacingOccurrences(of: "%@", with: "execute") + "\nfalse\t"
@@ -101,12 +101,12 @@ import TestSupport
       local workflow = require "lunar.workflow"
       return workflow "w" { workflow.step "a" { run = function() return 1 end } }
       """
-    let chosenByCommandLine = try LunarProcess.run(["run", "--sandbox", "--journal", journal, "-"], input: workflow)
+    let chosenByCommandLine = try await LunarProcess.run(["run", "--sandbox", "--journal", journal, "-"], input: workflow)
     #expect(chosenByCommandLine.status == 0, "\(chosenByCommandLine.stderr)")
     #expect(try String(contentsOfFile: journal, encoding: .utf8).hasPrefix(#"{"step":"a""#))
   }
 
-  @Test func httpNeverReadsFilesWithOrWithoutTheSandbox() throws {
+  @Test func httpNeverReadsFilesWithOrWithoutTheSandbox() async throws {
     let folder = try TemporaryFolder()
     let secret = try folder.write("secret.txt", "the secret")
     let script = """
@@ -116,7 +116,7 @@ import TestSupport
       print(pcall(launches.configure, { endpoints = { ["rocketlaunch.live"] = "file://\(secret)" } }))
       """
     for flags in [["--sandbox"], []] {
-      let outcome = try LunarProcess.run(["run"] + flags + ["-"], input: script)
+      let outcome = try await LunarProcess.run(["run"] + flags + ["-"], input: script)
       #expect(outcome.status == 0, "\(outcome.stderr)")
       #expect(!outcome.stdout.contains("the secret"))
       let lines = outcome.stdout.split(separator: "\n").map(String.init)

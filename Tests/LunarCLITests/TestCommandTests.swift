@@ -16,16 +16,16 @@ import TestSupport
     .appendingPathComponent("Fixtures/cli-only")
   static let busted = "/usr/bin/busted"
 
-  func lunarTest(_ arguments: [String], in folder: String) throws -> LunarProcess.Outcome {
-    try LunarProcess.run(["test", "--jobs", "2"] + arguments, in: Self.fixtures.appendingPathComponent(folder), timeout: 60)
+  func lunarTest(_ arguments: [String], in folder: String) async throws -> LunarProcess.Outcome {
+    try await LunarProcess.run(["test", "--jobs", "2"] + arguments, in: Self.fixtures.appendingPathComponent(folder), timeout: 60)
   }
 
   func summary(_ outcome: LunarProcess.Outcome) -> String {
     String(outcome.stdout.split(separator: "\n").last ?? "")
   }
 
-  @Test func countsEachOutcome() throws {
-    let outcome = try lunarTest(["."], in: "outcomes")
+  @Test func countsEachOutcome() async throws {
+    let outcome = try await lunarTest(["."], in: "outcomes")
     #expect(summary(outcome) == "2 passed, 1 failed, 1 errors, 2 pending")
     #expect(outcome.status == 1)
     #expect(outcome.stdout.contains("Failure → ./outcomes_spec.lua:7: outcomes fails\n"))
@@ -34,7 +34,7 @@ import TestSupport
     #expect(outcome.stdout.contains("Pending → ./outcomes_spec.lua:17: outcomes is pending inside the test\nnot yet\n"))
   }
 
-  @Test func aSpecWithNamesThatAreNotTextRunsBesideAnother() throws {
+  @Test func aSpecWithNamesThatAreNotTextRunsBesideAnother() async throws {
     let folder = try TemporaryFolder()
     try folder.write("names_spec.lua", #"""
       local machine = require 'lunar.machine'
@@ -50,71 +50,71 @@ import TestSupport
       end)
       """#)
     try folder.write("other_spec.lua", "describe('other', function() it('runs', function() assert.is_true(true) end) end)\n")
-    let outcome = try LunarProcess.run(["test", "--jobs", "2", "--output", "junit", "."], in: folder.url, timeout: 60)
+    let outcome = try await LunarProcess.run(["test", "--jobs", "2", "--output", "junit", "."], in: folder.url, timeout: 60)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.contains("<testcase classname=\"./names_spec.lua\" name=\"names are bytes\""), "\(outcome.stdout)")
     #expect(outcome.stdout.contains("<testcase classname=\"./other_spec.lua\" name=\"other runs\""))
   }
 
-  @Test func hooksRunInBustedsOrder() throws {
-    let outcome = try lunarTest(["hooks_spec.lua"], in: "hooks")
+  @Test func hooksRunInBustedsOrder() async throws {
+    let outcome = try await lunarTest(["hooks_spec.lua"], in: "hooks")
     #expect(outcome.status == 0)
     #expect(outcome.stdout.hasPrefix(
       "setup outer,before outer,it first,after outer,lazy inner,before outer,before inner,it second,finally second,after inner,after outer,teardown outer\n"))
     #expect(summary(outcome) == "2 passed, 0 failed, 0 errors, 0 pending")
   }
 
-  @Test func aFailingAfterEachIsAnError() throws {
-    let outcome = try lunarTest(["failing_after_each_spec.lua"], in: "hooks")
+  @Test func aFailingAfterEachIsAnError() async throws {
+    let outcome = try await lunarTest(["failing_after_each_spec.lua"], in: "hooks")
     #expect(summary(outcome) == "1 passed, 0 failed, 1 errors, 0 pending")
     #expect(outcome.stdout.contains("after_each failing after_each"))
     #expect(outcome.status == 1)
   }
 
-  @Test func filesAreInsulatedAndBlocksHaveTheirOwnGlobals() throws {
-    let outcome = try lunarTest(["."], in: "insulation")
+  @Test func filesAreInsulatedAndBlocksHaveTheirOwnGlobals() async throws {
+    let outcome = try await lunarTest(["."], in: "insulation")
     #expect(summary(outcome) == "5 passed, 1 failed, 0 errors, 0 pending")
   }
 
-  @Test func aSyntaxErrorIsAnErrorOfThatFile() throws {
-    let outcome = try lunarTest(["."], in: "syntax")
+  @Test func aSyntaxErrorIsAnErrorOfThatFile() async throws {
+    let outcome = try await lunarTest(["."], in: "syntax")
     #expect(summary(outcome) == "1 passed, 0 failed, 1 errors, 0 pending")
     #expect(outcome.stdout.contains("./broken_spec.lua:3: unexpected symbol near '='"))
     #expect(outcome.status == 1)
   }
 
-  @Test func tagsSelectTests() throws {
-    #expect(summary(try lunarTest(["--tags", "fast", "."], in: "tags")) == "2 passed, 0 failed, 0 errors, 0 pending")
-    #expect(summary(try lunarTest(["--exclude-tags", "fast,slow", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
-    #expect(summary(try lunarTest(["-t", "unit", "."], in: "tags")) == "3 passed, 0 failed, 0 errors, 0 pending")
+  @Test func tagsSelectTests() async throws {
+    #expect(summary(try await lunarTest(["--tags", "fast", "."], in: "tags")) == "2 passed, 0 failed, 0 errors, 0 pending")
+    #expect(summary(try await lunarTest(["--exclude-tags", "fast,slow", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
+    #expect(summary(try await lunarTest(["-t", "unit", "."], in: "tags")) == "3 passed, 0 failed, 0 errors, 0 pending")
   }
 
-  @Test func filtersSelectByFullName() throws {
-    #expect(summary(try lunarTest(["--filter", "slow", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
-    #expect(summary(try lunarTest(["--filter-out", "^tagged", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
+  @Test func filtersSelectByFullName() async throws {
+    #expect(summary(try await lunarTest(["--filter", "slow", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
+    #expect(summary(try await lunarTest(["--filter-out", "^tagged", "."], in: "tags")) == "1 passed, 0 failed, 0 errors, 0 pending")
   }
 
-  @Test func listNamesTestsWithoutRunning() throws {
-    let outcome = try lunarTest(["--list", "."], in: "outcomes")
+  @Test func listNamesTestsWithoutRunning() async throws {
+    let outcome = try await lunarTest(["--list", "."], in: "outcomes")
     #expect(outcome.status == 0)
     #expect(outcome.stdout.contains("./outcomes_spec.lua:6: outcomes fails\n"))
     #expect(!outcome.stdout.contains("boom"))
   }
 
-  @Test func spiesAndStubs() throws {
-    let outcome = try lunarTest(["."], in: "doubles")
+  @Test func spiesAndStubs() async throws {
+    let outcome = try await lunarTest(["."], in: "doubles")
     #expect(summary(outcome) == "2 passed, 1 failed, 0 errors, 0 pending")
     #expect(outcome.stdout.contains("Failure → ./doubles_spec.lua:23: spies and stubs fails a spy assertion"))
   }
 
-  @Test func asyncSpecsUseTheVirtualClock() throws {
-    let outcome = try lunarTest(["."], in: "async")
+  @Test func asyncSpecsUseTheVirtualClock() async throws {
+    let outcome = try await lunarTest(["."], in: "async")
     #expect(summary(outcome) == "3 passed, 0 failed, 0 errors, 0 pending", "\(outcome.stdout)")
     #expect(outcome.status == 0)
   }
 
-  @Test func tapOutputIsTAP13() throws {
-    let outcome = try lunarTest(["-o", "tap", "."], in: "outcomes")
+  @Test func tapOutputIsTAP13() async throws {
+    let outcome = try await lunarTest(["-o", "tap", "."], in: "outcomes")
     let lines = outcome.stdout.split(separator: "\n").map(String.init)
     #expect(lines.first == "TAP version 13")
     #expect(lines[1] == "1..6")
@@ -135,10 +135,10 @@ import TestSupport
     }
   }
 
-  @Test func junitXMLParsesAndCounts() throws {
+  @Test func junitXMLParsesAndCounts() async throws {
     let folder = try TemporaryFolder()
     let report = folder.url.appendingPathComponent("report.xml").path
-    let outcome = try lunarTest(["-o", "junit", "--output-file", report, "."], in: "outcomes")
+    let outcome = try await lunarTest(["-o", "junit", "--output-file", report, "."], in: "outcomes")
     #expect(outcome.status == 1)
     let document = try XMLDocument(contentsOf: URL(fileURLWithPath: report))
     let root = try #require(document.rootElement())
@@ -150,8 +150,8 @@ import TestSupport
     #expect(try root.nodes(forXPath: "//testcase/failure").count == 1)
   }
 
-  @Test func jsonOutputParses() throws {
-    let outcome = try lunarTest(["-o", "json", "."], in: "outcomes")
+  @Test func jsonOutputParses() async throws {
+    let outcome = try await lunarTest(["-o", "json", "."], in: "outcomes")
     let object = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
     let summary = object?["summary"] as? [String: Any]
     #expect(summary?["passed"] as? Int == 2)
@@ -160,25 +160,25 @@ import TestSupport
     #expect((files?.first?["tests"] as? [Any])?.count == 6)
   }
 
-  @Test func shuffleWithASeedRepeats() throws {
-    let first = try lunarTest(["--shuffle", "--seed", "7", "--list", "."], in: "tags")
-    let second = try lunarTest(["--shuffle", "--seed", "7", "--list", "."], in: "tags")
+  @Test func shuffleWithASeedRepeats() async throws {
+    let first = try await lunarTest(["--shuffle", "--seed", "7", "--list", "."], in: "tags")
+    let second = try await lunarTest(["--shuffle", "--seed", "7", "--list", "."], in: "tags")
     #expect(first.stdout == second.stdout)
     #expect(first.stdout.hasPrefix("shuffled with --seed 7\n"))
   }
 
-  @Test func bustedConfigSetsRootAndPattern() throws {
+  @Test func bustedConfigSetsRootAndPattern() async throws {
     let folder = try TemporaryFolder()
     try folder.write(".busted", "return { default = { ROOT = {'checks'}, pattern = '_check', lpath = 'src/?.lua' } }")
     try folder.write("src/mathx.lua", "return { add = function(a, b) return a + b end }")
     try folder.write("checks/add_check.lua", "it('adds', function() assert.are.equal(3, require('mathx').add(1, 2)) end)")
     try folder.write("checks/ignored_spec.lua", "it('is not a _check file', function() error('ran') end)")
-    let outcome = try LunarProcess.run(["test"], in: folder.url)
+    let outcome = try await LunarProcess.run(["test"], in: folder.url)
     #expect(outcome.status == 0, "\(outcome.stdout)")
     #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
   }
 
-  @Test func requireBustedGivesTheSameFunctions() throws {
+  @Test func requireBustedGivesTheSameFunctions() async throws {
     let folder = try TemporaryFolder()
     try folder.write("spec/req_spec.lua", """
       local busted = require 'busted'
@@ -186,18 +186,18 @@ import TestSupport
         busted.it('works', function() assert.are.equal(busted.it, it) end)
       end)
       """)
-    let outcome = try LunarProcess.run(["test"], in: folder.url)
+    let outcome = try await LunarProcess.run(["test"], in: folder.url)
     #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"))
   }
 
-  @Test func requireBustedGivesBustedsAPI() throws {
-    let outcome = try lunarTest(["require_spec.lua"], in: "busted_api")
+  @Test func requireBustedGivesBustedsAPI() async throws {
+    let outcome = try await lunarTest(["require_spec.lua"], in: "busted_api")
     #expect(summary(outcome) == "5 passed, 1 failed, 0 errors, 1 pending", "\(outcome.stdout)")
     #expect(outcome.stdout.contains("Failure → require_spec.lua:54: the busted module fails through busted.fail\ntold to fail\n"))
   }
 
-  @Test func curriedCallsDeclareBlocksTestsAndHooks() throws {
-    let outcome = try lunarTest(["curried_spec.lua"], in: "busted_api")
+  @Test func curriedCallsDeclareBlocksTestsAndHooks() async throws {
+    let outcome = try await lunarTest(["curried_spec.lua"], in: "busted_api")
     #expect(summary(outcome) == "3 passed, 1 failed, 1 errors, 0 pending", "\(outcome.stdout)")
     #expect(outcome.stdout.contains("Failure → curried_spec.lua:11: curried fails a curried test\n"))
     #expect(outcome.stdout.contains("Error → curried_spec.lua:21: a context a test\ncurried_spec.lua:21: boom\n"))
@@ -206,7 +206,7 @@ import TestSupport
   /// The same suite under Debian's busted 2.1.1 and `lunar test`: every
   /// test has the same full name and the same outcome (JUnit from both).
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: busted)))
-  func bustedAPISuiteMatchesDebiansBusted() throws {
+  func bustedAPISuiteMatchesDebiansBusted() async throws {
     let folder = Self.fixtures.appendingPathComponent("busted_api")
     let reference = Process()
     reference.executableURL = URL(fileURLWithPath: Self.busted)
@@ -219,7 +219,7 @@ import TestSupport
     reference.waitUntilExit()
     let report = try TemporaryFolder()
     let path = report.url.appendingPathComponent("lunar.xml").path
-    _ = try lunarTest(["-o", "junit", "--output-file", path, "."], in: "busted_api")
+    _ = try await lunarTest(["-o", "junit", "--output-file", path, "."], in: "busted_api")
     let expected = try outcomes(inJUnit: bustedXML)
     #expect(expected.count == 12)
     #expect(try outcomes(inJUnit: Data(contentsOf: URL(fileURLWithPath: path))) == expected)
@@ -234,15 +234,15 @@ import TestSupport
     }.sorted()
   }
 
-  @Test func aTestWithoutAFunctionIsPending() throws {
-    let outcome = try lunarTest(["."], in: "functionless")
+  @Test func aTestWithoutAFunctionIsPending() async throws {
+    let outcome = try await lunarTest(["."], in: "functionless")
     #expect(summary(outcome) == "2 passed, 0 failed, 0 errors, 1 pending", "\(outcome.stdout)")
     #expect(outcome.stdout.contains("Pending → ./functionless_spec.lua:5: a block has no function yet\n"))
     #expect(outcome.status == 0)
   }
 
-  @Test func osExitIsAnErrorOfTheTestThatCalledIt() throws {
-    let outcome = try LunarProcess.run(
+  @Test func osExitIsAnErrorOfTheTestThatCalledIt() async throws {
+    let outcome = try await LunarProcess.run(
       ["test", "--jobs", "2", "."], in: Self.cliOnlyFixtures.appendingPathComponent("exit"), timeout: 60)
     #expect(summary(outcome) == "2 passed, 1 failed, 3 errors, 0 pending", "\(outcome.stdout)")
     #expect(outcome.status == 1)
@@ -252,8 +252,8 @@ import TestSupport
     #expect(outcome.stdout.contains("Error → ./exit_spec.lua:14: os.exit exits even when the exit is caught\nos.exit(true) called in a test\n"))
   }
 
-  @Test func aDeadlockIsAnErrorOfThatTestAndTheFileGoesOn() throws {
-    let outcome = try lunarTest(["."], in: "deadlock")
+  @Test func aDeadlockIsAnErrorOfThatTestAndTheFileGoesOn() async throws {
+    let outcome = try await lunarTest(["."], in: "deadlock")
     #expect(summary(outcome) == "2 passed, 0 failed, 2 errors, 0 pending", "\(outcome.stdout)")
     #expect(outcome.status == 1)
     #expect(outcome.stdout.contains("""
@@ -265,12 +265,12 @@ import TestSupport
     #expect(outcome.stdout.contains("  stuck#1 waits for stuck#2 at ./deadlock_spec.lua:23\n"))
   }
 
-  @Test func ctrlCReportsTheTestsThatFinishedAndExits130() throws {
+  @Test func ctrlCReportsTheTestsThatFinishedAndExits130() async throws {
     let running = try LunarProcess.start(
       ["test", "--jobs", "1", "."], in: Self.cliOnlyFixtures.appendingPathComponent("interrupt"))
-    try running.waitForOutput("running the long test\n")
+    try await running.waitForOutput("running the long test\n")
     running.send(SIGINT)
-    let outcome = try running.wait(timeout: 60)
+    let outcome = try await running.wait(timeout: 60)
     #expect(outcome.exitedNormally)
     #expect(outcome.status == 130)
     // a_spec's two tests and b_spec's first; c_spec never started.
@@ -285,8 +285,8 @@ import TestSupport
     (["--seed", "abc"], "lunar: --seed needs a whole number, got 'abc'"),
     (["/nonexistent/specs"], "lunar: no such file or folder: /nonexistent/specs"),
   ])
-  func usageErrors(arguments: [String], message: String) throws {
-    let outcome = try LunarProcess.run(["test"] + arguments)
+  func usageErrors(arguments: [String], message: String) async throws {
+    let outcome = try await LunarProcess.run(["test"] + arguments)
     #expect(outcome.status == 2)
     #expect(outcome.stderr == message + "\nTry 'lunar help test'.\n")
   }

@@ -14,25 +14,25 @@ import TestSupport
     print(before, #trace.events("task.done"), trace.summaries("task.done")[1])
     """
 
-  @Test func aScriptReadsItsEventsFromTheFirstRequireOn() throws {
-    let outcome = try LunarProcess.run(["run", "--clock", "virtual", "-"], input: Self.script)
+  @Test func aScriptReadsItsEventsFromTheFirstRequireOn() async throws {
+    let outcome = try await LunarProcess.run(["run", "--clock", "virtual", "-"], input: Self.script)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout == "0\t1\ttask.done id=2\n")
   }
 
-  @Test func underTraceTheEventsStartWithTheRun() throws {
+  @Test func underTraceTheEventsStartWithTheRun() async throws {
     let folder = try TemporaryFolder()
-    let traced = try LunarProcess.run(["run", "--clock", "virtual", "--trace", "-"], input: Self.script)
+    let traced = try await LunarProcess.run(["run", "--clock", "virtual", "--trace", "-"], input: Self.script)
     #expect(traced.status == 0, "\(traced.stderr)")
     #expect(traced.stdout == "1\t2\ttask.done id=1\n")
     #expect(traced.stderr.contains("task.done id=1\n"), "and are printed as before")
     let path = folder.url.appendingPathComponent("trace.jsonl").path
-    let written = try LunarProcess.run(["run", "--clock", "virtual", "--trace-file", path, "-"], input: Self.script)
+    let written = try await LunarProcess.run(["run", "--clock", "virtual", "--trace-file", path, "-"], input: Self.script)
     #expect(written.stdout == "1\t2\ttask.done id=1\n", "\(written.stderr)")
   }
 
-  @Test func machinesRecordNothingUntilTheTraceIsRequired() throws {
-    let outcome = try LunarProcess.run(["run", "-"], input: """
+  @Test func machinesRecordNothingUntilTheTraceIsRequired() async throws {
+    let outcome = try await LunarProcess.run(["run", "-"], input: """
       local machine = require "lunar.machine"
       local m = machine.new { name = "door", initial = "closed", states = { closed = { on = { open = "open" } }, open = {} } }
       m:send("open")

@@ -15,8 +15,8 @@ import TestSupport
     }
     """
 
-  @Test func plainProgressAndTheSummaryThroughAPipe() throws {
-    let outcome = try LunarProcess.run(["run", "--clock", "virtual", "-"], input: Self.workflow)
+  @Test func plainProgressAndTheSummaryThroughAPipe() async throws {
+    let outcome = try await LunarProcess.run(["run", "--clock", "virtual", "-"], input: Self.workflow)
     #expect(outcome.status == 1)
     let lines = outcome.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     #expect(lines.prefix(9) == [
@@ -51,7 +51,7 @@ import TestSupport
     #expect(text.contains("sum     succeeded         1      0.00s"))
   }
 
-  @Test func aBadFieldIsAnErrorAtTheUsersLine() throws {
+  @Test func aBadFieldIsAnErrorAtTheUsersLine() async throws {
     let folder = try TemporaryFolder()
     _ = try folder.write("x.lua", """
       local workflow = require "lunar.workflow"
@@ -59,32 +59,32 @@ import TestSupport
       local notify = step "notify" { run = print, continue_on_error = "yes" }
       return workflow "w" { notify }
       """)
-    let outcome = try LunarProcess.run(["run", "x.lua"], in: folder.url)
+    let outcome = try await LunarProcess.run(["run", "x.lua"], in: folder.url)
     #expect(outcome.status == 1)
     #expect(outcome.stderr.hasPrefix("lunar: x.lua:3: step \"notify\": 'continue_on_error' must be true or false, got string\n"))
     #expect(outcome.stdout.isEmpty, "nothing ran")
   }
 
-  @Test func dryRunPrintsThePlan() throws {
-    let outcome = try LunarProcess.run(["run", "--dry-run", "-"], input: Self.workflow)
+  @Test func dryRunPrintsThePlan() async throws {
+    let outcome = try await LunarProcess.run(["run", "--dry-run", "-"], input: Self.workflow)
     #expect(outcome.status == 0)
     #expect(outcome.stdout == "workflow demo: 4 groups\n  1. a, b\n  2. sum\n  3. broken\n  4. after\n")
   }
 
-  @Test func onlyAndFrom() throws {
-    let only = try LunarProcess.run(["run", "--clock", "virtual", "--only", "sum", "-"], input: Self.workflow)
+  @Test func onlyAndFrom() async throws {
+    let only = try await LunarProcess.run(["run", "--clock", "virtual", "--only", "sum", "-"], input: Self.workflow)
     #expect(only.status == 0)
     // The duration is wall-clock time: only its presence is checked.
     #expect(only.stdout.split(separator: "\n").last?.hasPrefix("workflow demo: succeeded in ") == true)
     #expect(!only.stdout.contains("broken"))
-    let bad = try LunarProcess.run(["run", "--only", "nope", "-"], input: Self.workflow)
+    let bad = try await LunarProcess.run(["run", "--only", "nope", "-"], input: Self.workflow)
     #expect(bad.status == 1)
     #expect(bad.stderr.hasPrefix("lunar: --only: no step \"nope\" in workflow \"demo\""))
-    let both = try LunarProcess.run(["run", "--only", "a", "--from", "b", "-"], input: Self.workflow)
+    let both = try await LunarProcess.run(["run", "--only", "a", "--from", "b", "-"], input: Self.workflow)
     #expect(both.status == 2)
   }
 
-  @Test func resumeFromAJournal() throws {
+  @Test func resumeFromAJournal() async throws {
     let folder = try TemporaryFolder()
     let counter = folder.url.appendingPathComponent("count").path
     let journal = folder.url.appendingPathComponent("journal.jsonl").path
@@ -102,25 +102,25 @@ import TestSupport
         end },
       }
       """)
-    let first = try LunarProcess.run(["run", "--journal", journal, script], environment: ["FAIL": "1"])
+    let first = try await LunarProcess.run(["run", "--journal", journal, script], environment: ["FAIL": "1"])
     #expect(first.status == 1)
-    let second = try LunarProcess.run(["run", "--journal", journal, script], environment: ["FAIL": "0"])
+    let second = try await LunarProcess.run(["run", "--journal", journal, script], environment: ["FAIL": "0"])
     #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
     #expect(second.stdout.contains("[resume] step expensive reused"))
     #expect(try String(contentsOfFile: counter, encoding: .utf8) == "x", "the succeeded step did not run again")
   }
 
-  @Test func graphDrawsTheSteps() throws {
-    let outcome = try LunarProcess.run(["graph", "-"], input: Self.workflow)
+  @Test func graphDrawsTheSteps() async throws {
+    let outcome = try await LunarProcess.run(["graph", "-"], input: Self.workflow)
     #expect(outcome.status == 0)
     #expect(outcome.stdout.contains("flowchart LR\n"))
     #expect(outcome.stdout.contains("  sum --> broken\n"))
-    let dot = try LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.workflow)
+    let dot = try await LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.workflow)
     #expect(dot.stdout.contains("  \"a\" -> \"sum\";\n"))
   }
 
-  @Test func definitionErrorsNameTheStep() throws {
-    let outcome = try LunarProcess.run(["run", "-"], input: """
+  @Test func definitionErrorsNameTheStep() async throws {
+    let outcome = try await LunarProcess.run(["run", "-"], input: """
       local workflow = require "lunar.workflow"
       return workflow "w" { workflow.step "notify" { needs = { "nxt" }, run = print } }
       """)
@@ -130,12 +130,12 @@ import TestSupport
 }
 
 extension ExampleTests {
-  @Test func workflowExamplesRun() throws {
-    let report = try LunarProcess.run(["run", "launch_report.lua"], in: Self.examples, environment: ["LUNAR_LAUNCHES_LIVE": "0"])
+  @Test func workflowExamplesRun() async throws {
+    let report = try await LunarProcess.run(["run", "launch_report.lua"], in: Self.examples, environment: ["LUNAR_LAUNCHES_LIVE": "0"])
     #expect(report.status == 0, "\(report.stderr)")
     #expect(report.stdout.contains("next: "))
     #expect(report.stdout.contains("workflow nightly-launch-report: succeeded"))
-    let train = try LunarProcess.run(["run", "release_train.lua"], in: Self.examples)
+    let train = try await LunarProcess.run(["run", "release_train.lua"], in: Self.examples)
     #expect(train.status == 0, "\(train.stderr)")
     #expect(train.stdout.contains("released eu-1.2.0 and us-1.2.0\n"))
   }
