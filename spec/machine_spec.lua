@@ -18,11 +18,14 @@ local function list_screen(extra)
   return machine.new(definition)
 end
 
-local function machine_events(kinds)
+-- The machine events since the test began, of `kinds` if given, of the
+-- machine called `name` if given (machines made while a describe block is
+-- read start when the loop first runs, in whichever test that is).
+local function machine_events(kinds, name)
   local lines = {}
   for _, e in ipairs(trace.events("machine.")) do
-    if not kinds or kinds[e.kind] then
-      local detail = e.from and (e.from .. ">" .. e.to) or e.message or e.command or ""
+    if (not kinds or kinds[e.kind]) and (not name or e.machine == name) then
+      local detail = e.from and (e.from .. ">" .. e.to) or e.message or e.command or e.state or ""
       lines[#lines + 1] = e.kind:sub(9) .. " " .. detail
     end
   end
@@ -82,7 +85,7 @@ describe("lunar.machine", function()
 
   describe("driven by interpreters", function()
     it("takes feedback through the mailbox, in order", function()
-      local list = list_screen()
+      local list = list_screen { name = "in order" }
       local shown = {}
       machine.interpreter("load", function(cmd, send)
         lunar.sleep(1)
@@ -94,10 +97,10 @@ describe("lunar.machine", function()
       assert.are.equal("presenting", list.state)
       assert.are.same({ "page of 20" }, shown)
       assert.are.same({
-        "received reload", "handled reload", "state initial>loading", "command load",
+        "received reload", "started initial", "handled reload", "state initial>loading", "command load",
         "received loaded", "interpreted load", "handled loaded", "state loading>presenting",
         "command present", "command after", "interpreted present", "interpreted after",
-      }, machine_events())
+      }, machine_events(nil, "in order"))
     end)
 
     it("gives each interpreter its own copy of the command, from the last registration", function()
@@ -172,47 +175,66 @@ describe("lunar.machine", function()
     end)
 
     it("runs timers on the virtual clock and cancels them on leaving the state", function()
-      local m = machine.new {
-        name = "timer", initial = "waiting",
-        states = {
-          waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
-                      on = { timeout = "expired", done = "finished" } },
-          expired = {}, finished = {},
-        },
-      }
-      -- Entering the initial state happens on the first transition only;
-      -- start the timer explicitly with a self-message.
+      local function timer(name)
+        return machine.new {
+          name = name, initial = "waiting",
+          states = {
+            waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
+                        on = { timeout = "expired", done = "finished" } },
+            expired = {}, finished = { on = { timeout = "expired" } },
+          },
+        }
+      end
+      -- Entering the initial state starts the timer: nothing is sent.
       local started = lunar.now()
-      local n = machine.new {
-        name = "timer2", initial = "idle",
-        states = {
-          idle = { on = { start = "waiting" } },
-          waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
-                      on = { timeout = "expired", done = "finished" } },
-          expired = {}, finished = { on = { timeout = "expired" } },
-        },
-      }
-      n:send("start")
+      local n = timer("timer")
       n:settle()
       lunar.sleep(31)
       assert.are.equal("expired", n.state)
       assert.are.equal(31, lunar.now() - started)
 
-      local o = machine.new {
-        name = "timer3", initial = "idle",
-        states = {
-          idle = { on = { start = "waiting" } },
-          waiting = { enter = function() return { { "after", 30, { "timeout" } } } end,
-                      on = { timeout = "expired", done = "finished" } },
-          expired = {}, finished = { on = { timeout = "expired" } },
-        },
-      }
-      o:send("start")
+      local o = timer("timer2")
       o:send("done")
       o:settle()
       lunar.sleep(60)
       assert.are.equal("finished", o.state)  -- the timer died with 'waiting'
-      assert.are.equal("waiting", m.state)
+    end)
+  end)
+
+  describe("starting", function()
+    it("enters the initial state, after the call that made it and before the first message", function()
+      local log = {}
+      local m = machine.new { name = "starter", initial = "a", states = {
+        a = { enter = function() log[#log + 1] = "enter a"; return { { "note", "entered a" } } end,
+              on = { go = function() return "b", { { "note", "go" } } end } },
+        b = {},
+      } }
+      log[#log + 1] = "made"
+      m:send("go")
+      -- Registered after the machine was made: the start has not run yet.
+      machine.interpreter("note", function(cmd) log[#log + 1] = cmd[2] end)
+      m:settle()
+      assert.are.same({ "made", "enter a", "entered a", "go" }, log)
+      assert.are.equal("b", m.state)
+      assert.are.same({ "started a" }, machine_events({ ["machine.started"] = true }, "starter"))
+    end)
+
+    it("leaves the pure step alone: it never enters the initial state", function()
+      local entered = 0
+      local m = machine.new { name = "pure", initial = "a", states = {
+        a = { enter = function() entered = entered + 1; return { { "emit", "pure.entered" } } end, on = { stay = function() end } },
+      } }
+      assert.are.same({ "a", {}, true }, { m:step("stay") })
+      m:settle()
+      assert.are.same({ "a", {}, true }, { m:step("stay") })
+      assert.are.equal(1, entered)
+    end)
+
+    it("reports a failing initial enter from settle", function()
+      local m = machine.new { name = "broken", initial = "a", states = {
+        a = { enter = function() error("no power", 0) end },
+      } }
+      assert.has_error(function() m:settle() end, "machine 'broken': no power")
     end)
   end)
 
@@ -384,6 +406,31 @@ describe("machine.test", function()
     local store = machine.test(loader())
     store:send("reload")
     assert.error_matches(function() store:receive("failed") end, "expected to receive 'failed', but received 'loaded'")
+  end)
+
+  local function eager()
+    machine.interpreter("load", function(cmd, send) send { "loaded", items = {} } end)
+    return machine.new {
+      name = "eager", initial = "loading",
+      states = {
+        loading = { enter = function() return { { "load" } } end, on = { loaded = "presenting" } },
+        presenting = { on = { reload = "loading" } },
+      },
+    }
+  end
+
+  it("claims the feedback to the initial state's enter before the first send", function()
+    local store = machine.test(eager())
+    store:receive("loaded")
+    assert.are.equal("presenting", store:send("reload"))
+    store:receive("loaded")
+    store:finish()
+  end)
+
+  it("fails on feedback to the initial state's enter that nobody asserted", function()
+    local store = machine.test(eager())
+    assert.has_error(function() store:send("reload") end,
+      "machine 'eager': sending reload, but these messages were received and not asserted: loaded")
   end)
 end)
 

@@ -111,8 +111,9 @@ struct MachineModulePlugin: ModulePlugin {
   }
 
   /// `machine.test(m)`: an exhaustive test store in the spirit of TCA's
-  /// `TestStore`. Every message interpreters send back must be claimed with
-  /// `receive` before the next `send`, and `finish` fails on leftovers.
+  /// `TestStore`. Every message interpreters send back (to the initial
+  /// state's `enter` too) must be claimed with `receive` before the next
+  /// `send`, and `finish` fails on leftovers.
   static let testStore = """
     local machine = ...
     local trace = require "lunar.trace"
@@ -127,9 +128,20 @@ struct MachineModulePlugin: ModulePlugin {
       return names
     end
 
+    -- The sequence number of the last message received so far.
+    local function last_received()
+      local events = trace.events("machine.received")
+      return #events > 0 and events[#events].sequence or 0
+    end
+
     function machine.test(m)
       trace.start()
-      return setmetatable({ machine = m, mark = 0, pending = {} }, Store)
+      local store = setmetatable({ machine = m, mark = last_received(), pending = {} }, Store)
+      -- A machine starts by entering its initial state: what interpreters
+      -- send back to that is claimed like the feedback to any message.
+      m:settle()
+      store.pending = received_since(store)
+      return store
     end
 
     local function check_claimed(store, action)
@@ -144,8 +156,7 @@ struct MachineModulePlugin: ModulePlugin {
     --- Sends a message, settles, and collects the feedback it caused.
     function Store:send(msg)
       check_claimed(self, "sending " .. (type(msg) == "table" and tostring(msg[1]) or tostring(msg)))
-      local events = trace.events("machine.received")
-      self.mark = #events > 0 and events[#events].sequence or 0
+      self.mark = last_received()
       self.machine:send(msg)
       self.machine:settle()
       local feedback = received_since(self)
