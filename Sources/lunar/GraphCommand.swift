@@ -20,7 +20,7 @@ enum GraphCommand {
       return LunarCommandLine.usageFailure(UsageError(message: "graph takes one FILE", command: "graph"))
     }
     let name = parsed.value("format") ?? "mermaid"
-    guard let format = MachineGraph.Format(rawValue: name) else {
+    guard let format = GraphFormat(rawValue: name) else {
       return LunarCommandLine.usageFailure(UsageError(message: "unknown format '\(name)' (mermaid, dot)", command: "graph"))
     }
     var configuration = RuntimeConfiguration()
