@@ -9,6 +9,20 @@ local function run(wf, options)
   return workflow.execute(wf, options)
 end
 
+-- True if Graphviz (`dot`, installed by scripts/bootstrap) reads a DOT
+-- drawing without a word on standard error; else false and what it said.
+local function graphviz_reads(drawing)
+  local errors = os.tmpname()
+  local pipe = assert(io.popen("dot -Tsvg -o /dev/null 2>" .. errors, "w"))
+  pipe:write(drawing)
+  local ok = pipe:close()
+  local file = assert(io.open(errors))
+  local said = file:read("a")
+  file:close()
+  os.remove(errors)
+  return ok == true and said == "", said
+end
+
 local function step_events(kinds)
   local lines = {}
   for _, e in ipairs(trace.events("workflow.step.")) do
@@ -170,6 +184,27 @@ describe("lunar.workflow", function()
     assert.matches("flowchart LR", workflow.graph(wf))
     assert.matches("  a %-%-> b", workflow.graph(wf))
     assert.matches('"a" %-> "b";', workflow.graph(wf, "dot"))
+    assert.is_true(graphviz_reads(workflow.graph(wf, "dot")))
+  end)
+
+  it("draws steps whose names slug alike apart, and refuses unknown formats", function()
+    local wf = workflow "w" {
+      step "a-b" { run = print }, step "a_b" { needs = { "a-b" }, run = print },
+      step "a b" { needs = { "a_b" }, run = print }, step "end" { needs = { "a b" }, run = print },
+    }
+    local mermaid = workflow.graph(wf)
+    local edges = {}
+    for from, to in mermaid:gmatch("\n  (%S+) %-%-> (%S+)") do
+      assert.are_not.equal(from, to)
+      edges[#edges + 1] = from .. " " .. to
+    end
+    assert.are.equal(3, #edges)
+    assert.is_nil(mermaid:find("\n  end[", 1, true), "end is Mermaid's keyword")
+    local dot = workflow.graph(wf, "dot")
+    assert.is_true(graphviz_reads(dot))
+    assert.error_matches(function() workflow.graph(wf, "svg") end,
+      "bad argument #2 to 'graph' %(format must be 'mermaid' or 'dot', got 'svg'%)")
+    assert.error_matches(function() workflow.graph(42) end, "bad argument #1 to 'graph' %(workflow expected, got number%)")
   end)
 
   describe("definition errors", function()

@@ -29,7 +29,8 @@ public struct RuntimeConfiguration: Sendable {
   /// How a workflow returned by the main chunk runs.
   public var workflowOptions = WorkflowRunOptions()
   /// Draw a returned workflow in this format (`mermaid`, `dot`) instead of
-  /// running it; the drawing is the run's result.
+  /// running it; the drawing is the run's only result (and a chunk that
+  /// returns no workflow has none).
   public var workflowGraphFormat: String?
   /// Build machines but never run them (`lunar graph` loads a file this way).
   public var inertMachines = false

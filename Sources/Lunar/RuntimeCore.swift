@@ -515,9 +515,12 @@ public final class RuntimeCore {
     lua_getfield(L, -1, "lunar.workflow")
     lunar_remove(L, -2)
     let module = lua_gettop(L)
+    // Drawing, the results are the workflow's drawing or nothing: a
+    // string the chunk returned is not one.
+    let notWorkflow = configuration.workflowGraphFormat == nil ? module - 1 : base
     // A workflow can only exist if the workflow module was loaded.
     guard lua_type(L, module) == LUA_TTABLE else {
-      lua_settop(L, module - 1)
+      lua_settop(L, notWorkflow)
       return noWorkflow
     }
     lua_getfield(L, module, "is")
@@ -526,7 +529,7 @@ public final class RuntimeCore {
     let isWorkflow = lua_toboolean(L, -1) != 0
     lua_settop(L, module)
     guard isWorkflow else {
-      lua_settop(L, module - 1)
+      lua_settop(L, notWorkflow)
       return noWorkflow
     }
     if let misplaced = options.misplacedFlag, !drawing {

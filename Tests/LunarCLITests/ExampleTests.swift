@@ -67,6 +67,27 @@ extension ExampleTests {
 }
 
 extension ExampleTests {
+  @Test func blinkStartsInItsInitialStateAndStopsAfterThreeBlinks() async throws {
+    let outcome = try await LunarProcess.run(["run", "--clock", "virtual", "blink.lua"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == """
+      0.00s  off
+      0.25s  on
+      0.50s  off
+      0.75s  on
+      1.00s  off
+      1.25s  on
+      1.50s  off
+      1.50s  stopped
+
+      """)
+    let graph = try await LunarProcess.run(["graph", "blink.lua"], in: Self.examples)
+    #expect(graph.status == 0, "\(graph.stderr)")
+    #expect(graph.stdout.contains("  [*] --> off\n  off --> stopped : shown\n  off --> on : switch\n  on --> off : switch\n"))
+  }
+}
+
+extension ExampleTests {
   @Test func actionsRunAndReplay() async throws {
     let folder = try TemporaryFolder()
     let journal = folder.url.appendingPathComponent("run.jsonl").path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct GraphCommandTests {
   static let script = """
@@ -42,6 +43,11 @@ import Testing
     #expect(outcome.stdout.contains("  \"__start\" -> \"initial\";\n"))
     #expect(outcome.stdout.contains("  \"refreshing\" -> \"presenting\" [label=\"loaded\"];\n"))
     #expect(outcome.stdout.hasSuffix("}\n"))
+    let drawn = try Graphviz.draw(outcome.stdout)
+    #expect(drawn.edges.map { "\($0.from) \($0.label) \($0.to)" }.sorted() == [
+      "__start [] initial", "initial [\"reload\"] loading", "loading [\"loaded\"] presenting",
+      "presenting [\"reload\"] refreshing", "refreshing [\"loaded\"] presenting",
+    ])
   }
 
   @Test func statesWhoseNamesAreNotTextAreDrawnApart() async throws {
@@ -60,6 +66,7 @@ import Testing
         Array(line.dropFirst(arrow.count).prefix { $0 != " " }.utf8)
       }
       #expect(targets.count == 5 && Set(targets).count == 5, "\(outcome.stdout)")
+      if format == "dot" { #expect(Set(try Graphviz.draw(outcome.stdout).edges.map(\.to)).count == 6) }
     }
   }
 
@@ -71,7 +78,60 @@ import Testing
       """#)
     #expect(outcome.status == 0, "\(outcome.stderr)")
     #expect(outcome.stdout.hasPrefix("---\ntitle: w\n---\nflowchart LR\n"))
-    #expect(outcome.stdout.contains("[\"\u{FFFD}\"]"), "the step's byte, shown here decoded leniently")
+    #expect(outcome.stdout.contains("  n[\"\\254\"]\n"), "the step's byte, shown escaped")
+  }
+
+  @Test func aFileThatDefinesMachinesAndReturnsAWorkflowIsDrawnWhole() async throws {
+    let examples = ExampleTests.examples
+    let mermaid = try await LunarProcess.run(["graph", "release_train.lua"], in: examples)
+    #expect(mermaid.status == 0, "\(mermaid.stderr)")
+    #expect(mermaid.stdout == """
+      ---
+      title: release-train
+      ---
+      flowchart LR
+        build_eu["build_eu"]
+        build_us["build_us"]
+        approve["approve"]
+        ship["ship"]
+        announce["announce"]
+        build_eu --> approve
+        build_us --> approve
+        approve --> ship
+        ship --> announce
+
+      ---
+      title: release
+      ---
+      stateDiagram-v2
+        [*] --> draft
+        live
+        approved --> shipping : ship
+        draft --> approved : approve
+
+      """)
+    let dot = try await LunarProcess.run(["graph", "--format", "dot", "release_train.lua"], in: examples)
+    #expect(dot.status == 0, "\(dot.stderr)")
+    let drawings = dot.stdout.components(separatedBy: "\n\n")
+    #expect(drawings.count == 2)
+    #expect(drawings[0].hasPrefix("digraph \"release-train\" {\n") && drawings[1].hasPrefix("digraph \"release\" {\n"))
+    let workflow = try Graphviz.draw(drawings[0])
+    #expect(workflow.edges.map { "\($0.from) -> \($0.to)" } == [
+      "build_eu -> approve", "build_us -> approve", "approve -> ship", "ship -> announce",
+    ])
+    let machine = try Graphviz.draw(drawings[1])
+    #expect(machine.edges.map { "\($0.from) \($0.label) \($0.to)" }.sorted() == [
+      "__start [] draft", "approved [\"ship\"] shipping", "draft [\"approve\"] approved",
+    ])
+  }
+
+  @Test func aStringTheFileReturnsIsNotADrawing() async throws {
+    let withMachine = try await LunarProcess.run(["graph", "-"], input: Self.script + "\nreturn 'not a drawing'")
+    #expect(withMachine.status == 0, "\(withMachine.stderr)")
+    #expect(withMachine.stdout.hasPrefix("---\ntitle: list\n---\nstateDiagram-v2\n"), "\(withMachine.stdout)")
+    let alone = try await LunarProcess.run(["graph", "-"], input: "return 'not a drawing'")
+    #expect(alone.status == 1)
+    #expect(alone.stdout.isEmpty && alone.stderr == "lunar: - defines no state machine or workflow\n")
   }
 
   @Test func aFileWithoutMachinesIsAnError() async throws {

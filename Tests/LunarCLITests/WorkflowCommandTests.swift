@@ -117,6 +117,26 @@ import TestSupport
     #expect(outcome.stdout.contains("  sum --> broken\n"))
     let dot = try await LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.workflow)
     #expect(dot.stdout.contains("  \"a\" -> \"sum\";\n"))
+    let drawn = try Graphviz.draw(dot.stdout)
+    #expect(drawn.edges.filter { $0.from == "a" }.map(\.to) == ["sum"])
+  }
+
+  @Test func graphShowsTheActionAStepUsesOnASecondLine() async throws {
+    let script = """
+      local workflow = require "lunar.workflow"
+      return workflow "report" {
+        workflow.step "fetch" { uses = "launches.upcoming" },
+        workflow.step "a-b" { needs = { "fetch" }, uses = 'say "hi"' },
+      }
+      """
+    let dot = try await LunarProcess.run(["graph", "--format", "dot", "-"], input: script)
+    #expect(dot.status == 0, "\(dot.stderr)")
+    let drawn = try Graphviz.draw(dot.stdout)
+    #expect(drawn.nodes["fetch"] == ["fetch", "launches.upcoming"], "\(dot.stdout)")
+    let next = try #require(drawn.edges.first { $0.from == "fetch" }?.to)
+    #expect(drawn.nodes[next] == ["a-b", "say \"hi\""], "\(dot.stdout)")
+    let mermaid = try await LunarProcess.run(["graph", "-"], input: script)
+    #expect(mermaid.stdout.contains("  fetch[\"fetch<br/>launches.upcoming\"]\n  n_a_b[\"a-b<br/>say #quot;hi#quot;\"]\n"))
   }
 
   @Test func definitionErrorsNameTheStep() async throws {

@@ -57,7 +57,13 @@ struct LiveCountsPlugin: LunarPlugin {
       machine.interpreter('keep', function(cmd, send) saved = send end)
       for i = 1, 1000 do define('unused ' .. i) end
       kept = define('kept')
-      define('pending'):send('go')
+      local pending = define('pending')
+      -- Each machine starts (enters its initial state) on the loop: until
+      -- then that is its pending work.
+      lunar.sleep(0)
+      pending:send('go')
+      pending = nil
+      collectgarbage()
       local whilePending = live.machines()
       repeat lunar.sleep(0) until saved
       -- The pending machine handled 'go'; its interpreter kept its `send`,

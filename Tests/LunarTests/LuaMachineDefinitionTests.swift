@@ -103,4 +103,28 @@ import Testing
       """#)
     #expect(results == ["counted", "idle", .string(Self.composed)])
   }
+
+  @Test func machinesWithTheSameNameEachGetTheirOwnFeedback() async throws {
+    let lua = try TestRuntime(clock: .virtual(start: 0)) { $0.plugins = [TurnstilePlugin()] }
+    let results = try await lua.run(#"""
+      local machine = require 'lunar.machine'
+      local function make(tag)
+        return machine.new { name = 'twin', initial = 'idle', context = { tag = tag }, states = {
+          idle = { on = { go = function(ctx) return 'waiting', { { 'count', ctx.tag } } end } },
+          waiting = { on = { counted = function(ctx, msg) return msg.what == ctx.tag and 'mine' or 'theirs' end } },
+          mine = {}, theirs = {},
+        } }
+      end
+      local first, second = make('first'), make('second')
+      first:send('go')
+      first:settle()
+      second:settle()
+      local states = { first.state, second.state }
+      second:send('go')
+      second:settle()
+      first:settle()
+      return states[1], states[2], first.state, second.state
+      """#)
+    #expect(results == ["mine", "idle", "mine", "mine"])
+  }
 }

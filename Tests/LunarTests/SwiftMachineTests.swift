@@ -1,5 +1,6 @@
 import LuaKit
 import Testing
+import TestSupport
 
 @testable import Lunar
 
@@ -146,6 +147,8 @@ struct TurnstilePlugin: LunarPlugin {
         opened --> closed : close
 
       """)
-    #expect(results.last?.stringValue?.contains("\"closed\" -> \"broken\" [label=\"kick\"];") == true)
+    let dot = try #require(results.last?.stringValue)
+    #expect(dot.contains("\"closed\" -> \"broken\" [label=\"kick\"];"))
+    #expect(try Graphviz.draw(dot).edges.count == 4)
   }
 }

@@ -183,7 +183,12 @@ local option_fields = {
   "run", "targets", "minutes", "id", "description", "when", "quiet", "store", "resume",
 }
 
--- Machines whose names, states and messages are hostile strings.
+-- DOT drawings Graphviz refused (or warned about), by the value that made
+-- them: any is a failure of the run (see the end).
+local refused_by_graphviz = {}
+
+-- Machines whose names, states and messages are hostile strings; Graphviz
+-- (installed by scripts/bootstrap) must read each one's DOT drawing.
 targets["machine definitions"] = function()
   local machine = require "lunar.machine"
   local out = {}
@@ -200,7 +205,22 @@ targets["machine definitions"] = function()
       local _ = m.state, m.name
       m:step(v, v)
       machine.graph(m, "mermaid")
-      machine.graph(m, "dot")
+      -- Through a file: a pipe that dot closes early would end this process.
+      local drawing, errors = os.tmpname(), os.tmpname()
+      local file = assert(io.open(drawing, "w"))
+      assert(file:write(machine.graph(m, "dot")))
+      file:close()
+      local read = os.execute(("dot -Tsvg -o /dev/null %s 2>%s"):format(drawing, errors))
+      file = assert(io.open(errors))
+      local said = file:read("a")
+      file:close()
+      os.remove(drawing)
+      os.remove(errors)
+      -- Laying out a megabyte label makes dot warn about its splines: only
+      -- what it says about reading the drawing counts here.
+      if not read or said:find("Error") or said:find("syntax") then
+        refused_by_graphviz[#refused_by_graphviz + 1] = value[1] .. ": " .. said
+      end
       machine.interpreter(v, function() end)
       m:stop()
     end }
@@ -330,5 +350,9 @@ for _, entry in ipairs(calls) do
   pending = {}
 end
 
+if #refused_by_graphviz > 0 then
+  io.stderr:write("Graphviz refused the drawings of machines named by: ", table.concat(refused_by_graphviz, "; "), "\n")
+  os.exit(1)
+end
 for _, line in ipairs(leaks) do print("internal chunk named by " .. line) end
 print(("fuzz %s: %d calls, %d errors, %d naming internal chunks"):format(target, count, errors, #leaks))

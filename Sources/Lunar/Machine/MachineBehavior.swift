@@ -10,7 +10,8 @@ public protocol MachineBehavior: AnyObject {
   /// two equal). Elsewhere a state is its position in this array: the
   /// driver stores and compares numbers, never names.
   var states: [LuaString] { get }
-  /// The position of the state it starts in.
+  /// The position of the state it starts in; the driver enters it (runs
+  /// its `enter`) before the first message.
   var initial: Int { get }
   /// Unhandled messages are errors instead of being dropped.
   var strict: Bool { get }

@@ -4,8 +4,9 @@ import LuaKit
 
 /// Runs one machine on the loop thread: its mailbox (one message at a time,
 /// never re-entrantly), its current state, and the commands each step
-/// issues, carried out in order by the interpreters. Timers started by the
-/// `after` command are cancelled when the machine leaves their state.
+/// issues, carried out in order by the interpreters. A machine starts by
+/// entering its initial state, before its first message. Timers started by
+/// the `after` command are cancelled when the machine leaves their state.
 ///
 /// Lua's handle keeps a driver alive, and so does its pending work (the
 /// loop's turn that processes its mailbox, a Swift interpreter running one
@@ -69,6 +70,7 @@ public final class MachineDriver {
     failureLog = core.machineFailures
     registry = core.liveMachines
     registration = registry.add(self)
+    if !inert { start() }
   }
 
   deinit { registry.remove(registration) }
@@ -81,6 +83,39 @@ public final class MachineDriver {
 
   /// True when the mailbox is empty and no command is running.
   public var isSettled: Bool { !busy && mailboxCount == 0 }
+
+  // MARK: Starting
+
+  /// Enters the initial state: its `enter` runs and its commands are
+  /// carried out on the loop, like a first message, so before any message
+  /// sent after the machine was made (and never re-entrantly inside the
+  /// call that made it). Until then the machine is busy, so `settle`
+  /// waits for the start too.
+  private func start() {
+    busy = true
+    core.scheduler.later { [self] L in
+      let lua = views.on(L)
+      guard !isStopped, let commands = enterInitialState(on: lua) else { return processMessages(on: L) }
+      if runCommands(commands, from: 0, on: lua) { processMessages(on: L) }
+    }
+  }
+
+  /// Runs the initial state's `enter`; the commands to carry out, or nil
+  /// if it failed (the failure is raised by the next settle).
+  private func enterInitialState(on lua: LuaState) -> [Command]? {
+    trace("machine.started", [.init("state", .string(state))])
+    let commands: [Command]
+    do {
+      commands = try behavior.enter(position, on: lua)
+    } catch {
+      failures.append(describe(error))
+      return nil
+    }
+    if traceLog.isEnabled {
+      for command in commands { trace("machine.command", [.init("command", .string(command.name))]) }
+    }
+    return commands
+  }
 
   // MARK: Sending
 

@@ -111,8 +111,9 @@ struct MachineModulePlugin: ModulePlugin {
   }
 
   /// `machine.test(m)`: an exhaustive test store in the spirit of TCA's
-  /// `TestStore`. Every message interpreters send back must be claimed with
-  /// `receive` before the next `send`, and `finish` fails on leftovers.
+  /// `TestStore`. Every message interpreters send back (to the initial
+  /// state's `enter` too) must be claimed with `receive` before the next
+  /// `send`, and `finish` fails on leftovers.
   static let testStore = """
     local machine = ...
     -- Required by machine.test only: requiring lunar.trace starts recording.
@@ -128,9 +129,24 @@ struct MachineModulePlugin: ModulePlugin {
       return names
     end
 
+    -- The sequence number of the last message received so far.
+    local function last_received()
+      local events = trace.events("machine.received")
+      return #events > 0 and events[#events].sequence or 0
+    end
+
     function machine.test(m)
+      local mt = type(m) == "userdata" and getmetatable(m)
+      if not (type(mt) == "table" and rawget(mt, "__name") == "lunar.machine") then
+        error(("bad argument #1 to 'test' (lunar.machine expected, got %s)"):format(type(m)), 2)
+      end
       trace.start()
-      return setmetatable({ machine = m, mark = 0, pending = {} }, Store)
+      local store = setmetatable({ machine = m, mark = last_received(), pending = {} }, Store)
+      -- A machine starts by entering its initial state: what interpreters
+      -- send back to that is claimed like the feedback to any message.
+      m:settle()
+      store.pending = received_since(store)
+      return store
     end
 
     local function check_claimed(store, action)
@@ -145,8 +161,7 @@ struct MachineModulePlugin: ModulePlugin {
     --- Sends a message, settles, and collects the feedback it caused.
     function Store:send(msg)
       check_claimed(self, "sending " .. (type(msg) == "table" and tostring(msg[1]) or tostring(msg)))
-      local events = trace.events("machine.received")
-      self.mark = #events > 0 and events[#events].sequence or 0
+      self.mark = last_received()
       self.machine:send(msg)
       self.machine:settle()
       local feedback = received_since(self)

@@ -8,7 +8,8 @@ public protocol SwiftMachine: AnyObject {
   associatedtype State: RawRepresentable & CaseIterable & Hashable where State.RawValue == String
   /// The machine's name.
   var name: String { get }
-  /// The state it starts in.
+  /// The state it starts in: entering it (its `enter`) is the first thing
+  /// the machine does.
   var initial: State { get }
   /// Handles `message` in `state`: nil if unhandled; `next` nil to stay.
   func receive(_ message: MachineMessage, in state: State) -> (next: State?, commands: [Command])?

@@ -7,8 +7,8 @@ import Glibc
 #endif
 
 /// `lunar.workflow`: the declarative layer (written in Lua, `workflow.lua`)
-/// and the host functions it needs: the resume journal, input fingerprints
-/// and wall-clock time for progress.
+/// and the host functions it needs: the resume journal, input fingerprints,
+/// wall-clock time for progress and the step graph's drawing.
 struct WorkflowPlugin: LunarPlugin {
   let name = "lunar.workflow"
 
@@ -69,6 +69,20 @@ struct WorkflowPlugin: LunarPlugin {
         inputs["needs"] = try call.value(2, name: "needs")
         inputs["uses"] = try call.value(3, name: "uses")
         call.push(JSON.encode(.table(inputs)))
+        return .one
+      }),
+      // graph(name, steps, format) -> the drawing of a workflow whose steps
+      // are { name =, uses =, needs = { ... } }, in "mermaid" or "dot"
+      ("graph", { call in
+        let name = try call.bytes(1)
+        let steps = try call.value(2, name: "steps").tableValue?.array ?? []
+        let format = try call.bytes(3)
+        let graph = WorkflowGraph(name: name, steps: steps.map { step in
+          WorkflowGraph.Step(
+            name: step["name"].luaStringValue ?? "", uses: step["uses"].luaStringValue,
+            needs: step["needs"].tableValue?.array.compactMap(\.luaStringValue) ?? [])
+        })
+        call.push(graph.render(as: GraphFormat.allCases.first { LuaString($0.rawValue) == format } ?? .mermaid))
         return .one
       }),
       ("monotonic", { call in

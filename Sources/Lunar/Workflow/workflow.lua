@@ -278,35 +278,17 @@ function M.plan(wf, options)
   return table.concat(lines, "\n")
 end
 
---- The step graph as Mermaid (flowchart) or DOT.
+--- The step graph as Mermaid (flowchart) or DOT (drawn by the host, as
+-- machines are).
 function M.graph(wf, format)
   if not M.is(wf) then error(("bad argument #1 to 'graph' (workflow expected, got %s)"):format(type(wf)), 2) end
-  if format ~= nil and type(format) ~= "string" then error(("bad argument #2 to 'graph' (string expected, got %s)"):format(type(format)), 2) end
-  local id = function(n) return (n:gsub("[^%w_]", "_")) end
-  local lines = {}
-  if format == "dot" then
-    lines[1] = ("digraph %q {"):format(wf.name)
-    lines[2] = "  rankdir=LR;"
-    for _, s in ipairs(wf.steps) do
-      lines[#lines + 1] = ("  %q [shape=box, label=%q];"):format(s.name, s.name .. (s.uses and ("\n" .. s.uses) or ""))
-    end
-    for _, s in ipairs(wf.steps) do
-      for _, need in ipairs(s.needs) do lines[#lines + 1] = ("  %q -> %q;"):format(need, s.name) end
-    end
-    lines[#lines + 1] = "}"
-  else
-    lines[1] = "---"
-    lines[2] = "title: " .. wf.name
-    lines[3] = "---"
-    lines[4] = "flowchart LR"
-    for _, s in ipairs(wf.steps) do
-      lines[#lines + 1] = ("  %s[\"%s\"]"):format(id(s.name), s.name .. (s.uses and ("<br/>" .. s.uses) or ""))
-    end
-    for _, s in ipairs(wf.steps) do
-      for _, need in ipairs(s.needs) do lines[#lines + 1] = ("  %s --> %s"):format(id(need), id(s.name)) end
-    end
+  if format ~= nil and format ~= "mermaid" and format ~= "dot" then
+    local got = type(format) == "string" and ("'" .. format .. "'") or type(format)
+    error(("bad argument #2 to 'graph' (format must be 'mermaid' or 'dot', got %s)"):format(got), 2)
   end
-  return table.concat(lines, "\n") .. "\n"
+  local steps = {}
+  for i, s in ipairs(wf.steps) do steps[i] = { name = s.name, uses = s.uses, needs = s.needs } end
+  return host.graph(wf.name, steps, format or "mermaid")
 end
 
 -- MARK: Running
