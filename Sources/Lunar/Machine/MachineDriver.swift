@@ -39,7 +39,7 @@ public final class MachineDriver {
   private(set) var position: Int
   /// The current state's name.
   public var state: LuaString { behavior.states[position] }
-  private let mailbox = Mailbox()
+  private let mailbox = Deque<MachineMessage>()
   private var busy = false
   /// True once stopped: sending is then an error.
   public private(set) var isStopped = false
@@ -153,7 +153,7 @@ public final class MachineDriver {
   /// Takes the next message and steps the machine; the commands to carry
   /// out, or nil when the message was dropped or the step failed.
   private func handleNext(on lua: LuaState) -> [Command]? {
-    let message = mailbox.removeFirst()!
+    let message = mailbox.popFirst()!
     let commands: [Command]
     do {
       let from = position
