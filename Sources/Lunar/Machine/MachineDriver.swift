@@ -42,7 +42,11 @@ public final class MachineDriver {
   private let mailbox = Deque<MachineMessage>()
   private var busy = false
   /// True once stopped: sending is then an error.
-  public private(set) var isStopped = false
+  public var isStopped: Bool { stopped }
+  // Private: the compiler proves exclusive every access to a property no
+  // other module can reach, so the checks of each message cost nothing at
+  // run time (a public stored property keeps a run-time check).
+  private var stopped = false
   private var timers: [(state: Int, id: Int, token: Int)] = []
   private var nextTimerToken = 1
   private var settleWaits: [Wait] = []
@@ -95,7 +99,7 @@ public final class MachineDriver {
 
   /// Stops the machine: its timers are cancelled and its mailbox emptied.
   public func stop() {
-    isStopped = true
+    stopped = true
     for timer in timers { core.scheduler.timers.cancel(timer.id) }
     timers.removeAll()
     mailbox.removeAll()
