@@ -23,6 +23,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     self.init(code: code, message: text, statement: statement)
   }
 
+  /// `SQLITE_CONSTRAINT_FOREIGNKEY`, a macro Swift cannot import.
+  static let foreignKeyViolation = SQLITE_CONSTRAINT | 3 << 8
+
   /// True when another connection held a lock for longer than the busy timeout.
   public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
 

@@ -9,8 +9,7 @@ public enum SQLiteValue: Sendable, Hashable {
   case blob([UInt8])
 }
 
-extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral, ExpressibleByNilLiteral {
+extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
   public init(integerLiteral value: Int64) { self = .integer(value) }
   public init(stringLiteral value: String) { self = .text(value) }
-  public init(nilLiteral: ()) { self = .null }
 }
