@@ -80,7 +80,10 @@ let package = Package(
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
     .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
-    .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "TestSupport"]),
+    // Writes steps to a store in a loop; the store's crash and concurrency
+    // tests kill and race it. Never shipped.
+    .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit"]),
+    .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar", "TestSupport"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
