@@ -28,13 +28,14 @@ public enum LuaValueCodec {
   /// The bytes of `values`.
   /// - Throws: `LuaValueCodecError` for what no Lua value holds: tables
   ///   nested deeper than `maximumDepth`, or a field key Lua would not keep
-  ///   as one (a NaN or integral float, an integer of the array part).
-  public static func encode(_ values: [LuaValue]) throws(LuaValueCodecError) -> [UInt8] {
+  ///   as one (a NaN or integral float, an integer of the array part). Its
+  ///   path starts at `root` (`output[1].items`).
+  public static func encode(_ values: [LuaValue], root: String = "values") throws(LuaValueCodecError) -> [UInt8] {
     var writer = Writer()
     writer.bytes.append(version)
     writer.varint(UInt64(values.count))
     for (index, value) in values.enumerated() {
-      try writer.value(value, path: LuaPath("values", keys: [.integer(Int64(index + 1))]), depth: 0)
+      try writer.value(value, path: LuaPath(root, keys: [.integer(Int64(index + 1))]), depth: 0)
     }
     return writer.bytes
   }

@@ -83,7 +83,7 @@ public final class SQLiteRunStore: RunStore {
   }
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
-    let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, what: "run arguments")
+    let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
     return try withDatabase { db in
       try db.transaction {
         try db.run(
@@ -102,12 +102,13 @@ public final class SQLiteRunStore: RunStore {
   }
 
   public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
+    guard !steps.isEmpty else { return }
     // Encoded before the write lock is taken, so a bad value holds no lock.
     var rows: [[SQLiteValue]] = []
     rows.reserveCapacity(steps.count)
     for step in steps {
       let output = try step.output.map { values throws(StoreError) in
-        try Self.encode(values, what: "step \(step.name.quoted): output")
+        try Self.encode(values, root: "output", step: step.name)
       }
       rows.append([
         .integer(run.rawValue), .blob(step.name.bytes), .integer(Int64(step.position)), .text(step.status.rawValue),
@@ -221,7 +222,7 @@ public final class SQLiteRunStore: RunStore {
       try db.query(
         """
         WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT ?)
-        SELECT \(Self.runColumns.split(separator: ",").map { "recent." + $0.drop { $0 == " " } }.joined(separator: ", ")),
+        SELECT \(Self.runColumns(of: "recent")),
           count(CASE step.status WHEN 'succeeded' THEN 1 END), count(CASE step.status WHEN 'failed' THEN 1 END),
           count(CASE step.status WHEN 'skipped' THEN 1 END), count(CASE step.status WHEN 'reused' THEN 1 END)
         FROM recent LEFT JOIN step ON step.run = recent.id
@@ -243,7 +244,13 @@ public final class SQLiteRunStore: RunStore {
     try withDatabase { db in try db.scalar("PRAGMA \(name)") }
   }
 
-  private static let runColumns = "id, workflow, file, arguments, status, started_at, finished_at, resumed_from, host, pid"
+  /// The columns `readRun` reads, in its order.
+  private static let runColumns = runColumns(of: "run")
+
+  private static func runColumns(of table: String) -> String {
+    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
+      .map { table + "." + $0 }.joined(separator: ", ")
+  }
 
   /// A run from the columns `runColumns` names, in that order.
   private func readRun(_ row: SQLiteStatement) throws(StoreError) -> RunRecord {
@@ -281,11 +288,12 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
-  private static func encode(_ values: [LuaValue], what: String) throws(StoreError) -> [UInt8] {
+  /// The bytes of `values`; an error names the step they belong to, if any.
+  private static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
     do {
-      return try LuaValueCodec.encode(values)
+      return try LuaValueCodec.encode(values, root: root)
     } catch {
-      throw StoreError(.badValue, "\(what): \(error)")
+      throw StoreError(.badValue, (step.map { "step \($0.quoted): " } ?? "") + error.description)
     }
   }
 }
