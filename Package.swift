@@ -24,6 +24,15 @@ let package = Package(
     .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
     // HTTP through Debian's libcurl, opened on first use (not at start-up).
     .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
+    // Debian's libsqlite3-dev, found through pkg-config: the run store's file.
+    .systemLibrary(
+      name: "CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]
+    ),
+    // State that outlives a process: the run store, its SQLite backend,
+    // fingerprints. Knows LuaKit's values, not the workflow engine.
+    .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite"]),
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "CHTTP"],
@@ -61,6 +70,10 @@ let package = Package(
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
     .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
+    // Writes steps to a store in a loop; the store's crash and concurrency
+    // tests kill and race it. Never shipped.
+    .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit"]),
+    .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar", "TestSupport"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
