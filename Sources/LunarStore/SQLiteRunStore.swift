@@ -1,0 +1,299 @@
+import Glibc
+import LuaKit
+import Synchronization
+
+/// The run store in one SQLite file: the default, for one host. Any number of
+/// processes may use one store at once; each commit is durable across a
+/// crash of the process (WAL with `synchronous=NORMAL`).
+public final class SQLiteRunStore: RunStore {
+  /// When a commit reaches the disk.
+  public enum Durability: String, Sendable {
+    /// Committed data survives a crash or SIGKILL of the process; a power
+    /// loss may lose the last commits, never the store (no fsync per commit).
+    case process = "NORMAL"
+    /// Committed data survives a power loss too: an fsync per commit.
+    case power = "FULL"
+  }
+
+  /// How to open the store.
+  public struct Options: Sendable {
+    /// How long to wait for another process's lock before failing.
+    public var busyTimeoutMilliseconds: Int32
+    /// When a commit reaches the disk.
+    public var durability: Durability
+
+    /// Waits up to 30 s for a lock; survives a crash of the process.
+    public init(busyTimeoutMilliseconds: Int32 = 30_000, durability: Durability = .process) {
+      self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+      self.durability = durability
+    }
+  }
+
+  /// The database file.
+  public let path: String
+  public var location: String { "sqlite:" + path }
+  private let connection: Mutex<SQLiteDatabase>
+
+  /// Opens the store at `path` (an absolute path, or relative to the current
+  /// folder), creating it if it is missing or an empty file (unless
+  /// `createIfMissing` is false) and migrating an older one.
+  /// - Throws: `StoreError` for a file that is not a Lunar store (left
+  ///   untouched: nothing is opened), a store of a newer Lunar, or a
+  ///   database failure.
+  public init(path: String, createIfMissing: Bool = true, options: Options = Options()) throws(StoreError) {
+    let finding = try StoreFileCheck.inspect(path)
+    if finding != .lunarStore && !createIfMissing { throw StoreError(.missing, "no store at \(path)") }
+    let db: SQLiteDatabase
+    do {
+      db = try SQLiteDatabase(path: path, flags: finding == .missing ? [.readWrite, .create] : [.readWrite])
+      db.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
+      try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = \(options.durability.rawValue)")
+    } catch {
+      throw StoreError(error, path: path)
+    }
+    // The first migration commits in rollback-journal mode, so a new
+    // store's application id is in the file itself, where StoreFileCheck
+    // reads it, before any WAL file exists.
+    try StoreSchema.migrate(db, path: path)
+    try Self.useWriteAheadLog(db, path: path, timeoutMilliseconds: options.busyTimeoutMilliseconds)
+    self.path = path
+    self.connection = Mutex(db)
+  }
+
+  /// Switches to WAL (a setting kept in the file) unless it is on already.
+  /// The switch needs the database to itself; another process opening the
+  /// store at the same moment makes it wait and try again.
+  private static func useWriteAheadLog(_ db: SQLiteDatabase, path: String, timeoutMilliseconds: Int32) throws(StoreError) {
+    var waited: Int32 = 0
+    while true {
+      do {
+        if case .text(let mode) = try db.scalar("PRAGMA journal_mode"), mode == "wal" { return }
+        if case .text(let mode) = try db.scalar("PRAGMA journal_mode = WAL"), mode == "wal" { return }
+      } catch let error where error.isBusy && waited < timeoutMilliseconds {
+        // Waited for below.
+      } catch {
+        throw StoreError(error, path: path)
+      }
+      guard waited < timeoutMilliseconds else {
+        throw StoreError(.database, "store \(path): cannot switch to write-ahead logging: the store stayed busy")
+      }
+      usleep(10_000)
+      waited += 10
+    }
+  }
+
+  public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
+    let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
+    return try withDatabase { db in
+      try db.transaction {
+        try db.run(
+          """
+          INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          """,
+          [
+            .blob(run.workflow.bytes), .text(run.file), .blob(arguments), .text(RunStatus.running.rawValue),
+            .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
+            .text(run.host), .integer(Int64(run.pid)),
+          ])
+        return RunID(db.lastInsertedRowID)
+      }
+    }
+  }
+
+  public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
+    guard !steps.isEmpty else { return }
+    // Encoded before the write lock is taken, so a bad value holds no lock.
+    var rows: [[SQLiteValue]] = []
+    rows.reserveCapacity(steps.count)
+    for step in steps {
+      let output = try step.output.map { values throws(StoreError) in
+        try Self.encode(values, root: "output", step: step.name)
+      }
+      rows.append([
+        .integer(run.rawValue), .blob(step.name.bytes), .integer(Int64(step.position)), .text(step.status.rawValue),
+        .integer(Int64(step.attempts)), step.startedAt.map { .integer($0.microseconds) } ?? .null,
+        step.finishedAt.map { .integer($0.microseconds) } ?? .null, step.fingerprint.map { .blob($0.bytes) } ?? .null,
+        output.map { .blob($0) } ?? .null, step.error.map { .blob($0.bytes) } ?? .null,
+      ])
+    }
+    try withDatabase { db in
+      try db.transaction {
+        for row in rows {
+          try db.run(
+            """
+            INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, fingerprint, output, error)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (run, name) DO UPDATE SET
+              position = excluded.position, status = excluded.status, attempts = excluded.attempts,
+              started_at = excluded.started_at, finished_at = excluded.finished_at,
+              fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error
+            """, row)
+        }
+      }
+    } explaining: { error in
+      // The step's run must exist (a foreign key).
+      error.code == SQLiteError.foreignKeyViolation ? StoreError(.noSuchRun, "no run \(run) in \(location)") : nil
+    }
+  }
+
+  public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
+    try withDatabase { db in
+      let changed = try db.transaction {
+        try db.run(
+          "UPDATE run SET status = ?, finished_at = ? WHERE id = ?",
+          [.text(status.rawValue), .integer(time.microseconds), .integer(run.rawValue)])
+        return db.changes
+      }
+      if changed == 0 { throw StoreError(.noSuchRun, "no run \(run) in \(location)") }
+    }
+  }
+
+  public func run(_ id: RunID) throws(StoreError) -> RunRecord? {
+    try withDatabase { db in
+      var found: RunRecord?
+      try db.query("SELECT \(Self.runColumns) FROM run WHERE id = ?", [.integer(id.rawValue)]) { row in
+        found = try self.readRun(row)
+      }
+      return found
+    }
+  }
+
+  public func lastRun(workflow: LuaString?, file: String?) throws(StoreError) -> RunRecord? {
+    var conditions: [String] = []
+    var bindings: [SQLiteValue] = []
+    if let workflow {
+      conditions.append("workflow = ?")
+      bindings.append(.blob(workflow.bytes))
+    }
+    if let file {
+      conditions.append("file = ?")
+      bindings.append(.text(file))
+    }
+    let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+    return try withDatabase { db in
+      var found: RunRecord?
+      try db.query("SELECT \(Self.runColumns) FROM run \(filter) ORDER BY id DESC LIMIT 1", bindings) { row in
+        found = try self.readRun(row)
+      }
+      return found
+    }
+  }
+
+  public func steps(of run: RunID) throws(StoreError) -> [StepRecord] {
+    try withDatabase { db in
+      var steps: [StepRecord] = []
+      try db.query(
+        """
+        SELECT name, position, status, attempts, started_at, finished_at, fingerprint, output, error
+        FROM step WHERE run = ? ORDER BY position, name
+        """, [.integer(run.rawValue)]
+      ) { row in
+        let name = LuaString(bytes: row.blob(0))
+        guard let status = StepStatus(rawValue: row.text(2)) else {
+          throw StoreError(.badValue, "store \(self.path): step \(name.quoted) of run \(run) has an unknown status '\(row.text(2))'")
+        }
+        var output: [LuaValue]?
+        if !row.isNull(7) {
+          do {
+            output = try LuaValueCodec.decode(row.blob(7))
+          } catch {
+            throw StoreError(.badValue, "store \(self.path): the output of step \(name.quoted) of run \(run): \(error)")
+          }
+        }
+        steps.append(
+          StepRecord(
+            name: name, position: Int(row.int64(1)), status: status, attempts: Int(row.int64(3)),
+            startedAt: row.isNull(4) ? nil : StoreTimestamp(microseconds: row.int64(4)),
+            finishedAt: row.isNull(5) ? nil : StoreTimestamp(microseconds: row.int64(5)),
+            fingerprint: row.isNull(6) ? nil : Fingerprint(bytes: row.blob(6)), output: output,
+            error: row.isNull(8) ? nil : LuaString(bytes: row.blob(8))))
+      }
+      return steps
+    }
+  }
+
+  public func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary] {
+    let filter = workflow == nil ? "" : "WHERE workflow = ?"
+    let bindings: [SQLiteValue] = (workflow.map { [.blob($0.bytes)] } ?? []) + [.integer(Int64(limit))]
+    return try withDatabase { db in
+      var summaries: [RunSummary] = []
+      // The newest runs first, then their steps: counting only what is listed.
+      try db.query(
+        """
+        WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT ?)
+        SELECT \(Self.runColumns(of: "recent")),
+          count(CASE step.status WHEN 'succeeded' THEN 1 END), count(CASE step.status WHEN 'failed' THEN 1 END),
+          count(CASE step.status WHEN 'skipped' THEN 1 END), count(CASE step.status WHEN 'reused' THEN 1 END)
+        FROM recent LEFT JOIN step ON step.run = recent.id
+        GROUP BY recent.id ORDER BY recent.id DESC
+        """, bindings
+      ) { row in
+        summaries.append(
+          RunSummary(
+            run: try self.readRun(row), succeeded: Int(row.int64(10)), failed: Int(row.int64(11)),
+            skipped: Int(row.int64(12)), reused: Int(row.int64(13))))
+      }
+      return summaries
+    }
+  }
+
+  /// The value of `PRAGMA name` on this store's connection (tests check
+  /// the durability settings, which are per connection).
+  func pragma(_ name: String) throws(StoreError) -> SQLiteValue? {
+    try withDatabase { db in try db.scalar("PRAGMA \(name)") }
+  }
+
+  /// The columns `readRun` reads, in its order.
+  private static let runColumns = runColumns(of: "run")
+
+  private static func runColumns(of table: String) -> String {
+    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
+      .map { table + "." + $0 }.joined(separator: ", ")
+  }
+
+  /// A run from the columns `runColumns` names, in that order.
+  private func readRun(_ row: SQLiteStatement) throws(StoreError) -> RunRecord {
+    let id = RunID(row.int64(0))
+    guard let status = RunStatus(rawValue: row.text(4)) else {
+      throw StoreError(.badValue, "store \(path): run \(id) has an unknown status '\(row.text(4))'")
+    }
+    let arguments: [String]
+    do {
+      arguments = try LuaValueCodec.decode(row.blob(3)).map { $0.luaStringValue?.lossyString ?? "" }
+    } catch {
+      throw StoreError(.badValue, "store \(path): the arguments of run \(id): \(error)")
+    }
+    return RunRecord(
+      id: id, workflow: LuaString(bytes: row.blob(1)), file: row.text(2), arguments: arguments, status: status,
+      startedAt: StoreTimestamp(microseconds: row.int64(5)),
+      finishedAt: row.isNull(6) ? nil : StoreTimestamp(microseconds: row.int64(6)),
+      resumedFrom: row.isNull(7) ? nil : RunID(row.int64(7)), host: row.text(8), pid: Int32(truncatingIfNeeded: row.int64(9)))
+  }
+
+  /// Runs `body` with the connection, alone; any failure becomes a
+  /// `StoreError`, the one `explain` gives for a SQLite error if it gives one.
+  private func withDatabase<T: Sendable>(
+    _ body: (SQLiteDatabase) throws -> T, explaining explain: (SQLiteError) -> StoreError? = { _ in nil }
+  ) throws(StoreError) -> T {
+    let path = self.path
+    return try connection.withLock { (db) throws(StoreError) -> T in
+      do {
+        return try body(db)
+      } catch let error as SQLiteError {
+        throw explain(error) ?? StoreError(error, path: path)
+      } catch {
+        throw StoreError(error, path: path)
+      }
+    }
+  }
+
+  /// The bytes of `values`; an error names the step they belong to, if any.
+  private static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
+    do {
+      return try LuaValueCodec.encode(values, root: root)
+    } catch {
+      throw StoreError(.badValue, (step.map { "step \($0.quoted): " } ?? "") + error.description)
+    }
+  }
+}

@@ -1,0 +1,96 @@
+/// The store's tables, versioned: `PRAGMA user_version` holds the version a
+/// store is at, and each migration takes it one version further in one
+/// transaction. A store at a version past `current` was written by a newer
+/// Lunar and is refused.
+enum StoreSchema {
+  /// Migration `i` takes a store from version `i` to `i + 1`. Only ever
+  /// append: stores in use have run the earlier ones.
+  static let migrations: [[String]] = [
+    [
+      """
+      CREATE TABLE run (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: ids are never reused
+        workflow BLOB NOT NULL,                -- the name's bytes
+        file TEXT NOT NULL,
+        arguments BLOB NOT NULL,               -- LuaValueCodec: a list of strings
+        status TEXT NOT NULL,                  -- RunStatus
+        started_at INTEGER NOT NULL,           -- microseconds since 1970 UTC
+        finished_at INTEGER,
+        resumed_from INTEGER REFERENCES run(id) ON DELETE SET NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL
+      )
+      """,
+      "CREATE INDEX run_by_workflow ON run(workflow, id)",
+      """
+      CREATE TABLE step (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the name's bytes
+        position INTEGER NOT NULL,             -- declaration order, from 0
+        status TEXT NOT NULL,                  -- StepStatus
+        attempts INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER,
+        fingerprint BLOB,                      -- SHA-256 of the inputs' encoding
+        output BLOB,                           -- LuaValueCodec: the values returned
+        error BLOB,                            -- the error message's bytes
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
+    ]
+  ]
+
+  /// The version this Lunar writes.
+  static var current: Int { migrations.count }
+
+  /// Brings the store `db` at `path` to `current`: initialises a new (empty)
+  /// database, migrates an older store, refuses a newer one or a database
+  /// that is not a store.
+  static func migrate(_ db: SQLiteDatabase, path: String) throws(StoreError) {
+    do {
+      if try isCurrent(db) { return }
+      // Each migration commits alone; the loop re-reads the version inside
+      // the write lock, so a process migrating at the same time is harmless.
+      while try db.transaction(.immediate, { try step(db, path: path) }) {}
+    } catch {
+      throw StoreError(error, path: path)
+    }
+  }
+
+  private static func isCurrent(_ db: SQLiteDatabase) throws(SQLiteError) -> Bool {
+    let application = try integer(db, "PRAGMA application_id")
+    let version = try integer(db, "PRAGMA user_version")
+    return application == Int64(StoreFileCheck.applicationID) && version == Int64(current)
+  }
+
+  /// Applies the next migration, if any, inside a write transaction; true
+  /// if another one follows.
+  private static func step(_ db: SQLiteDatabase, path: String) throws -> Bool {
+    let application = try integer(db, "PRAGMA application_id")
+    let version = Int(try integer(db, "PRAGMA user_version"))
+    let ours = application == Int64(StoreFileCheck.applicationID)
+    // A new store is an empty database at version 0: the first migration
+    // sets the id and the version in one transaction.
+    let isEmpty = try integer(db, "SELECT count(*) FROM sqlite_schema") == 0
+    let isNew = version == 0 && (ours || application == 0) && isEmpty
+    guard isNew || (ours && version > 0) else {
+      throw StoreError(
+        .notAStore, "\(path) is not a Lunar store (it is a SQLite database of another application); Lunar leaves it untouched")
+    }
+    guard version <= current else {
+      throw StoreError(
+        .newerStore,
+        "\(path) was written by a newer Lunar (store version \(version); this Lunar knows up to \(current)); use that Lunar or a newer one")
+    }
+    guard version < current else { return false }
+    for sql in migrations[version] { try db.execute(sql) }
+    if version == 0 { try db.execute("PRAGMA application_id = \(StoreFileCheck.applicationID)") }
+    try db.execute("PRAGMA user_version = \(version + 1)")
+    return version + 1 < current
+  }
+
+  private static func integer(_ db: SQLiteDatabase, _ sql: String) throws(SQLiteError) -> Int64 {
+    guard case .integer(let value) = try db.scalar(sql) else { return 0 }
+    return value
+  }
+}
