@@ -35,7 +35,7 @@ let package = Package(
     .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite"]),
     // The workflow runtime built on LuaKit.
     .target(
-      name: "Lunar", dependencies: ["LuaKit", "CHTTP"],
+      name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
       resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
@@ -50,7 +50,7 @@ let package = Package(
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
     .executableTarget(
-      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit", "CLineEditor"],
+      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LuaKit", "CLineEditor"],
       exclude: ["Linker"],
       linkerSettings: [
         // Links libstdc++ statically with the static Swift runtime (see Linker/libstdc++.so).

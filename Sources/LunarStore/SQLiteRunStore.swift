@@ -34,6 +34,12 @@ public final class SQLiteRunStore: RunStore {
   public var location: String { "sqlite:" + path }
   private let connection: Mutex<SQLiteDatabase>
 
+  /// Throws what opening `path` as a store would refuse (a file that is not
+  /// a Lunar store, a missing folder), touching nothing.
+  public static func check(path: String) throws(StoreError) {
+    _ = try StoreFileCheck.inspect(path)
+  }
+
   /// Opens the store at `path` (an absolute path, or relative to the current
   /// folder), creating it if it is missing or an empty file (unless
   /// `createIfMissing` is false) and migrating an older one.

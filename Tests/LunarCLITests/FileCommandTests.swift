@@ -47,9 +47,11 @@ import TestSupport
       #expect(replay.status == 1)
       #expect(replay.stderr == "lunar: cannot read \(path): not a regular file (\(kind))\n")
       #expect(replay.stdout.isEmpty)
+      // A journal is a run store: what is not one is refused, untouched.
       let resume = try await LunarProcess.run(["run", "--journal", path, "workflow.lua"], in: folder.url)
       #expect(resume.status == 1)
-      #expect(resume.stderr == "lunar: cannot read \(path): not a regular file (\(kind))\n")
+      let what = kind == "a folder" ? "is a folder" : "is not a regular file"
+      #expect(resume.stderr == "lunar: \(path) \(what), not a Lunar store; Lunar leaves it untouched\n")
     }
   }
 
@@ -80,12 +82,15 @@ import TestSupport
     let notes = try folder.write("notes.txt", "my notes\n")
     let runs: [([String], String)] = [
       (["run", "--record", notes, "actions.lua"], "a Lunar journal"),
-      (["run", "--journal", notes, "workflow.lua"], "a Lunar workflow journal"),
       (["run", "--trace-file", notes, "actions.lua"], "a Lunar trace (JSON lines)"),
       (["run", "--analytics", notes, "actions.lua"], "a Lunar trace (JSON lines)"),
       (["test", "--output-file", notes, "-o", "junit", "."], "a Lunar JUnit report"),
     ]
     try folder.write("a_spec.lua", "it('works', function() end)")
+    let journal = try await LunarProcess.run(["run", "--journal", notes, "workflow.lua"], in: folder.url)
+    #expect(journal.status == 1)
+    #expect(journal.stderr == "lunar: \(notes) is not a Lunar store (it is not a SQLite database); Lunar leaves it untouched\n")
+    #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
     for (arguments, kind) in runs {
       let outcome = try await LunarProcess.run(arguments, in: folder.url)
       #expect(outcome.status != 0)
