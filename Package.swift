@@ -74,7 +74,7 @@ let package = Package(
     // tests kill and race it. Never shipped.
     .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit"]),
     .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
-    .testTarget(name: "LunarCLITests", dependencies: ["lunar", "TestSupport"], exclude: ["Fixtures"]),
+    .testTarget(name: "LunarCLITests", dependencies: ["lunar", "LunarStore", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
 )
