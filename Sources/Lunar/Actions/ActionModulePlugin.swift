@@ -19,7 +19,7 @@ struct ActionModulePlugin: ModulePlugin {
       // The action keeps its input until it is done: charged meanwhile.
       let input = try call.chargedValue(2, name: "input")
       let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
-      return runtime.await(call, subject: "action \(name)") {
+      return runtime.suspend(call, awaiting: "action \(name)") {
         defer { withExtendedLifetime(input) {} }
         return try await actions.run(name, input: input.value, chain: chain)
       }

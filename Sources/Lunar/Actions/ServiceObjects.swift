@@ -51,7 +51,7 @@ enum ServiceObjects {
         return .one
       }
       let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
-      return runtime.await(call, subject: "\(method) \(url)") {
+      return runtime.suspend(call, awaiting: "\(method) \(url)") {
         defer { withExtendedLifetime(chargedBody) {} }
         do {
           let response: LuaValue

@@ -392,23 +392,16 @@ public final class MachineDriver {
         inbox.post { core in try? core.liveMachines.object(id)?.send(message) }
       },
       services: core.services)
-    core.scheduler.inFlight += 1
-    let token = core.expectCompletion { [self] failure in
-      if let failure { self.commandFailed(command, failure) } else { self.interpreted(command) }
-      next()
-    }
-    Task {
-      let failure: String?
+    core.offLoopWork.start({ () async -> String? in
       do {
         try await interpreter.interpret(command, in: context)
-        failure = nil
+        return nil
       } catch {
-        failure = String(describing: error)
+        return String(describing: error)
       }
-      inbox.post { core in
-        core.scheduler.inFlight -= 1
-        core.complete(token, failure: failure)
-      }
+    }) { [self] failure in
+      if let failure { self.commandFailed(command, failure) } else { self.interpreted(command) }
+      next()
     }
   }
 

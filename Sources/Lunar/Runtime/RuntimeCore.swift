@@ -19,6 +19,8 @@ public final class RuntimeCore {
   public let trace: Trace
   /// Tasks, waits and the loop.
   public let scheduler: Scheduler
+  /// Swift async work started for Lua, in flight until the loop has its result.
+  public let offLoopWork: OffLoopWork
   /// The configuration the runtime was made with.
   public let configuration: RuntimeConfiguration
   /// Shared with the Sendable `Runtime` handle.
@@ -36,8 +38,6 @@ public final class RuntimeCore {
   /// The userdata class of task handles.
   public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
   private var installedPlugins: Set<String> = []
-  /// Swift work running as tasks, by task id.
-  var swiftWork: [Int: LuaTask] = [:]
   /// The queues Lua can still reach or that still have jobs, oldest first
   /// (the REPL's `.queues`).
   public var queues: [LuaQueue] { liveQueues.all }
@@ -72,49 +72,10 @@ public final class RuntimeCore {
     swiftMachines[LuaString(name)] = make
   }
 
-  private var completions: [Int: (String?) -> Void] = [:]
-  private var nextCompletion = 1
-
-  /// Keeps `then` on the loop thread until Swift work elsewhere reports
-  /// back with `complete(_:failure:)` (posted through the inbox).
-  func expectCompletion(_ then: @escaping (String?) -> Void) -> Int {
-    let token = nextCompletion
-    nextCompletion += 1
-    completions[token] = then
-    return token
-  }
-
-  /// Runs the callback registered under `token` with the outcome.
-  func complete(_ token: Int, failure: String?) {
-    completions.removeValue(forKey: token)?(failure)
-  }
-
-  private var valueCallbacks: [Int: (LuaValue) -> Void] = [:]
   private var retained: [AnyObject] = []
 
   /// Keeps a plugin's loop-side object alive as long as the runtime.
   public func retain(_ object: AnyObject) { retained.append(object) }
-
-  /// Runs async Swift `work` off the loop and then `then` on the loop with
-  /// its value; the loop counts it as work in flight meanwhile. The value
-  /// counts against the memory limit until `then` has run (a value over it
-  /// arrives all the same: Lua's next allocation fails instead).
-  public func afterAsync(_ work: @escaping @Sendable () async -> LuaValue, then: @escaping (LuaValue) -> Void) {
-    let token = nextCompletion
-    nextCompletion += 1
-    valueCallbacks[token] = then
-    scheduler.inFlight += 1
-    let inbox = self.inbox
-    let budget = memoryBudget
-    Task {
-      let value = await work()
-      let charge = budget.isLimited ? budget.chargeAnyway(value.estimatedSize) : nil
-      inbox.post { core in
-        core.scheduler.inFlight -= 1
-        withExtendedLifetime(charge) { core.valueCallbacks.removeValue(forKey: token)?(value) }
-      }
-    }
-  }
 
   /// Writes a line to standard error (the `log` command).
   public func log(_ line: String) {
@@ -132,7 +93,8 @@ public final class RuntimeCore {
     clock = RuntimeClock(configuration.clock)
     trace = Trace(sinks: configuration.traceSinks, clock: clock)
     inbox = Inbox(wakeup: Wakeup(L: state.L))
-    scheduler = Scheduler(state: state, clock: clock, trace: trace, inbox: inbox)
+    offLoopWork = OffLoopWork(post: { [inbox] event in inbox.post { core in event(core.offLoopWork) } })
+    scheduler = Scheduler(state: state, clock: clock, trace: trace, inbox: inbox, offLoopWork: offLoopWork)
     if let timeout = configuration.timeout {
       timeoutMessage = "timeout: the script ran longer than \(LuaValue.number(timeout).formattedSeconds) seconds"
     } else {
@@ -321,94 +283,6 @@ public final class RuntimeCore {
     for (key, function) in host { module.hostFunction(key, function) }
     module.lua(bytes: source, chunkName: "=" + name)
     try install(module)
-  }
-
-  /// Wraps a Swift async function as a Lua function that waits for it. The
-  /// work starts at once on the calling thread (`Task.immediate`), so a
-  /// result that is ready without suspending is returned directly; work
-  /// that suspends finishes on Swift's pool and posts its result back.
-  public func asyncFunction(_ body: @escaping AsyncLuaFunction) -> LuaFunction {
-    { [unowned self] call in
-      // The arguments are copies the work keeps: charged until it is done.
-      var arguments: [ChargedValue] = []
-      arguments.reserveCapacity(Int(call.argumentCount))
-      var i: Int32 = 1
-      while i <= call.argumentCount {
-        arguments.append(try call.chargedValue(i))
-        i += 1
-      }
-      let charged = arguments
-      return self.await(call, subject: "async call") {
-        defer { withExtendedLifetime(charged) {} }
-        return try await body(charged.map(\.value))
-      }
-    }
-  }
-
-  /// Runs `work` for the host function `call` and waits for it (see
-  /// `asyncFunction`); the value it returns becomes the call's result. The
-  /// value counts against the memory limit from when the work returns it
-  /// until Lua has its copy; one that does not fit is `not enough memory`.
-  public func await(_ call: LuaCall, subject: String, _ work: @escaping @Sendable () async throws -> LuaValue)
-    -> LuaReturn
-  {
-    let handoff = AsyncHandoff()
-    let inbox = self.inbox
-    let budget = memoryBudget
-    let swiftTask = Task.immediate {
-      let result: Result<ChargedValue, any Error>
-      do {
-        result = .success(try budget.hold(try await work()))
-      } catch {
-        result = .failure(error)
-      }
-      if let waitID = handoff.finish(result) {
-        inbox.post { core in core.completeAsync(waitID, result) }
-      }
-    }
-    let waitID = nextAsyncID
-    if let result = handoff.detach(waitID: waitID) {
-      return scheduler.deliver(waitResult(for: result, location: scheduler.location(of: call.L)), on: call.L)
-    }
-    nextAsyncID += 1
-    let wait = Wait(subject: subject)
-    wait.onCancel = { [unowned self] in
-      swiftTask.cancel()
-      self.asyncWaits[waitID] = nil
-      self.scheduler.inFlight -= 1
-    }
-    asyncWaits[waitID] = wait
-    wait.awaitsSwiftWork = true
-    scheduler.inFlight += 1
-    return scheduler.suspend(call, on: wait)
-  }
-
-  private var nextAsyncID = 1
-  private var asyncWaits: [Int: Wait] = [:]
-
-  private func completeAsync(_ waitID: Int, _ result: Result<ChargedValue, any Error>) {
-    guard let wait = asyncWaits.removeValue(forKey: waitID) else { return }
-    scheduler.inFlight -= 1
-    wait.onCancel = nil
-    scheduler.complete(wait, waitResult(for: result, location: wait.location))
-  }
-
-  private func waitResult(for result: Result<ChargedValue, any Error>, location: String) -> WaitResult {
-    switch result {
-    case .success(let value):
-      return .value(value)
-    case .failure(let error) where LuaError.isNotEnoughMemory(error):
-      return .notEnoughMemory
-    case .failure(let error as LuaError):
-      return .failure { L in
-        if (try? LuaState(borrowing: L).push(error.value)) == nil { LuaState(borrowing: L).push(error.message) }
-      }
-    case .failure(is CancellationError):
-      return scheduler.cancelledFailure()
-    case .failure(let error):
-      let prefix = location.isEmpty ? "" : location + ": "
-      return .failure(message: prefix + String(describing: error))
-    }
   }
 
   // MARK: Scripts
@@ -691,38 +565,6 @@ private final class FailedOutput: Sendable {
 
   /// The first failure, if any.
   var message: String? { storage.withLock { $0 } }
-}
-
-/// Hands the result of a `Task.immediate` to whichever side is there: the
-/// host function still waiting synchronously, or the loop (via its wait id).
-final class AsyncHandoff: Sendable {
-  private enum State {
-    case running
-    case finished(Result<ChargedValue, any Error>)
-    case detached(waitID: Int)
-  }
-
-  private let state = Mutex(State.running)
-
-  /// Called by the task when done: returns the wait id to post to if the
-  /// host function has already moved on.
-  func finish(_ result: sending Result<ChargedValue, any Error>) -> Int? {
-    state.withLock { state in
-      if case .detached(let id) = state { return id }
-      state = .finished(result)
-      return nil
-    }
-  }
-
-  /// Called by the host function after starting the task: the result if it
-  /// is already there, otherwise nil (the task will post to `waitID`).
-  func detach(waitID: Int) -> Result<ChargedValue, any Error>? {
-    state.withLock { state in
-      if case .finished(let result) = state { return result }
-      state = .detached(waitID: waitID)
-      return nil
-    }
-  }
 }
 
 extension LuaValue {

@@ -51,8 +51,10 @@ public final class Scheduler {
   private(set) var failedTasks: [LuaTask] = []
   /// The wait a host function registered just before yielding the marker.
   var pendingWait: Wait?
-  /// Swift work started for Lua whose completion has not been posted yet.
-  public internal(set) var inFlight = 0
+  /// Swift work started for Lua whose result the loop has not taken yet.
+  public var inFlight: Int { offLoopWork.count }
+  /// Where that work is counted.
+  private let offLoopWork: OffLoopWork
   /// Swift work to run on the loop soon, in order (machines process their
   /// mailboxes this way, never inside the `send` that fed them).
   private var deferred: [(OpaquePointer) -> Void] = []
@@ -74,11 +76,12 @@ public final class Scheduler {
   /// The error value cancelled tasks fail with (`lunar.cancelled`).
   private(set) var cancelledValue: LuaReference!
 
-  init(state: LuaState, clock: RuntimeClock, trace: Trace, inbox: Inbox) {
+  init(state: LuaState, clock: RuntimeClock, trace: Trace, inbox: Inbox, offLoopWork: OffLoopWork) {
     self.state = state
     self.clock = clock
     self.trace = trace
     self.inbox = inbox
+    self.offLoopWork = offLoopWork
     makeCancelledValue()
   }
 
