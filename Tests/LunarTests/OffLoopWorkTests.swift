@@ -131,32 +131,38 @@ private final class PostCount: Sendable {
     #expect(sawCancellation == true && loop.work.count == 0)
   }
 
-  @Test func aResultReadyAtOnceIsReturnedWithoutATicket() async {
+  @Test func aResultReadyAtOnceIsReturnedWithoutATicket() async throws {
     let loop = TestLoop()
+    let state = try LuaState()
     var askedForDelivery = false
-    let start = loop.work.startImmediately({ 5 }) { _ in
+    let start = loop.work.startImmediately(holding: state.memoryBudget, { 5 }) { _ in
       askedForDelivery = true
       return { _ in }
     }
-    guard case .finished(let value) = start else {
+    guard case .finished(let result) = start else {
       Issue.record("expected the result at once, got \(start)")
       return
     }
-    #expect(value == 5)
+    #expect(try result.get().value == 5)
     #expect(!askedForDelivery && loop.work.count == 0 && loop.posted == 0)
   }
 
-  @Test func immediateWorkThatSuspendsIsDeliveredLater() async {
+  @Test func immediateWorkThatSuspendsIsDeliveredLater() async throws {
     var loop = TestLoop()
+    let state = try LuaState(memoryLimit: 1 << 20)
     let gate = Gate()
     var deliveries = 0
-    var delivered: [Int] = []
-    let start = loop.work.startImmediately({
+    var delivered: [LuaValue] = []
+    var heldWhenDelivered = 0
+    let start = loop.work.startImmediately(holding: state.memoryBudget, {
       await gate.wait()
-      return 9
+      return "nine"
     }) { _ in
       deliveries += 1
-      return { delivered.append($0) }
+      return { result in
+        heldWhenDelivered = state.memoryBudget.held
+        delivered.append((try? result.get().value) ?? .nil)
+      }
     }
     guard case .running(let ticket) = start else {
       Issue.record("expected the work to suspend, got \(start)")
@@ -165,7 +171,9 @@ private final class PostCount: Sendable {
     #expect(deliveries == 1 && loop.work.count == 1 && loop.work.isRunning(ticket))
     gate.open()
     await loop.serveNext()
-    #expect(delivered == [9] && loop.work.count == 0 && loop.posted == 1)
+    #expect(delivered == ["nine"] && loop.work.count == 0 && loop.posted == 1)
+    // The value was charged while it travelled, and is no longer.
+    #expect(heldWhenDelivered > 0 && state.memoryBudget.held == 0)
   }
 
   /// Cancels race with results arriving: each piece of work is delivered

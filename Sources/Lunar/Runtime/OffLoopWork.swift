@@ -1,3 +1,4 @@
+import LuaKit
 import Synchronization
 
 /// Swift async work started from the loop thread, whose result the loop
@@ -57,22 +58,32 @@ public final class OffLoopWork {
     return Ticket(id: id)
   }
 
-  /// Runs `work` at once on this thread (`Task.immediate`) until it first
-  /// suspends. A result ready without suspending is returned as
-  /// `.finished`, with no thread hop and no ticket; otherwise the work goes
-  /// on in Swift's pool, and `deliverLater` (called before this returns)
-  /// gives what receives its result on the loop.
-  public func startImmediately<Value: Sendable>(
-    _ work: @escaping @Sendable () async -> Value, deliverLater: (Ticket) -> (Value) -> Void
-  ) -> Start<Value> {
-    let handoff = Handoff<Value>()
+  /// Runs `work`, whose value is for Lua, at once on this thread
+  /// (`Task.immediate`) until it first suspends. The value is held against
+  /// `budget` from when the work returns it (see `LuaMemoryBudget.hold`).
+  /// A result ready without suspending is returned as `.finished`, with no
+  /// thread hop and no ticket; otherwise the work goes on in Swift's pool,
+  /// and `deliverLater` (called before this returns) gives what receives
+  /// its result on the loop.
+  public func startImmediately(
+    holding budget: LuaMemoryBudget, _ work: @escaping @Sendable () async throws -> LuaValue,
+    deliverLater: (Ticket) -> (Result<ChargedValue, any Error>) -> Void
+  ) -> Start<Result<ChargedValue, any Error>> {
+    // One closure for the task, the value held inside it: this is the path
+    // of every async host call that completes at once.
+    let handoff = Handoff()
     let post = self.post
     let task = Task.immediate {
-      let value = await work()
-      if let id = handoff.finish(value) { _ = post { work in work.finish(id, value) } }
+      let result: Result<ChargedValue, any Error>
+      do {
+        result = .success(try budget.hold(try await work()))
+      } catch {
+        result = .failure(error)
+      }
+      if let id = handoff.finish(result) { _ = post { work in work.finish(id, result) } }
     }
     let id = nextID
-    if let value = handoff.detach(id: id) { return .finished(value) }
+    if let result = handoff.detach(id: id) { return .finished(result) }
     nextID += 1
     let ticket = Ticket(id: id)
     pending[id] = Delivery(task: task, deliver: deliverLater(ticket))
@@ -119,11 +130,13 @@ private final class Delivery<Value>: PendingWork {
 
 /// Hands the result of a `Task.immediate` to whichever side is there: the
 /// caller still running on the loop right after starting it, or the loop
-/// later (through the ticket's id).
-private final class Handoff<Value: Sendable>: Sendable {
+/// later (through the ticket's id). Not generic: a generic class's
+/// metadata is looked up at run time on every allocation, a cost every
+/// async host call would pay.
+private final class Handoff: Sendable {
   private enum State {
     case running
-    case finished(Value)
+    case finished(Result<ChargedValue, any Error>)
     case detached(id: Int)
   }
 
@@ -131,19 +144,19 @@ private final class Handoff<Value: Sendable>: Sendable {
 
   /// Called by the task when done: the id to post the result to if the
   /// caller has already moved on, or nil if it will take the result.
-  func finish(_ value: Value) -> Int? {
+  func finish(_ result: Result<ChargedValue, any Error>) -> Int? {
     state.withLock { state in
       if case .detached(let id) = state { return id }
-      state = .finished(value)
+      state = .finished(result)
       return nil
     }
   }
 
   /// Called right after starting the task: its result if it is already
   /// there; otherwise nil, and the task will post its result to `id`.
-  func detach(id: Int) -> Value? {
+  func detach(id: Int) -> Result<ChargedValue, any Error>? {
     state.withLock { state in
-      if case .finished(let value) = state { return value }
+      if case .finished(let result) = state { return result }
       state = .detached(id: id)
       return nil
     }

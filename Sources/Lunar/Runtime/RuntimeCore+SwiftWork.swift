@@ -30,15 +30,8 @@ extension RuntimeCore {
   public func suspend(
     _ call: LuaCall, awaiting subject: String, _ work: @escaping @Sendable () async throws -> LuaValue
   ) -> LuaReturn {
-    let budget = memoryBudget
     var wait: Wait?
-    let start = offLoopWork.startImmediately({ () async -> Result<ChargedValue, any Error> in
-      do {
-        return .success(try budget.hold(try await work()))
-      } catch {
-        return .failure(error)
-      }
-    }, deliverLater: { [unowned self] ticket in
+    let start = offLoopWork.startImmediately(holding: memoryBudget, work, deliverLater: { ticket in
       let later = Wait(subject: subject)
       later.awaitsSwiftWork = true
       later.onCancel = { [unowned offLoopWork] in offLoopWork.cancel(ticket) }
