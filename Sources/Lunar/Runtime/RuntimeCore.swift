@@ -93,8 +93,6 @@ public final class RuntimeCore {
     clock = RuntimeClock(configuration.clock)
     trace = Trace(sinks: configuration.traceSinks, clock: clock)
     inbox = Inbox(wakeup: Wakeup(L: state.L))
-    offLoopWork = OffLoopWork(post: { [inbox] event in inbox.post { core in event(core.offLoopWork) } })
-    scheduler = Scheduler(state: state, clock: clock, trace: trace, inbox: inbox, offLoopWork: offLoopWork)
     if let timeout = configuration.timeout {
       timeoutMessage = "timeout: the script ran longer than \(LuaValue.number(timeout).formattedSeconds) seconds"
     } else {
@@ -102,7 +100,14 @@ public final class RuntimeCore {
     }
     timeoutMessageC = strdup(timeoutMessage)
     control = ControlHandle(L: state.L, timeoutMessage: UnsafePointer(timeoutMessageC))
-    scheduler.core = self
+    offLoopWork = OffLoopWork(post: { [inbox] event in inbox.post { core in event(core.offLoopWork) } })
+    scheduler = Scheduler(
+      state: state, clock: clock, trace: trace, offLoopWork: offLoopWork, timeoutMessage: timeoutMessage)
+    // Unowned(unsafe), not unowned: the loop calls this on every turn, and
+    // the core owns the scheduler, so the closure never outlives it.
+    scheduler.servePostedEvents = { [inbox, unowned(unsafe) self] in
+      for event in inbox.drain() { event(self) }
+    }
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)

@@ -40,7 +40,11 @@ public final class Scheduler {
   /// The loop's timers, on the runtime clock.
   public let timers = TimerQueue()
   let trace: Trace
-  let inbox: Inbox
+  /// Runs what other threads posted to the loop (Swift work's results,
+  /// requests); the loop calls it on every turn.
+  var servePostedEvents: () -> Void = {}
+  /// What an interrupt for a timeout says.
+  let timeoutMessage: String
 
   private var ready: [(task: LuaTask, resumption: Resumption)] = []
   private var readyHead = 0
@@ -76,12 +80,12 @@ public final class Scheduler {
   /// The error value cancelled tasks fail with (`lunar.cancelled`).
   private(set) var cancelledValue: LuaReference!
 
-  init(state: LuaState, clock: RuntimeClock, trace: Trace, inbox: Inbox, offLoopWork: OffLoopWork) {
+  init(state: LuaState, clock: RuntimeClock, trace: Trace, offLoopWork: OffLoopWork, timeoutMessage: String) {
     self.state = state
     self.clock = clock
     self.trace = trace
-    self.inbox = inbox
     self.offLoopWork = offLoopWork
+    self.timeoutMessage = timeoutMessage
     makeCancelledValue()
   }
 
@@ -519,7 +523,7 @@ public final class Scheduler {
         noteHeldFrames()
         throw .interrupted(reason: reason, message: interruptMessage(reason))
       }
-      for event in inbox.drain() { event(core) }
+      servePostedEvents()
       if done() { return }
       if let (task, resumption) = popReady() {
         resume(task, resumption, from: L)
@@ -633,13 +637,10 @@ public final class Scheduler {
     return ", nested inside \(state.string(atThread: state.L, index: -1) ?? "a C function"), which cannot yield"
   }
 
-  /// The core that owns this scheduler; posted events run against it.
-  unowned var core: RuntimeCore!
-
   func interruptMessage(_ reason: Int32) -> String {
     switch reason {
     case LUNAR_INTERRUPT_SIGNAL: "interrupted"
-    case LUNAR_INTERRUPT_TIMEOUT: core.timeoutMessage
+    case LUNAR_INTERRUPT_TIMEOUT: timeoutMessage
     default: "stopped"
     }
   }
