@@ -76,3 +76,18 @@ extension Scheduler {
     return wait
   }
 }
+
+/// The userdata class of a runtime's task handles, made on first use.
+final class TaskHandles: RuntimeComponent {
+  /// The class, bound to the runtime's scheduler.
+  let luaClass: LuaClass<LuaTask>
+
+  init(core: RuntimeCore) {
+    luaClass = TaskHandle.makeClass(scheduler: core.scheduler)
+  }
+}
+
+extension RuntimeCore {
+  /// The userdata class of task handles (what `lunar.spawn` and queues return).
+  public var taskClass: LuaClass<LuaTask> { component(TaskHandles.self).luaClass }
+}

@@ -8,6 +8,14 @@ import LuaKit
 struct ActionModulePlugin: ModulePlugin {
   let name = "lunar.actions"
 
+  /// Makes the runtime's `ActionSystem` now, before the configuration's
+  /// plugins register services, and fails if its journal cannot be opened;
+  /// the module itself is described on its first `require`.
+  func install(in runtime: RuntimeCore) throws {
+    if let failure = runtime.component(ActionSystem.self).journalFailure { throw failure }
+    runtime.install(moduleNamed: name) { runtime in try makeModule(runtime) }
+  }
+
   func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let actions: ActionRunner = runtime.actions
     let scheduler = runtime.scheduler

@@ -23,7 +23,7 @@ public final class MachineDriver {
   // (deferred work, timers) and completions: they are destroyed with the
   // core, and a driver released then runs only its deinit, which never
   // touches `core`; (3) Swift code given a driver on the loop thread
-  // (`RuntimeCore.machines`, `machine(named:)`), which may use it only
+  // (`MachineSystem.all`, `machine(named:)`), which may use it only
   // while the runtime runs, as everything else of the loop thread.
   unowned(unsafe) let core: RuntimeCore
   /// The runtime's live machines, this one among them until its deinit.
@@ -63,12 +63,13 @@ public final class MachineDriver {
     self.behavior = behavior
     self.core = core
     traceLog = core.trace
-    interpreters = core.interpreters
+    let machines = core.component(MachineSystem.self)
+    interpreters = machines.interpreters
     self.inert = inert
     self.sendFunctions = sendFunctions
     position = behavior.initial
-    failureLog = core.machineFailures
-    registry = core.liveMachines
+    failureLog = machines.failures
+    registry = machines.live
     registration = registry.add(self)
     if !inert { start() }
   }
@@ -389,7 +390,7 @@ public final class MachineDriver {
       // Feedback reaches this machine if it is still alive; the completion
       // below keeps it so until the interpreter is done.
       send: { message in
-        inbox.post { core in try? core.liveMachines.object(id)?.send(message) }
+        inbox.post { core in try? core.component(MachineSystem.self).live.object(id)?.send(message) }
       },
       services: core.services)
     core.offLoopWork.start({ () async -> String? in

@@ -76,7 +76,7 @@ struct MachineModulePlugin: ModulePlugin {
 
     module.function("swift") { [unowned runtime] call in
       let name = try call.bytes(1)
-      guard let make = runtime.swiftMachines[name] else {
+      guard let make = runtime.component(MachineSystem.self).swiftMachine(named: name) else {
         throw LuaArgumentError.invalid(1, "no Swift machine named '\(name)'")
       }
       let driver = Self.driver(make(), runtime, sendFunctions)
@@ -193,9 +193,9 @@ struct MachineModulePlugin: ModulePlugin {
   static func driver(_ behavior: any MachineBehavior, _ runtime: RuntimeCore, _ sendFunctions: LuaReference)
     -> MachineDriver
   {
-    let inert = runtime.configuration.inertMachines
-    let driver = MachineDriver(behavior: behavior, core: runtime, inert: inert, sendFunctions: sendFunctions)
-    if inert { runtime.retain(driver) }
+    let machines = runtime.component(MachineSystem.self)
+    let driver = MachineDriver(behavior: behavior, core: runtime, inert: machines.isInert, sendFunctions: sendFunctions)
+    if machines.isInert { machines.keepForDrawing(driver) }
     return driver
   }
 

@@ -25,7 +25,7 @@ public final class LuaQueue {
     self.name = name
     self.policy = policy
     self.core = core
-    registry = core.liveQueues
+    registry = core.component(QueueSystem.self).live
     registration = registry.add(self)
   }
 

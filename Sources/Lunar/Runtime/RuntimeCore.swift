@@ -35,41 +35,17 @@ public final class RuntimeCore {
   /// kept in Swift, and values Swift work makes for Lua, are charged to it.
   public let memoryBudget: LuaMemoryBudget
   private var stopped = false
-  /// The userdata class of task handles.
-  public private(set) lazy var taskClass = TaskHandle.makeClass(scheduler: scheduler)
   private var installedPlugins: Set<String> = []
-  /// The queues Lua can still reach or that still have jobs, oldest first
-  /// (the REPL's `.queues`).
-  public var queues: [LuaQueue] { liveQueues.all }
-  /// The machines Lua can still reach or that have not settled, oldest
-  /// first (`lunar graph` and the REPL's `.machines`).
-  public var machines: [MachineDriver] { liveMachines.all }
-  /// Queues by registration, without keeping them alive.
-  public let liveQueues = LiveObjects<LuaQueue>()
-  /// Machines by registration, without keeping them alive.
-  public let liveMachines = LiveObjects<MachineDriver>()
-  /// Command interpreters by command name.
-  public let interpreters = InterpreterRegistry()
-  /// Machine failures no settle has raised yet, reported when a run ends.
-  let machineFailures = MachineFailures()
-  /// Services offered to interpreters and actions.
-  public var services = Services()
-  /// The `store` service.
-  public let store = KeyValueStore()
-  /// Runs Swift actions (and holds the journal and the recursion limit).
-  public private(set) var actions: ActionRunner!
-  /// Swift machines Lua can create by name (`machine.swift(name)`).
-  /// By the name's bytes, as Lua asks for them.
-  var swiftMachines: [LuaString: () -> any MachineBehavior] = [:]
+  /// Plugins' state, by type (see `component(_:)`).
+  private var components: [ObjectIdentifier: AnyObject] = [:]
 
-  /// The most recent live machine called `name` (byte for byte).
-  public func machine(named name: LuaString) -> MachineDriver? {
-    machines.last { $0.name == name }
-  }
-
-  /// Registers a Swift machine type that Lua creates with `machine.swift(name)`.
-  public func registerMachine(_ name: String, _ make: @escaping () -> any MachineBehavior) {
-    swiftMachines[LuaString(name)] = make
+  /// The runtime's component of type `type`, made on first use.
+  public func component<Component: RuntimeComponent>(_ type: Component.Type = Component.self) -> Component {
+    let key = ObjectIdentifier(type)
+    if let made = components[key] { return unsafeDowncast(made, to: type) }
+    let made = Component(core: self)
+    components[key] = made
+    return made
   }
 
   private var retained: [AnyObject] = []
@@ -122,15 +98,6 @@ public final class RuntimeCore {
     try install(LunarModulePlugin())
     try install(TraceModulePlugin())
     try install(QueueModulePlugin())
-    services.register("http", configuration.httpService)
-    services.register("store", store)
-    let inbox = self.inbox
-    let journal = try configuration.journal.map(Journal.init)
-    actions = ActionRunner(
-      services: services, recursionLimit: configuration.actionRecursionLimit,
-      journal: journal, now: clock.sendableNow,
-      emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
-    if let output = journal?.output { endRun(whenWriteFails: output) }
     for case let sink as any FileWritingSink in configuration.traceSinks { endRun(whenWriteFails: sink.output) }
     try install(MachineModulePlugin())
     try install(ActionModulePlugin())
@@ -333,7 +300,7 @@ public final class RuntimeCore {
       return .failure(stop)
     }
     if let failure = outputFailure { return .failure(failure) }
-    let unobserved = scheduler.unobservedFailures.map(UnobservedError.init) + machineFailures.takeAll()
+    let unobserved = scheduler.unobservedFailures.map(UnobservedError.init) + component(MachineSystem.self).failures.takeAll()
     scheduler.clearFailures()
     if !unobserved.isEmpty { return .failure(.unobservedErrors(unobserved)) }
     return .success(results)
