@@ -32,7 +32,7 @@ public final class ActionSystem: RuntimeComponent {
       services: services, recursionLimit: configuration.actionRecursionLimit,
       journal: journal, now: core.clock.sendableNow,
       emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
-    if let output = journal?.output { core.endRun(whenWriteFails: output) }
+    if let output = journal?.output { core.scripts.endRun(whenWriteFails: output) }
   }
 }
 

@@ -22,6 +22,7 @@ public final class MachineSystem: RuntimeComponent {
   /// The machines of `core`'s runtime.
   public init(core: RuntimeCore) {
     isInert = core.configuration.inertMachines
+    core.scripts.reportWhenRunEnds { [failures] in failures.takeAll() }
   }
 
   /// The machines Lua can still reach or that have not settled, oldest

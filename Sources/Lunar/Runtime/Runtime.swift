@@ -55,7 +55,7 @@ public final class Runtime: Sendable {
   /// chunk's results.
   public func run(_ script: Script) async throws(RunFailure) -> [LuaValue] {
     let result: Result<[LuaValue], RunFailure> = await withCheckedContinuation { continuation in
-      let posted = inbox.post { core in continuation.resume(returning: core.run(script)) }
+      let posted = inbox.post { core in continuation.resume(returning: core.scripts.run(script)) }
       if !posted { continuation.resume(returning: .failure(.interrupted("the runtime has stopped"))) }
     }
     return try result.get()
@@ -67,7 +67,7 @@ public final class Runtime: Sendable {
     let done = DispatchSemaphore(value: 0)
     let box = SetUpResult.Box<Result<[LuaValue], RunFailure>>()
     let posted = inbox.post { core in
-      box.set(core.run(script))
+      box.set(core.scripts.run(script))
       done.signal()
     }
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }
@@ -87,7 +87,7 @@ public final class Runtime: Sendable {
     if let timeout = configuration.timeout {
       startWatchdog(for: core.control, after: timeout, endsProcess: configuration.timeoutEndsProcess)
     }
-    let result = core.run(script)
+    let result = core.scripts.run(script)
     core.shutDown()
     return result
   }
@@ -101,7 +101,7 @@ public final class Runtime: Sendable {
     let done = DispatchSemaphore(value: 0)
     let box = SetUpResult.Box<Result<[LuaValue], RunFailure>>()
     let posted = inbox.post { core in
-      box.set(core.evaluate(source, name: name, arguments: arguments))
+      box.set(core.scripts.evaluate(source, name: name, arguments: arguments))
       done.signal()
     }
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }

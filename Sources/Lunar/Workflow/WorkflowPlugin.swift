@@ -40,7 +40,7 @@ struct WorkflowPlugin: LunarPlugin {
           call.push(String(describing: error))
           return .values(2)
         }
-        core.endRun(whenWriteFails: journal.output)
+        core.scripts.endRun(whenWriteFails: journal.output)
         journals.append(journal)
         call.push(journals.count)
         return .one
