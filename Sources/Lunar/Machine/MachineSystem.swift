@@ -21,8 +21,13 @@ public final class MachineSystem: RuntimeComponent {
 
   /// The machines of `core`'s runtime.
   public init(core: RuntimeCore) {
-    isInert = core.configuration.inertMachines
+    isInert = core.configuration.drawing != nil
     core.scripts.reportWhenRunEnds { [failures] in failures.takeAll() }
+    if let format = core.configuration.drawing {
+      core.component(Drawings.self).drawWhenRunEnds { [unowned self] in
+        drawn.isEmpty ? nil : LuaString(MachineGraph.render(drawn.map(\.behavior), as: format))
+      }
+    }
   }
 
   /// The machines Lua can still reach or that have not settled, oldest

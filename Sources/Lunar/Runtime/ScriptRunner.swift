@@ -1,4 +1,3 @@
-import CLua
 import CLuaShim
 import LuaKit
 import Synchronization
@@ -7,7 +6,7 @@ import Synchronization
 /// the main chunk on the main Lua thread, what plugins do with the values
 /// it returns, then the loop until every task is done; and maps each way a
 /// run can end to a `RunFailure`. Also runs a console's entries. Loop
-/// thread only.
+/// thread only. (C calls only for the interrupt flag, which is CLuaShim's.)
 public final class ScriptRunner {
   private let state: LuaState
   private let scheduler: Scheduler
@@ -16,6 +15,8 @@ public final class ScriptRunner {
   private let pluginPath: PluginPath
   /// The first file the run could not write; the run ends with it.
   private let failedOutput = FailedOutput()
+  /// What plugins do with the values a main chunk returns, in order.
+  private var resultHandlers: [ResultsHandler] = []
   /// Failures plugins keep outside tasks (machines'), reported when a run ends.
   private var endOfRunReports: [() -> [UnobservedError]] = []
 
@@ -28,7 +29,7 @@ public final class ScriptRunner {
     self.control = control
     pluginPath = try PluginPath(state: state, configuration: configuration)
     for case let sink as any FileWritingSink in configuration.traceSinks { endRun(whenWriteFails: sink.output) }
-    if configuration.inertMachines {
+    if configuration.drawing != nil {
       // `lunar graph` keeps standard output for the diagram.
       try state.load("print = function() end; if io then io.write = function() return io.stdout end end", name: "=inert")
       try state.call(arguments: 0, results: 0)
@@ -51,6 +52,15 @@ public final class ScriptRunner {
     failedOutput.message.map { .lua(LuaError(message: $0)) }
   }
 
+  /// Adds `handler` to what runs on the values a script's main chunk
+  /// returns, once it has returned and before the loop runs its tasks (the
+  /// workflow plugin runs or draws a returned workflow). Handlers run in
+  /// the order they were added; the first that returns a failure refuses
+  /// the run: its tasks are cancelled and it ends with that failure.
+  public func handleResults(_ handler: @escaping ResultsHandler) {
+    resultHandlers.append(handler)
+  }
+
   /// Adds failures a plugin keeps outside tasks (a machine's failed
   /// command that no settle raised) to those reported as unobserved when a
   /// run ends; `take` returns them and forgets them.
@@ -62,8 +72,8 @@ public final class ScriptRunner {
   /// every task has finished. Returns the chunk's results.
   func run(_ script: Script) -> Result<[LuaValue], RunFailure> {
     let L = state.L
-    let base = lua_gettop(L)
-    defer { lua_settop(L, base) }
+    let base = state.top
+    defer { state.top = base }
     script.installArgTable(in: state)
     pluginPath.prepare(for: script)
     do {
@@ -73,9 +83,11 @@ public final class ScriptRunner {
       }
       let count = try script.load(into: state)
       try state.call(arguments: count)
-      if let usage = try runReturnedWorkflow(above: base, of: script) {
+      let returned = MainChunkResults(script: script, state: state, base: base)
+      for handler in resultHandlers {
+        guard let refusal = try handler(returned) else { continue }
         scheduler.cancelAll(on: L)
-        return .failure(usage)
+        return .failure(refusal)
       }
     } catch {
       let failure = failure(after: error)
@@ -83,7 +95,7 @@ public final class ScriptRunner {
       return .failure(failure)
     }
     var results: [LuaValue] = []
-    for index in (base + 1)..<(lua_gettop(L) + 1) {
+    for index in (base + 1)..<(state.top + 1) {
       results.append((try? state.value(at: index, root: "result")) ?? .nil)
     }
     if let stop = drain() {
@@ -104,8 +116,8 @@ public final class ScriptRunner {
   /// tasks the chunk woke have run when it returns (`Scheduler.runWoken`).
   func evaluate(_ source: String, name: String, arguments: [LuaValue]) -> Result<[LuaValue], RunFailure> {
     let L = state.L
-    let base = lua_gettop(L)
-    defer { lua_settop(L, base) }
+    let base = state.top
+    defer { state.top = base }
     let outcome: Result<[LuaValue], RunFailure>
     do {
       if configuration.runsLuaInit && !ranLuaInit {
@@ -113,10 +125,10 @@ public final class ScriptRunner {
         try runLuaInit()
       }
       try state.load(source, name: name)
-      for argument in arguments where (try? state.push(argument)) == nil { lua_pushnil(L) }
+      for argument in arguments where (try? state.push(argument)) == nil { try? state.push(.nil) }
       try state.call(arguments: Int32(arguments.count))
       var results: [LuaValue] = []
-      for index in (base + 1)..<(lua_gettop(L) + 1) {
+      for index in (base + 1)..<(state.top + 1) {
         results.append((try? state.value(at: index, root: "result")) ?? .nil)
       }
       outcome = .success(results)
@@ -126,7 +138,7 @@ public final class ScriptRunner {
       lunar_clearinterrupt(L)
       outcome = .failure(failure)
     }
-    lua_settop(L, base)
+    state.top = base
     do {
       try scheduler.runWoken(on: L)
     } catch {
@@ -135,59 +147,6 @@ public final class ScriptRunner {
       if case .success = outcome, case .interrupted(_, let message) = error { return .failure(.interrupted(message)) }
     }
     return outcome
-  }
-
-  /// If the main chunk returned a workflow, runs it (or draws it), leaving
-  /// its outcome as the only result. Returns a usage failure, running
-  /// nothing, when the workflow options do not fit what the chunk returned.
-  private func runReturnedWorkflow(above base: Int32, of script: Script) throws(LuaError) -> RunFailure? {
-    let L = state.L
-    let options = configuration.workflowOptions
-    let drawing = configuration.workflowGraphFormat != nil
-    let noWorkflow: RunFailure? = options.workflowFlag.flatMap { flag in
-      drawing ? nil : .usage("'\(flag)' is for a file that returns a workflow; \(script.name) ran and returned none")
-    }
-    guard lua_gettop(L) > base else { return noWorkflow }
-    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
-    lua_getfield(L, -1, "lunar.workflow")
-    lunar_remove(L, -2)
-    let module = lua_gettop(L)
-    // Drawing, the results are the workflow's drawing or nothing: a
-    // string the chunk returned is not one.
-    let notWorkflow = configuration.workflowGraphFormat == nil ? module - 1 : base
-    // A workflow can only exist if the workflow module was loaded.
-    guard lua_type(L, module) == LUA_TTABLE else {
-      lua_settop(L, notWorkflow)
-      return noWorkflow
-    }
-    lua_getfield(L, module, "is")
-    lua_pushvalue(L, base + 1)
-    try state.call(arguments: 1, results: 1)
-    let isWorkflow = lua_toboolean(L, -1) != 0
-    lua_settop(L, module)
-    guard isWorkflow else {
-      lua_settop(L, notWorkflow)
-      return noWorkflow
-    }
-    if let misplaced = options.misplacedFlag, !drawing {
-      lua_settop(L, module - 1)
-      return .usage(
-        "'\(misplaced.flag)' after FILE goes to the script; put lunar's flags before FILE (\(misplaced.corrected))")
-    }
-    if let format = configuration.workflowGraphFormat {
-      lua_getfield(L, module, "graph")
-      lua_pushvalue(L, base + 1)
-      state.push(format)
-    } else {
-      lua_getfield(L, module, "run")
-      lua_pushvalue(L, base + 1)
-      if (try? state.push(configuration.workflowOptions.luaValue)) == nil { lua_pushnil(L) }
-    }
-    try state.call(arguments: 2, results: 1)
-    // The outcome replaces everything the chunk returned.
-    lunar_replace(L, base + 1)
-    lua_settop(L, base + 1)
-    return nil
   }
 
   /// Runs the loop until no task is left; nil when all went well.
@@ -253,6 +212,22 @@ public final class ScriptRunner {
     try state.call(arguments: 0, results: 0)
   }
 }
+
+/// What a script's main chunk returned, on the main Lua thread's stack,
+/// for the plugins that act on it (`ScriptRunner.handleResults`).
+public struct MainChunkResults {
+  /// The script that returned them.
+  public let script: Script
+  /// The state; the results are at `base + 1` to the top of its stack.
+  public let state: LuaState
+  /// The stack index just below the first result.
+  public let base: Int32
+}
+
+/// Acts on what a main chunk returned (see `ScriptRunner.handleResults`):
+/// may replace the results on the stack; returns a failure (a usage error)
+/// to refuse the run.
+public typealias ResultsHandler = (MainChunkResults) throws(LuaError) -> RunFailure?
 
 /// The first failure of a file the run writes, shared with the threads
 /// that write it.
