@@ -99,7 +99,7 @@ enum ServiceObjects {
         }
         let text = parts.joined(separator: " ")
         runtime.trace.emit("log.\(level)", [.init("text", .string(LuaString(text)))])
-        runtime.log("\(level): \(text)")
+        LogLine.write("\(level): \(text)")
         return .none
       }
     }

@@ -269,7 +269,7 @@ public final class MachineDriver {
   private func log(_ command: Command) {
     let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
     trace("machine.log", [.init("text", .string(LuaString(text)))])
-    core.log("[\(name)] \(text)")
+    LogLine.write("[\(name)] \(text)")
     interpreted(command)
   }
 

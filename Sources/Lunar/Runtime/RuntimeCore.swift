@@ -54,10 +54,6 @@ public final class RuntimeCore {
   /// Keeps a plugin's loop-side object alive as long as the runtime.
   public func retain(_ object: AnyObject) { retained.append(object) }
 
-  /// Writes a line to standard error (the `log` command).
-  public func log(_ line: String) {
-    try? FileOutput(descriptor: 2).write(line + "\n")
-  }
   /// What the interrupt hook raises on timeout (kept alive for the hook).
   private let timeoutMessageC: UnsafeMutablePointer<CChar>?
 
