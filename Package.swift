@@ -1,13 +1,6 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Release builds of the two hot layers skip Swift's run-time exclusivity
-// checks, which cost about a tenth of a machine message; debug builds, in
-// which every test runs, keep them (README, "Design decisions").
-let uncheckedExclusivityInRelease: [SwiftSetting] = [
-  .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))
-]
-
 let package = Package(
   name: "Lunar",
   products: [
@@ -28,16 +21,13 @@ let package = Package(
     // the allocator with its limit, and the coroutine wrappers.
     .target(name: "CLuaShim", dependencies: ["CLua"]),
     // The safe Swift binding of Lua; knows nothing of workflows.
-    .target(
-      name: "LuaKit", dependencies: ["CLuaShim", "CLua"], swiftSettings: uncheckedExclusivityInRelease,
-      linkerSettings: [.linkedLibrary("m")]),
+    .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
     // HTTP through Debian's libcurl, opened on first use (not at start-up).
     .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "CHTTP"],
-      resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")],
-      swiftSettings: uncheckedExclusivityInRelease),
+      resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
     .target(

@@ -40,14 +40,17 @@ public final class LuaState {
   }
 
   /// True once `close` has run; references then stop touching the state.
-  public private(set) var isClosed = false
+  public var isClosed: Bool { closed }
+  // Private, so the compiler proves every access exclusive: a public stored
+  // property would keep a run-time check in every reference's deinit.
+  private var closed = false
 
   /// Closes the state now (its `__gc` metamethods run). Later calls, and
   /// `deinit`, do nothing. Objects that keep the state alive (references
   /// held by Lua-owned Swift objects) need this to break the cycle.
   public func close() {
-    guard owned, !isClosed else { return }
-    isClosed = true
+    guard owned, !closed else { return }
+    closed = true
     lunar_close(L)
   }
 

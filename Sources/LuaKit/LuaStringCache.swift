@@ -15,8 +15,13 @@ public final class LuaStringCache<Value> {
 
   /// How many strings the cache keeps at most.
   public let capacity: Int
-  @usableFromInline var addresses: [UnsafeRawPointer] = []
-  @usableFromInline var values: [Value] = []
+  /// The cached strings' addresses, oldest first, then nil in the slots
+  /// still free; `values` holds each string's value in the same slot.
+  /// Buffers of a fixed size held in `let`s rather than arrays in `var`s:
+  /// a lookup, made for nearly every message, then needs no run-time
+  /// exclusivity check.
+  @usableFromInline let addresses: UnsafeMutablePointer<UnsafeRawPointer?>
+  @usableFromInline let values: UnsafeMutablePointer<Value>
   @usableFromInline let state: LuaState
   /// `{ [string] = true }`: keeps the cached strings alive. Made by the
   /// first insert, on the thread that runs it: the cache may be made while
@@ -25,13 +30,26 @@ public final class LuaStringCache<Value> {
 
   /// An empty cache for strings of `state` (and of its threads).
   public init(capacity: Int, in state: LuaState) {
-    self.capacity = capacity
+    self.capacity = max(capacity, 0)
     self.state = state
+    addresses = .allocate(capacity: max(capacity, 1))
+    addresses.initialize(repeating: nil, count: self.capacity)
+    values = .allocate(capacity: max(capacity, 1))
+  }
+
+  deinit {
+    values.deinitialize(count: count)
+    values.deallocate()
+    addresses.deallocate()
   }
 
   /// Strings cached so far.
   @inlinable
-  public var count: Int { addresses.count }
+  public var count: Int {
+    var used = 0
+    while used < capacity && addresses[used] != nil { used += 1 }
+    return used
+  }
 
   /// The value cached for the string at `index`, or nil if that string was
   /// not cached (or the value there is not a string).
@@ -39,8 +57,10 @@ public final class LuaStringCache<Value> {
   public func value(at index: Int32, on L: OpaquePointer) -> Value? {
     guard lua_type(L, index) == LUA_TSTRING, let address = lua_tolstring(L, index, nil) else { return nil }
     let key = UnsafeRawPointer(address)
-    for position in addresses.indices where addresses[position] == key {
-      return values[position]
+    var position = 0
+    while position < capacity, let cached = addresses[position] {
+      if cached == key { return values[position] }
+      position += 1
     }
     return nil
   }
@@ -50,11 +70,12 @@ public final class LuaStringCache<Value> {
   @inlinable
   public func insert(_ value: Value, forStringAt index: Int32, on L: OpaquePointer) {
     var length = 0
-    guard addresses.count < capacity, lua_type(L, index) == LUA_TSTRING,
+    let free = count
+    guard free < capacity, lua_type(L, index) == LUA_TSTRING,
       let address = lua_tolstring(L, index, &length), length <= Self.longestCachedLength
     else { return }
     let key = UnsafeRawPointer(address)
-    guard !addresses.contains(key) else { return }
+    for position in 0..<free where addresses[position] == key { return }
     let string = lua_absindex(L, index)
     if anchor == nil {
       lua_createtable(L, 0, Int32(clamping: capacity))
@@ -65,7 +86,7 @@ public final class LuaStringCache<Value> {
     lua_pushboolean(L, 1)
     lua_rawset(L, -3)
     lua_settop(L, -2)
-    addresses.append(key)
-    values.append(value)
+    (values + free).initialize(to: value)
+    addresses[free] = key
   }
 }

@@ -103,20 +103,10 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
 extension Runtime {
   /// `perform` for synchronous benchmark code.
   func perform<T: Sendable>(_ body: @escaping @Sendable (RuntimeCore) throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
+    let answer = BlockingHandoff<Result<T, any Error>>()
     Task {
-      do { box.value = .success(try await self.perform(body)) } catch { box.value = .failure(error) }
-      done.signal()
+      do { answer.put(.success(try await self.perform(body))) } catch { answer.put(.failure(error)) }
     }
-    done.wait()
-    return try box.value!.get()
+    return try answer.take().get()
   }
-}
-
-/// Carries a result out of a Task to a waiting benchmark thread.
-final class ResultBox<T: Sendable>: @unchecked Sendable {
-  // Safe: written once by the task before the semaphore signals, read once
-  // after the waiting thread wakes; the semaphore orders the two.
-  var value: Result<T, any Error>?
 }

@@ -86,4 +86,37 @@ import Testing
     #expect(cache.value(at: -1, on: state.L) == nil)
     state.pop()
   }
+
+  private final class Census {
+    var released = 0
+  }
+
+  private final class Tracked {
+    let name: String
+    let census: Census
+    init(_ name: String, _ census: Census) {
+      self.name = name
+      self.census = census
+    }
+    deinit { census.released += 1 }
+  }
+
+  @Test func keepsEachValueUntilItIsFreedItself() throws {
+    let state = try LuaState()
+    let census = Census()
+    var cache: LuaStringCache<Tracked>? = LuaStringCache(capacity: 4, in: state)
+    for name in ["a", "b", "c", "a"] {
+      state.push(name)
+      cache?.insert(Tracked(name, census), forStringAt: -1, on: state.L)
+      state.pop()
+    }
+    #expect(census.released == 1, "the second value for 'a' is not kept")
+    #expect(cache?.count == 3)
+    state.push("c")
+    #expect(cache?.value(at: -1, on: state.L)?.name == "c")
+    state.pop()
+    #expect(census.released == 1)
+    cache = nil
+    #expect(census.released == 4)
+  }
 }

@@ -19,7 +19,7 @@ import TestSupport
     #expect(outcome.stdout == "/gone\nnil\tNo such file or directory\t2\n")
   }
 
-  @Test func thePathKeepsItsBytes() throws {
+  @Test func thePathKeepsItsBytes() async throws {
     let folder = try TemporaryFolder()
     // A folder named "l\xFF": not UTF-8, so only its bytes can name it.
     let name = Array(folder.url.path.utf8) + [UInt8(ascii: "/"), UInt8(ascii: "l"), 0xFF, 0]
@@ -39,7 +39,7 @@ import TestSupport
     process.arguments = ["-c", #"cd "$(printf 'l\377')" && exec "$0" run "$1" > "$2""#, LunarProcess.binary, script, output.url.path + "/out"]
     process.currentDirectoryURL = folder.url
     try process.run()
-    process.waitUntilExit()
+    await ChildProcess.wait(for: process)
     #expect(process.terminationStatus == 0)
     #expect(String(decoding: try Data(contentsOf: output.url.appendingPathComponent("out")), as: UTF8.self) == "108\t255\ntrue\n")
   }

@@ -125,24 +125,3 @@ struct LunarProcess {
     var description: String { "lunar \(arguments.joined(separator: " ")) did not finish in time" }
   }
 }
-
-/// A file in a fresh temporary folder, removed with the folder.
-final class TemporaryFile {
-  let url: URL
-  let handle: FileHandle
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: url.path, contents: nil)
-    handle = try FileHandle(forWritingTo: url)
-  }
-
-  func contents() throws -> String {
-    String(decoding: try Data(contentsOf: url), as: UTF8.self)
-  }
-
-  deinit {
-    try? handle.close()
-    try? FileManager.default.removeItem(at: url)
-  }
-}

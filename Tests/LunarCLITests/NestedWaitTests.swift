@@ -109,7 +109,7 @@ import TestSupport
     // Every comparison is logged, so the same order of comparisons, the
     // same results and the same errors as lua5.4's table.sort.
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sort")
-    let stock = try Self.runStockLua(["main.lua"], in: folder)
+    let stock = try await Self.runStockLua(["main.lua"], in: folder)
     let outcome = try await LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
     #expect(stock.status == 0)
     #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -121,7 +121,7 @@ import TestSupport
     // The same file under lua5.4 and lunar run: messages, package.loaded,
     // searchers, the loader's data.
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/require")
-    let stock = try Self.runStockLua(["main.lua"], in: folder)
+    let stock = try await Self.runStockLua(["main.lua"], in: folder)
     let outcome = try await LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
     #expect(stock.status == 0)
     #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -146,17 +146,16 @@ import TestSupport
   }
 
   /// Runs Debian's `lua5.4` (the stock interpreter) in `directory`.
-  static func runStockLua(_ arguments: [String], in directory: URL) throws -> LunarProcess.Outcome {
+  static func runStockLua(_ arguments: [String], in directory: URL) async throws -> LunarProcess.Outcome {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/lua5.4")
     process.arguments = arguments
     process.currentDirectoryURL = directory
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
+    let output = try TemporaryFile()
+    process.standardOutput = output.handle
+    process.standardError = output.handle
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return LunarProcess.Outcome(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+    await ChildProcess.wait(for: process)
+    return LunarProcess.Outcome(status: process.terminationStatus, stdout: try output.contents(), stderr: "")
   }
 }

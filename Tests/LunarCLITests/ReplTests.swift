@@ -143,7 +143,7 @@ import TestSupport
 
   /// Runs a shell script driving tmux (a detached session on its own
   /// socket); returns what it printed. Killed after 30 s.
-  func drive(_ script: String) throws -> String {
+  func drive(_ script: String) async throws -> String {
     let folder = try TemporaryFolder()
     let path = try folder.write("drive.sh", script)
     let output = try TemporaryFile()
@@ -154,17 +154,15 @@ import TestSupport
     process.standardError = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let deadline = Date().addingTimeInterval(30)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    await ChildProcess.wait(for: process)
     return try output.contents()
   }
 
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: tmux)))
-  func editingHistoryCompletionAndCtrlC() throws {
+  func editingHistoryCompletionAndCtrlC() async throws {
     let home = try TemporaryFolder()
     let socket = "lunar-\(UUID().uuidString.prefix(8))"
-    let screen = try drive("""
+    let screen = try await drive("""
       export TERM=xterm
       T="\(Self.tmux) -f /dev/null -L \(socket)"
       # Waits until the console shows an empty prompt (the machine may be

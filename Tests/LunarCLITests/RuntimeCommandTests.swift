@@ -45,7 +45,7 @@ import TestSupport
       """))
   }
 
-  @Test func sigintStopsABusyLoop() throws {
+  @Test func sigintStopsABusyLoop() async throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: LunarProcess.binary)
     process.arguments = ["run", "-"]
@@ -57,12 +57,9 @@ import TestSupport
     try process.run()
     input.fileHandleForWriting.write(Data("lunar.spawn(function() lunar.sleep(3600) end)\nio.stdout:write('ready\\n') while true do end".utf8))
     try input.fileHandleForWriting.close()
-    usleep(300_000)
+    try await Task.sleep(for: .milliseconds(300))
     kill(process.processIdentifier, SIGINT)
-    let deadline = Date().addingTimeInterval(10)
-    while process.isRunning && Date() < deadline { usleep(5000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+    await ChildProcess.wait(for: process, timeout: 10)
     #expect(process.terminationStatus == 130)
     let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     #expect(stderr == "lunar: interrupted\n")

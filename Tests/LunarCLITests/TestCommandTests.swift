@@ -212,11 +212,11 @@ import TestSupport
     reference.executableURL = URL(fileURLWithPath: Self.busted)
     reference.arguments = ["--output", "junit", "."]
     reference.currentDirectoryURL = folder
-    let pipe = Pipe()
-    reference.standardOutput = pipe
+    let output = try TemporaryFile()
+    reference.standardOutput = output.handle
     try reference.run()
-    let bustedXML = pipe.fileHandleForReading.readDataToEndOfFile()
-    reference.waitUntilExit()
+    await ChildProcess.wait(for: reference, timeout: 60)
+    let bustedXML = try Data(contentsOf: output.url)
     let report = try TemporaryFolder()
     let path = report.url.appendingPathComponent("lunar.xml").path
     _ = try await lunarTest(["-o", "junit", "--output-file", path, "."], in: "busted_api")

@@ -31,20 +31,18 @@ import TestSupport
     #expect(!outcome.stdout.contains("\u{1B}["), "no terminal codes in a pipe")
   }
 
-  @Test func liveProgressOnATerminal() throws {
+  @Test func liveProgressOnATerminal() async throws {
     let folder = try TemporaryFolder()
     let script = try folder.write("demo.lua", Self.workflow)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     process.arguments = ["-qec", "\(LunarProcess.binary) run --clock virtual \(script)", "/dev/null"]
-    let output = Pipe()
-    process.standardOutput = output
+    let output = try TemporaryFile()
+    process.standardOutput = output.handle
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let deadline = Date().addingTimeInterval(20)
-    while process.isRunning && Date() < deadline { usleep(5000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    await ChildProcess.wait(for: process, timeout: 20)
+    let text = try output.contents()
     #expect(text.contains("\u{1B}[2K"), "lines are redrawn in place")
     #expect(text.contains("⠋ a"), "a spinner beside each running step")
     #expect(text.contains("(0/5)"), "and the count of finished steps")

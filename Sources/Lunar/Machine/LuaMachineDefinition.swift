@@ -385,7 +385,11 @@ final class LuaMachineDefinition: MachineBehavior {
     // Built in the storage of the previous list, which is free again once
     // the driver has carried that list out (otherwise this makes a new one).
     // (`removeAll(keepingCapacity:)` costs more than this for short lists.)
-    while !commandBuffer.isEmpty { commandBuffer.removeLast() }
+    // Taken out of the property while it is filled: no access to the
+    // property then spans a call, so none needs a run-time exclusivity check.
+    var built = commandBuffer
+    commandBuffer = []
+    while !built.isEmpty { built.removeLast() }
     for position in 1..<(count + 1) {
       lua_rawgeti(L, list, lua_Integer(position))
       defer { lua_settop(L, -2) }
@@ -399,14 +403,15 @@ final class LuaMachineDefinition: MachineBehavior {
       if let length = Self.sequenceLength(command, on: L),
         let arguments = try arguments(of: command, length: length, position: position, on: state)
       {
-        commandBuffer.append(Command(name: issued, arguments: arguments))
+        built.append(Command(name: issued, arguments: arguments))
       } else {
         // Keyed fields too: read the whole table.
         let value = try state.value(at: command, root: "commands[\(position)]")
-        commandBuffer.append(Command(value: value)!)
+        built.append(Command(value: value)!)
       }
     }
-    return commandBuffer
+    commandBuffer = built
+    return built
   }
 
   /// The arguments of the command at `command`, `t[2]` to `t[length]`;

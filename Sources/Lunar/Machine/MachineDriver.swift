@@ -40,10 +40,14 @@ public final class MachineDriver {
   private(set) var position: Int
   /// The current state's name.
   public var state: LuaString { behavior.states[position] }
-  private let mailbox = Mailbox()
+  private let mailbox = Deque<MachineMessage>()
   private var busy = false
   /// True once stopped: sending is then an error.
-  public private(set) var isStopped = false
+  public var isStopped: Bool { stopped }
+  // Private: the compiler proves exclusive every access to a property no
+  // other module can reach, so the checks of each message cost nothing at
+  // run time (a public stored property keeps a run-time check).
+  private var stopped = false
   private var timers: [(state: Int, id: Int, token: Int)] = []
   private var nextTimerToken = 1
   private var settleWaits: [Wait] = []
@@ -131,7 +135,7 @@ public final class MachineDriver {
 
   /// Stops the machine: its timers are cancelled and its mailbox emptied.
   public func stop() {
-    isStopped = true
+    stopped = true
     for timer in timers { core.scheduler.timers.cancel(timer.id) }
     timers.removeAll()
     mailbox.removeAll()
@@ -189,7 +193,7 @@ public final class MachineDriver {
   /// Takes the next message and steps the machine; the commands to carry
   /// out, or nil when the message was dropped or the step failed.
   private func handleNext(on lua: LuaState) -> [Command]? {
-    let message = mailbox.removeFirst()!
+    let message = mailbox.popFirst()!
     let commands: [Command]
     do {
       let from = position

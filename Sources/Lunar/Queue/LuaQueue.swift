@@ -13,8 +13,7 @@ public final class LuaQueue {
   unowned let core: RuntimeCore
   private let registry: LiveObjects<LuaQueue>
   private var registration = 0
-  private var waiting: [(task: LuaTask, start: () -> Void, sequence: Int)] = []
-  private var head = 0
+  private let waiting = Deque<(task: LuaTask, start: () -> Void, sequence: Int)>()
   /// The job running now.
   public private(set) var running: (task: LuaTask, sequence: Int)?
   private var nextSequence = 1
@@ -32,7 +31,7 @@ public final class LuaQueue {
   deinit { registry.remove(registration) }
 
   /// Jobs waiting plus the one running.
-  public var length: Int { waiting.count - head + (running == nil ? 0 : 1) }
+  public var length: Int { waiting.count + (running == nil ? 0 : 1) }
 
   /// The label the next job will get (`calc#3`).
   func nextLabel() -> String { "\(name)#\(nextSequence)" }
@@ -58,13 +57,7 @@ public final class LuaQueue {
   }
 
   private func startNext() {
-    while head < waiting.count {
-      let job = waiting[head]
-      head += 1
-      if head > 1024 && head * 2 > waiting.count {
-        waiting.removeFirst(head)
-        head = 0
-      }
+    while let job = waiting.popFirst() {
       if job.task.cancelRequested {
         // Its turn has come: it reports cancelled now, never having run.
         core.scheduler.finishCancelledBeforeStart(job.task)
@@ -88,7 +81,7 @@ public final class LuaQueue {
     default: emit("job.failed", sequence, error: task.errorMessage)
     }
     if task.status == .failed && policy == .stop {
-      for job in waiting[head...] { job.task.cancelRequested = true }
+      for job in waiting { job.task.cancelRequested = true }
     }
     startNext()
   }

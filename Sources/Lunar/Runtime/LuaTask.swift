@@ -18,8 +18,17 @@ public final class LuaTask {
   public let label: String
   /// Where it was created (`x.lua:3:`).
   public let origin: String
+  // Each public property that changes is kept in a private one: the
+  // compiler proves every access to those exclusive, where a public stored
+  // property would keep a run-time exclusivity check on each of the
+  // loop's many reads of a task.
+
   /// Its status.
-  public internal(set) var status: Status = .pending
+  public internal(set) var status: Status {
+    get { storedStatus }
+    set { storedStatus = newValue }
+  }
+  private var storedStatus = Status.pending
   /// The coroutine, while it has one to run.
   var thread: LuaReference?
   var threadPointer: OpaquePointer?
@@ -30,15 +39,31 @@ public final class LuaTask {
   var waitingOn: Wait?
   var cancelRequested = false
   /// False for tasks that leave no trace events (and are not listed).
-  public internal(set) var traced = true
+  public internal(set) var traced: Bool {
+    get { storedTraced }
+    set { storedTraced = newValue }
+  }
+  private var storedTraced = true
   /// True for tasks whose owner (a queue) resolves a cancellation before
   /// start in its own time, instead of at once.
-  public var defersCancellation = false
+  public var defersCancellation: Bool {
+    get { storedDefersCancellation }
+    set { storedDefersCancellation = newValue }
+  }
+  private var storedDefersCancellation = false
   /// Stops Swift work driving a running task (set by whoever runs it).
-  public var cancelHook: (() -> Void)?
+  public var cancelHook: (() -> Void)? {
+    get { storedCancelHook }
+    set { storedCancelHook = newValue }
+  }
+  private var storedCancelHook: (() -> Void)?
   /// Someone saw the outcome (await, result, cancel): a failure is then
   /// not reported as unobserved.
-  public internal(set) var observed = false
+  public internal(set) var observed: Bool {
+    get { storedObserved }
+    set { storedObserved = newValue }
+  }
+  private var storedObserved = false
   /// Waits completed when the task finishes.
   var waiters: [Wait] = []
   /// Callbacks run when the task finishes (queues chain jobs this way).
@@ -49,9 +74,17 @@ public final class LuaTask {
   /// since trailing nils count (`return 1, nil, nil` gives three).
   var resultCount: Int32 = 0
   /// The traceback of a failure, `stack traceback:` first.
-  public internal(set) var traceback: String?
+  public internal(set) var traceback: String? {
+    get { storedTraceback }
+    set { storedTraceback = newValue }
+  }
+  private var storedTraceback: String?
   /// A failure's message, as `lua.c` would print it.
-  public internal(set) var errorMessage: String?
+  public internal(set) var errorMessage: String? {
+    get { storedErrorMessage }
+    set { storedErrorMessage = newValue }
+  }
+  private var storedErrorMessage: String?
 
   init(id: Int, label: String, origin: String) {
     self.id = id

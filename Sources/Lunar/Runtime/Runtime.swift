@@ -1,6 +1,5 @@
 import CLua
 import CLuaShim
-import Dispatch
 import LuaKit
 import Synchronization
 
@@ -24,21 +23,17 @@ public final class Runtime: Sendable {
   /// Starts the loop thread and prepares the state there: standard
   /// libraries, the built-in plugins, then `configuration.plugins`.
   public init(_ configuration: RuntimeConfiguration = RuntimeConfiguration()) throws {
-    let ready = DispatchSemaphore(value: 0)
-    let setUp = SetUpResult()
+    let setUp = BlockingHandoff<Result<Parts, any Error>>()
     loop = LoopThread {
       do {
         let core = try RuntimeCore(configuration: configuration)
-        setUp.set(.success(Parts(inbox: core.inbox, control: core.control)))
-        ready.signal()
+        setUp.put(.success(Parts(inbox: core.inbox, control: core.control)))
         core.serve()
       } catch {
-        setUp.set(.failure(error))
-        ready.signal()
+        setUp.put(.failure(error))
       }
     }
-    ready.wait()
-    let parts = try setUp.get()
+    let parts = try setUp.take().get()
     inbox = parts.inbox
     control = parts.control
     if let timeout = configuration.timeout {
@@ -64,15 +59,10 @@ public final class Runtime: Sendable {
   /// Runs a script and blocks the calling thread until it is done (for the
   /// command line, whose main thread has nothing else to do).
   public func runBlocking(_ script: Script) -> Result<[LuaValue], RunFailure> {
-    let done = DispatchSemaphore(value: 0)
-    let box = SetUpResult.Box<Result<[LuaValue], RunFailure>>()
-    let posted = inbox.post { core in
-      box.set(core.scripts.run(script))
-      done.signal()
-    }
+    let answer = BlockingHandoff<Result<[LuaValue], RunFailure>>()
+    let posted = inbox.post { core in answer.put(core.scripts.run(script)) }
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }
-    done.wait()
-    return box.get()!
+    return answer.take()
   }
 
   /// Runs one script on the calling thread and returns the chunk's results
@@ -98,15 +88,10 @@ public final class Runtime: Sendable {
   public func evaluateBlocking(_ source: String, name: String = "=stdin", arguments: [LuaValue] = [])
     -> Result<[LuaValue], RunFailure>
   {
-    let done = DispatchSemaphore(value: 0)
-    let box = SetUpResult.Box<Result<[LuaValue], RunFailure>>()
-    let posted = inbox.post { core in
-      box.set(core.scripts.evaluate(source, name: name, arguments: arguments))
-      done.signal()
-    }
+    let answer = BlockingHandoff<Result<[LuaValue], RunFailure>>()
+    let posted = inbox.post { core in answer.put(core.scripts.evaluate(source, name: name, arguments: arguments)) }
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }
-    done.wait()
-    return box.get()!
+    return answer.take()
   }
 
   /// How many Ctrl-Cs the process has received so far.
@@ -159,17 +144,6 @@ public final class Runtime: Sendable {
   private struct Parts: Sendable {
     let inbox: Inbox
     let control: ControlHandle
-  }
-
-  private final class SetUpResult: Sendable {
-    final class Box<T: Sendable>: Sendable {
-      private let value = Mutex<T?>(nil)
-      func set(_ newValue: T) { value.withLock { $0 = newValue } }
-      func get() -> T? { value.withLock { $0 } }
-    }
-    private let box = Box<Result<Parts, any Error>>()
-    func set(_ result: Result<Parts, any Error>) { box.set(result) }
-    func get() throws -> Parts { try box.get()!.get() }
   }
 }
 

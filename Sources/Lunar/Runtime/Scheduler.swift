@@ -46,8 +46,7 @@ public final class Scheduler {
   /// What an interrupt for a timeout says.
   let timeoutMessage: String
 
-  private var ready: [(task: LuaTask, resumption: Resumption)] = []
-  private var readyHead = 0
+  private let ready = Deque<(task: LuaTask, resumption: Resumption)>()
   /// Tasks not finished yet, by id.
   public private(set) var liveTasks: [Int: LuaTask] = [:]
   private var nextTaskID = 1
@@ -61,8 +60,7 @@ public final class Scheduler {
   private let offLoopWork: OffLoopWork
   /// Swift work to run on the loop soon, in order (machines process their
   /// mailboxes this way, never inside the `send` that fed them).
-  private var deferred: [(OpaquePointer) -> Void] = []
-  private var deferredHead = 0
+  private let deferred = Deque<(OpaquePointer) -> Void>()
 
   /// Runs `work` on the loop after the current event, with the Lua thread
   /// the loop runs on.
@@ -71,7 +69,7 @@ public final class Scheduler {
   }
 
   /// True while deferred work waits to run.
-  var hasDeferredWork: Bool { deferredHead < deferred.count }
+  var hasDeferredWork: Bool { !deferred.isEmpty }
 
   /// Tasks whose coroutine is running, innermost last.
   private(set) var running: [LuaTask] = []
@@ -166,18 +164,10 @@ public final class Scheduler {
   private var plainReady = 0
 
   private func popReady() -> (task: LuaTask, resumption: Resumption)? {
-    guard readyHead < ready.count else { return nil }
-    let entry = ready[readyHead]
+    guard let entry = ready.popFirst() else { return nil }
     if case .plain = entry.resumption { plainReady -= 1 }
-    readyHead += 1
-    if readyHead > 1024 && readyHead * 2 > ready.count {
-      ready.removeFirst(readyHead)
-      readyHead = 0
-    }
     return entry
   }
-
-  private var hasReady: Bool { readyHead < ready.count }
 
   /// Resumes `task` from the loop running on thread `L`.
   private func resume(_ task: LuaTask, _ resumption: Resumption, from L: OpaquePointer) {
@@ -529,13 +519,7 @@ public final class Scheduler {
         resume(task, resumption, from: L)
         continue
       }
-      if deferredHead < deferred.count {
-        let work = deferred[deferredHead]
-        deferredHead += 1
-        if deferredHead == deferred.count {
-          deferred.removeAll(keepingCapacity: true)
-          deferredHead = 0
-        }
+      if let work = deferred.popFirst() {
         work(L)
         continue
       }
@@ -573,7 +557,7 @@ public final class Scheduler {
   /// yields forever still cannot keep it from its prompt.
   public func runWoken(on L: OpaquePointer) throws(Stop) {
     try runUntil(on: L, idle: .sleep) {
-      ready.count - readyHead == plainReady && !hasDeferredWork
+      ready.count == plainReady && !hasDeferredWork
         && (timers.nextDeadline.map { $0 > clock.now } ?? true)
     }
   }

@@ -40,8 +40,10 @@ public final class TimerQueue {
     nextID += 1
     guard deadline.isFinite else { return id }
     live.insert(id)
-    heap.append(Entry(deadline: deadline, id: id, fire: fire, wait: wait))
-    siftUp(heap.count - 1)
+    var entries = takeHeap()
+    entries.append(Entry(deadline: deadline, id: id, fire: fire, wait: wait))
+    Self.siftUp(&entries, from: entries.count - 1)
+    heap = entries
     return id
   }
 
@@ -62,8 +64,8 @@ public final class TimerQueue {
   /// Removes and returns the earliest timer if it is due at `now`.
   func popDue(at now: Double) -> (() -> Void)? {
     dropCancelled()
-    guard let first = heap.first, first.deadline <= now else { return nil }
-    removeFirst()
+    guard let due = heap.first, due.deadline <= now else { return nil }
+    let first = removeFirst()
     live.remove(first.id)
     return first.fire
   }
@@ -71,21 +73,34 @@ public final class TimerQueue {
   private func dropCancelled() {
     while let first = heap.first, cancelled.contains(first.id) {
       cancelled.remove(first.id)
-      removeFirst()
+      _ = removeFirst()
     }
   }
 
-  private func precedes(_ a: Entry, _ b: Entry) -> Bool {
+  /// The heap, moved out of its property for reordering: no access to the
+  /// property then spans a call, so none needs a run-time exclusivity check.
+  private func takeHeap() -> [Entry] {
+    let entries = heap
+    heap = []
+    return entries
+  }
+
+  /// Takes the earliest entry out of the heap; the caller releases it once
+  /// the heap is back in its property.
+  private func removeFirst() -> Entry {
+    var entries = takeHeap()
+    entries.swapAt(0, entries.count - 1)
+    let first = entries.removeLast()
+    if !entries.isEmpty { Self.siftDown(&entries, from: 0) }
+    heap = entries
+    return first
+  }
+
+  private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
     a.deadline < b.deadline || (a.deadline == b.deadline && a.id < b.id)
   }
 
-  private func removeFirst() {
-    heap.swapAt(0, heap.count - 1)
-    heap.removeLast()
-    if !heap.isEmpty { siftDown(0) }
-  }
-
-  private func siftUp(_ index: Int) {
+  private static func siftUp(_ heap: inout [Entry], from index: Int) {
     var child = index
     while child > 0 {
       let parent = (child - 1) / 2
@@ -95,7 +110,7 @@ public final class TimerQueue {
     }
   }
 
-  private func siftDown(_ index: Int) {
+  private static func siftDown(_ heap: inout [Entry], from index: Int) {
     var parent = index
     while true {
       let left = 2 * parent + 1

@@ -163,17 +163,24 @@ public final class JSONLinesTraceSink: FileWritingSink {
 /// The run's trace: numbers events and hands them to every sink. Lives on
 /// the loop thread.
 public final class Trace {
-  private var sinks: [any TraceSink]
+  private var sinks: [any TraceSink] {
+    didSet { listened = !sinks.isEmpty }
+  }
+  // `isEnabled`, asked at nearly every step of the loop, reads this plain
+  // flag rather than `sinks`: the compiler proves its accesses exclusive,
+  // so the question costs no run-time exclusivity check.
+  private var listened: Bool
   private var sequence = 0
   private let clock: RuntimeClock
 
   init(sinks: [any TraceSink], clock: RuntimeClock) {
     self.sinks = sinks
+    listened = !sinks.isEmpty
     self.clock = clock
   }
 
   /// False when no sink listens; callers skip building events then.
-  public var isEnabled: Bool { !sinks.isEmpty }
+  public var isEnabled: Bool { listened }
 
   /// Adds a sink for the rest of the run.
   public func add(_ sink: any TraceSink) { sinks.append(sink) }

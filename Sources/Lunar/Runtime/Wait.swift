@@ -18,14 +18,22 @@ public final class Wait {
 
   /// What is awaited, for traces and the deadlock report (`task 3`).
   public let subject: String
+  // The public properties that change are kept in private ones, whose
+  // accesses the compiler proves exclusive (a public stored property keeps
+  // a run-time exclusivity check on each access).
   /// Where in the script the wait happened (`x.lua:5`), or empty if no
   /// line of the user's code led to it.
-  public internal(set) var location = ""
+  public internal(set) var location: String {
+    get { storedLocation }
+    set { storedLocation = newValue }
+  }
+  private var storedLocation = ""
   /// ` at x.lua:5`, or nothing: where the wait happened, for reports.
   var at: String { location.isEmpty ? "" : " at \(location)" }
   var waiter: Waiter = .none
   /// The result, once completed.
-  public private(set) var result: WaitResult?
+  public var result: WaitResult? { storedResult }
+  private var storedResult: WaitResult?
   /// Undoes the work when the wait is abandoned (a cancelled task).
   var onCancel: (() -> Void)?
   /// Called with the result when it arrives.
@@ -45,8 +53,8 @@ public final class Wait {
 
   /// Delivers the result (only the first one counts).
   func complete(_ result: WaitResult) {
-    guard self.result == nil else { return }
-    self.result = result
+    guard storedResult == nil else { return }
+    storedResult = result
     onCancel = nil
     onComplete?(result)
   }

@@ -1,0 +1,21 @@
+import Foundation
+
+/// Waiting for a child process from a test without holding one of the
+/// cooperative pool's threads (two on a 2-core machine): a test blocked in
+/// `waitUntilExit` or a sleep loop starves the async tests beside it.
+public enum ChildProcess {
+  /// Waits until `process` has exited, polling; kills it after `timeout`
+  /// seconds and returns false then.
+  @discardableResult
+  public static func wait(for process: Process, timeout: TimeInterval = 30) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+    guard process.isRunning else {
+      process.waitUntilExit()
+      return true
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return false
+  }
+}
