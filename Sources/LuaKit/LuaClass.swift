@@ -172,21 +172,6 @@ extension LuaState {
     lunar_remove(L, -2)
   }
 
-  /// The object inside the userdata at `index` if `push(_:as:)` made it
-  /// from an object of class `type` (as any `LuaClass` of that type) and Lua
-  /// has not collected it; nil for any other value. Checked by the tag in
-  /// the userdata's own memory, so a metatable swapped with `debug` cannot
-  /// pass one class off as another.
-  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
-    LuaState.object(at: index, of: type, on: L)
-  }
-
-  static func object<Object: AnyObject>(at index: Int32, of type: Object.Type, on L: OpaquePointer) -> Object? {
-    guard let block = LuaObjectBlock.at(index, on: L), block.pointee.type == ObjectIdentifier(type),
-      let object = block.pointee.object
-    else { return nil }
-    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
-  }
 
   /// Pushes the registry's table of live userdata by object, with weak
   /// values so it never keeps one alive.
@@ -200,6 +185,20 @@ extension LuaState {
     lua_setmetatable(L, -2)
     lua_pushvalue(L, -1)
     lua_setfield(L, lunar_registryindex(), "lunar.objects")
+  }
+}
+
+extension LuaStack {
+  /// The object inside the userdata at `index` if `LuaState.push(_:as:)`
+  /// made it from an object of class `type` (as any `LuaClass` of that
+  /// type) and Lua has not collected it; nil for any other value. Checked
+  /// by the tag in the userdata's own memory, so a metatable swapped with
+  /// `debug` cannot pass one class off as another.
+  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
+    guard let block = LuaObjectBlock.at(index, on: L), block.pointee.type == ObjectIdentifier(type),
+      let object = block.pointee.object
+    else { return nil }
+    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
   }
 }
 
@@ -218,12 +217,6 @@ extension LuaCall {
   /// Argument `n` as an object of `luaClass`.
   public func object<Object: AnyObject>(_ n: Int32, of luaClass: LuaClass<Object>) throws(LuaArgumentError) -> Object {
     try object(n, of: Object.self, named: luaClass.name)
-  }
-
-  /// The object inside the userdata at stack index `index` if it is a live
-  /// object of class `type` (see `LuaState.object(at:of:)`); nil otherwise.
-  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
-    LuaState.object(at: index, of: type, on: L)
   }
 
   /// Argument `n` as an object pushed as the class whose metatable is at
