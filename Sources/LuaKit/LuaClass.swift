@@ -65,7 +65,7 @@ struct LuaObjectBlock {
   static let classNames = "lunar.classes"
 }
 
-extension LuaState {
+extension LuaStack {
   /// Creates the metatable for `luaClass` (once per name per state).
   public func register<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
     guard luaL_newmetatable(L, luaClass.name) != 0 else {
