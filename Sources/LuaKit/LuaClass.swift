@@ -68,6 +68,23 @@ struct LuaObjectBlock {
 extension LuaStack {
   /// Creates the metatable for `luaClass` (once per name per state).
   public func register<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
+    LuaThread(L).registerClass(luaClass)
+  }
+
+  /// Pushes `object` as userdata of `luaClass` (registered first if needed);
+  /// the userdata keeps the object alive until Lua collects it. Pushing the
+  /// same object again gives the same userdata while Lua holds it, so `==`
+  /// and table keys work on handles.
+  public func push<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
+    LuaThread(L).pushObject(object, as: luaClass)
+  }
+}
+
+// On the concrete thread, not generically for every stack: the methods'
+// closures are called on every method call from Lua, and would otherwise
+// carry (and reabstract through) the stack's generic context.
+extension LuaThread {
+  fileprivate func registerClass<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
     guard luaL_newmetatable(L, luaClass.name) != 0 else {
       pop()
       return
@@ -141,11 +158,7 @@ extension LuaStack {
     pop()
   }
 
-  /// Pushes `object` as userdata of `luaClass` (registered first if needed);
-  /// the userdata keeps the object alive until Lua collects it. Pushing the
-  /// same object again gives the same userdata while Lua holds it, so `==`
-  /// and table keys work on handles.
-  public func push<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
+  fileprivate func pushObject<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
     let key = Unmanaged.passUnretained(object).toOpaque()
     pushObjectCache()
     lua_pushlightuserdata(L, key)
@@ -157,7 +170,7 @@ extension LuaStack {
     let raw = lunar_newuserdata(L, MemoryLayout<LuaObjectBlock>.size)!
     if lunar_getmetatable(L, luaClass.name) == LUA_TNIL {
       pop()
-      register(luaClass)
+      registerClass(luaClass)
       _ = lunar_getmetatable(L, luaClass.name)
     }
     raw.bindMemory(to: LuaObjectBlock.self, capacity: 1).initialize(
