@@ -54,9 +54,10 @@ public final class MachineDriver {
   /// In `lunar graph`, machines are built but never run.
   let inert: Bool
 
-  /// A driver for `behavior`; `sendFunctions` is a weak-valued table that
-  /// caches the machines' `send` functions.
-  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool, sendFunctions: LuaReference) {
+  /// A driver for `behavior`, made on `thread`, a thread of the core's
+  /// state; `sendFunctions` is a weak-valued table that caches the
+  /// machines' `send` functions.
+  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool, sendFunctions: LuaReference, on thread: some LuaStack) {
     self.behavior = behavior
     self.core = core
     traceLog = core.trace
@@ -66,6 +67,8 @@ public final class MachineDriver {
     position = behavior.initial
     failureLog = core.machineFailures
     registry = core.liveMachines
+    thread.push(false)  // see `releaseSendFunction`
+    sendFunctionAnchor = LuaReference(popping: thread, in: core.state)
     registration = registry.add(self)
   }
 
@@ -300,7 +303,7 @@ public final class MachineDriver {
   /// (made again after a collection took it), and anchored only while the
   /// machine works through its mailbox (see `releaseSendFunction`).
   private func pushSendFunction(on lua: LuaState) {
-    if holdsSendFunction, let sendFunctionAnchor {
+    if holdsSendFunction {
       sendFunctionAnchor.push(on: lua)
       return
     }
@@ -316,18 +319,14 @@ public final class MachineDriver {
     }
     lua.remove(at: -2)
     lua.pushValue(at: -1)
-    if let sendFunctionAnchor {
-      sendFunctionAnchor.replace(popping: lua)
-    } else {
-      sendFunctionAnchor = LuaReference(popping: lua, in: core.state)
-    }
+    sendFunctionAnchor.replace(popping: lua)
     holdsSendFunction = true
   }
 
   /// Lets go of the `send` function once the mailbox is empty: the machine
   /// is idle, and only Lua's own references may keep it now.
   private func releaseSendFunction(on lua: LuaState) {
-    guard holdsSendFunction, let sendFunctionAnchor else { return }
+    guard holdsSendFunction else { return }
     // False, not nil: a nil slot in the registry's array part may be handed
     // out again by luaL_ref, which finds free slots by the length.
     lua.push(false)
@@ -336,7 +335,7 @@ public final class MachineDriver {
   }
 
   /// Holds the `send` function while the machine works (false in between).
-  private var sendFunctionAnchor: LuaReference?
+  private let sendFunctionAnchor: LuaReference
   /// True while the anchor holds the function.
   private var holdsSendFunction = false
   private let views = BorrowedLuaState()

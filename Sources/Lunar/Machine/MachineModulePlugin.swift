@@ -67,7 +67,7 @@ struct MachineModulePlugin: ModulePlugin {
       let behavior = try Self.raising {
         try LuaMachineDefinition(at: 1, on: call, state: runtime.state, commandNames: commandNames)
       }
-      let driver = Self.driver(behavior, runtime, sendFunctions)
+      let driver = Self.driver(behavior, runtime, sendFunctions, on: call)
       call.push(driver, as: machineClass)
       return .one
     }
@@ -77,7 +77,7 @@ struct MachineModulePlugin: ModulePlugin {
       guard let make = runtime.swiftMachines[name] else {
         throw LuaArgumentError.invalid(1, "no Swift machine named '\(name)'")
       }
-      let driver = Self.driver(make(), runtime, sendFunctions)
+      let driver = Self.driver(make(), runtime, sendFunctions, on: call)
       call.push(driver, as: machineClass)
       return .one
     }
@@ -172,11 +172,11 @@ struct MachineModulePlugin: ModulePlugin {
   /// A driver for `behavior`. `lunar graph` draws every machine a script
   /// defined, reachable or not, so its (inert) machines live as long as the
   /// runtime.
-  static func driver(_ behavior: any MachineBehavior, _ runtime: RuntimeCore, _ sendFunctions: LuaReference)
+  static func driver(_ behavior: any MachineBehavior, _ runtime: RuntimeCore, _ sendFunctions: LuaReference, on call: LuaCall)
     -> MachineDriver
   {
     let inert = runtime.configuration.inertMachines
-    let driver = MachineDriver(behavior: behavior, core: runtime, inert: inert, sendFunctions: sendFunctions)
+    let driver = MachineDriver(behavior: behavior, core: runtime, inert: inert, sendFunctions: sendFunctions, on: call)
     if inert { runtime.retain(driver) }
     return driver
   }
