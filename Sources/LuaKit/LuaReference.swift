@@ -39,7 +39,7 @@ public final class LuaReference {
   }
 
   /// Pushes the referenced value on `thread`, a thread of the same state.
-  @inlinable public func push(on thread: some LuaStack) {
+  @inlinable @inline(__always) public func push(on thread: some LuaStack) {
     lua_rawgeti(thread.L, lunar_registryindex(), lua_Integer(ref))
   }
 
@@ -53,7 +53,7 @@ public final class LuaReference {
 
   /// Pops the top value of `thread` in place of the referenced one (see
   /// `replace(popping:)`).
-  @inlinable public func replace(popping thread: some LuaStack) {
+  @inlinable @inline(__always) public func replace(popping thread: some LuaStack) {
     lua_rawseti(thread.L, lunar_registryindex(), lua_Integer(ref))
   }
 

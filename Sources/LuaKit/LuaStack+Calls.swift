@@ -12,7 +12,7 @@ extension LuaStack {
   /// Pushes the message handler `call` uses and returns its index: code that
   /// makes many calls pushes it once, below them, and passes the index to
   /// `call(arguments:results:messageHandler:)`, so no call moves the stack.
-  @inlinable public func pushMessageHandler() -> Int32 {
+  @inlinable @inline(__always) public func pushMessageHandler() -> Int32 {
     lunar_pushmessagehandler(L)
     return lua_gettop(L)
   }

@@ -10,12 +10,12 @@ extension LuaStack {
 
   /// Pushes a new empty table with room for `arrayCapacity` elements and
   /// `fieldCapacity` other fields.
-  @inlinable public func newTable(arrayCapacity: Int = 0, fieldCapacity: Int = 0) {
+  @inlinable @inline(__always) public func newTable(arrayCapacity: Int = 0, fieldCapacity: Int = 0) {
     lua_createtable(L, Int32(clamping: arrayCapacity), Int32(clamping: fieldCapacity))
   }
 
   /// Pops a table and makes it the metatable of the value at `index`.
-  @inlinable public func setMetatable(of index: Int32) { lua_setmetatable(L, index) }
+  @inlinable @inline(__always) public func setMetatable(of index: Int32) { lua_setmetatable(L, index) }
 
   // MARK: Reading fields
 
@@ -34,13 +34,13 @@ extension LuaStack {
   }
 
   /// Pushes `t[key]` for an integer key (`t[1]`); returns its type.
-  @inlinable @discardableResult public func pushField(_ key: Int, of table: Int32) -> LuaType {
+  @inlinable @inline(__always) @discardableResult public func pushField(_ key: Int, of table: Int32) -> LuaType {
     LuaType(rawValue: lua_rawgeti(L, table, lua_Integer(key))) ?? .none
   }
 
   /// Pushes `t[k]` where `k` is the value at `key`, which stays where it
   /// is; returns the field's type.
-  @inlinable @discardableResult public func pushField(keyAt key: Int32, of table: Int32) -> LuaType {
+  @inlinable @inline(__always) @discardableResult public func pushField(keyAt key: Int32, of table: Int32) -> LuaType {
     let table = index(table, afterPushing: 1)
     lua_pushvalue(L, key)
     return LuaType(rawValue: lua_rawget(L, table)) ?? .none
@@ -57,12 +57,12 @@ extension LuaStack {
   }
 
   /// Pops the top value into `t[key]` for an integer key (`t[1]`).
-  @inlinable public func setField(_ key: Int, of table: Int32) {
+  @inlinable @inline(__always) public func setField(_ key: Int, of table: Int32) {
     lua_rawseti(L, table, lua_Integer(key))
   }
 
   /// Pops a key and the value above it (pushed in that order) into `t[key]`.
-  @inlinable public func setField(of table: Int32) { lua_rawset(L, table) }
+  @inlinable @inline(__always) public func setField(of table: Int32) { lua_rawset(L, table) }
 
   // MARK: The registry
 
@@ -85,18 +85,18 @@ extension LuaStack {
   /// `index` as it counts once `count` more values are pushed: a relative
   /// index moves down, absolute and pseudo-indices (the registry) stay.
   /// Cheaper than `lua_absindex`, a call, on paths that run per message.
-  @inlinable func index(_ index: Int32, afterPushing count: Int32) -> Int32 {
+  @inlinable @inline(__always) func index(_ index: Int32, afterPushing count: Int32) -> Int32 {
     index < 0 && index > lunar_registryindex() ? index - count : index
   }
 
   // MARK: Walking tables
 
   /// The border `#t` of the table at `table`, as `rawlen` finds it.
-  @inlinable public func rawLength(at table: Int32) -> Int { Int(lua_rawlen(L, table)) }
+  @inlinable @inline(__always) public func rawLength(at table: Int32) -> Int { Int(lua_rawlen(L, table)) }
 
   /// How many entries the table at `table` has, counted by walking it.
   @inlinable public func entryCount(of table: Int32) -> Int {
-    let table = lua_absindex(L, table)
+    let table = index(table, afterPushing: 1)
     var count = 0
     lua_pushnil(L)
     while lua_next(L, table) != 0 {

@@ -27,45 +27,45 @@ extension LuaStack {
   // MARK: Height
 
   /// The index of the top of the stack (the number of values on it).
-  @inlinable public var top: Int32 {
+  @inlinable @inline(__always) public var top: Int32 {
     get { lua_gettop(L) }
     nonmutating set { lua_settop(L, newValue) }
   }
 
   /// Removes `n` values from the top of the stack.
-  @inlinable public func pop(_ n: Int32 = 1) { lua_settop(L, -n - 1) }
+  @inlinable @inline(__always) public func pop(_ n: Int32 = 1) { lua_settop(L, -n - 1) }
 
   /// Makes room for `n` more values; false if the stack cannot grow.
   @inlinable public func ensureStack(_ n: Int32) -> Bool { lua_checkstack(L, n) != 0 }
 
   /// Runs `body`, then puts the stack back to the height it had before,
   /// whether `body` returns or throws: what it pushed is dropped.
-  @inlinable public func withStackScope<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+  @inlinable @inline(__always) public func withStackScope<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
     let base = lua_gettop(L)
     defer { lua_settop(L, base) }
     return try body()
   }
 
   /// `index` counted from the bottom, so it stays valid as values are pushed.
-  @inlinable public func absoluteIndex(_ index: Int32) -> Int32 { lua_absindex(L, index) }
+  @inlinable @inline(__always) public func absoluteIndex(_ index: Int32) -> Int32 { lua_absindex(L, index) }
 
   // MARK: Moving values
 
   /// Pushes the value at `index` again: the same value, so a table pushed
   /// this way is the same table, not a copy.
-  @inlinable public func pushValue(at index: Int32) { lua_pushvalue(L, index) }
+  @inlinable @inline(__always) public func pushValue(at index: Int32) { lua_pushvalue(L, index) }
 
   /// Moves the top value down to `index`, shifting up the values above it.
-  @inlinable public func insert(at index: Int32) { lua_rotate(L, index, 1) }
+  @inlinable @inline(__always) public func insert(at index: Int32) { lua_rotate(L, index, 1) }
 
   /// Removes the value at `index`, shifting down the values above it.
-  @inlinable public func remove(at index: Int32) {
+  @inlinable @inline(__always) public func remove(at index: Int32) {
     lua_rotate(L, index, -1)
     lua_settop(L, -2)
   }
 
   /// Pops the top value into `index`, replacing the value there.
-  @inlinable public func replace(at index: Int32) {
+  @inlinable @inline(__always) public func replace(at index: Int32) {
     lua_copy(L, -1, index)
     lua_settop(L, -2)
   }
@@ -73,14 +73,14 @@ extension LuaStack {
   // MARK: Reading values in place
 
   /// The Lua type of the value at `index` (`.none` past the top).
-  @inlinable public func type(at index: Int32) -> LuaType { LuaType(rawValue: lua_type(L, index)) ?? .none }
+  @inlinable @inline(__always) public func type(at index: Int32) -> LuaType { LuaType(rawValue: lua_type(L, index)) ?? .none }
 
   /// The type name Lua's messages use for the value at `index`: its
   /// metatable's `__name` if it has one (`Queue`), else its type's name.
   public func typeName(at index: Int32) -> String { String(cString: lunar_typename(L, index)) }
 
   /// The value at `index` with Lua's truthiness: false only for nil and false.
-  @inlinable public func boolean(at index: Int32) -> Bool { lua_toboolean(L, index) != 0 }
+  @inlinable @inline(__always) public func boolean(at index: Int32) -> Bool { lua_toboolean(L, index) != 0 }
 
   /// The number at `index` as an integer, if it is one or a float with an
   /// exact integer value; nil for anything else (strings are not converted).
@@ -127,20 +127,20 @@ extension LuaStack {
 
   /// True if the values at `a` and `b` are the same value, compared raw
   /// (no `__eq` runs).
-  @inlinable public func rawEquals(_ a: Int32, _ b: Int32) -> Bool { lua_rawequal(L, a, b) != 0 }
+  @inlinable @inline(__always) public func rawEquals(_ a: Int32, _ b: Int32) -> Bool { lua_rawequal(L, a, b) != 0 }
 
   // MARK: Pushing plain values
 
   /// Pushes nil.
-  @inlinable public func pushNil() { lua_pushnil(L) }
+  @inlinable @inline(__always) public func pushNil() { lua_pushnil(L) }
   /// Pushes a boolean.
-  @inlinable public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
+  @inlinable @inline(__always) public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
   /// Pushes an integer.
-  @inlinable public func push(_ value: Int64) { lua_pushinteger(L, value) }
+  @inlinable @inline(__always) public func push(_ value: Int64) { lua_pushinteger(L, value) }
   /// Pushes an integer.
-  @inlinable public func push(_ value: Int) { lua_pushinteger(L, Int64(value)) }
+  @inlinable @inline(__always) public func push(_ value: Int) { lua_pushinteger(L, Int64(value)) }
   /// Pushes a float.
-  @inlinable public func push(_ value: Double) { lua_pushnumber(L, value) }
+  @inlinable @inline(__always) public func push(_ value: Double) { lua_pushnumber(L, value) }
 
   /// Pushes a Swift string as a Lua string.
   @inlinable public func push(_ string: String) {

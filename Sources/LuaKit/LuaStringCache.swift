@@ -47,14 +47,14 @@ public final class LuaStringCache<Value> {
 
   /// The value cached for the string at `index` of `thread` (see
   /// `value(at:on:)`).
-  @inlinable
+  @inlinable @inline(__always)
   public func value(at index: Int32, on thread: some LuaStack) -> Value? {
     value(at: index, on: thread.L)
   }
 
   /// Caches `value` for the string at `index` of `thread` (see
   /// `insert(_:forStringAt:on:)`).
-  @inlinable
+  @inlinable @inline(__always)
   public func insert(_ value: Value, forStringAt index: Int32, on thread: some LuaStack) {
     insert(value, forStringAt: index, on: thread.L)
   }
