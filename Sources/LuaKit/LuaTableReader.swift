@@ -1,5 +1,3 @@
-import CLua
-
 /// A table on a Lua stack, read field by field and checked: a definition
 /// or options table given by a script. Reads are raw (no metamethod runs),
 /// leave the stack as they found it, and a field of the wrong type is a
