@@ -133,13 +133,8 @@ final class LuaMachineDefinition: MachineBehavior {
       if let key = definition.unknownKeys(known: ["on", "enter", "exit"]).first {
         throw refusal("unknown field \(key) (fields are on, enter, exit)")
       }
-      for (hook, defined) in [("enter", \Outline.hasEnter), ("exit", \Outline.hasExit)] {
-        switch definition.type(of: .string(LuaString(hook))) {
-        case .nil: self[keyPath: defined].append(false)
-        case .function: self[keyPath: defined].append(true)
-        default: throw refusal("'\(hook)' must be a function")
-        }
-      }
+      hasEnter.append(try Self.defines("enter", definition, refusal))
+      hasExit.append(try Self.defines("exit", definition, refusal))
       switch definition.type(of: "on") {
       case .nil: break
       case .table:
@@ -148,17 +143,33 @@ final class LuaMachineDefinition: MachineBehavior {
             guard let message = key.bytes else {
               throw refusal("message names in 'on' must be strings, got \(key.typeName)")
             }
-            try readHandler(value, for: message, in: state, refusal)
+            let path = handlers.path.appending(key.key ?? .string(message))
+            try readHandler(value, at: path, for: message, in: state, refusal)
           }
         }
       default: throw refusal("'on' must be a table of handlers")
       }
     }
 
-    /// One entry of a state's `on` table: its edges, if it names them.
+    /// True if a state defines the hook `name` (`enter` or `exit`), which
+    /// must be a function if it is there.
+    private static func defines(_ name: String, _ state: LuaTableReader, _ refusal: (String) -> MachineError) throws -> Bool {
+      switch state.type(of: .string(LuaString(name))) {
+      case .nil: false
+      case .function: true
+      default: throw refusal("'\(name)' must be a function")
+      }
+    }
+
+    /// One entry of a state's `on` table, at `path`: its edges, if it
+    /// names them.
     private mutating func readHandler(
-      _ handler: LuaStackValue, for message: LuaString, in state: LuaString, _ refusal: (String) -> MachineError
+      _ handler: LuaStackValue, at path: LuaPath, for message: LuaString, in state: LuaString,
+      _ refusal: (String) -> MachineError
     ) throws {
+      if let table = handler.table(path: path) {
+        return try readHandler(table, for: message, in: state, refusal)
+      }
       switch handler.type {
       case .string:
         let target = handler.bytes ?? ""
@@ -168,34 +179,38 @@ final class LuaMachineDefinition: MachineBehavior {
         edges.append((state, message, target))
       case .function:
         break
-      case .table:
-        let handler = handler.table(path: LuaPath(""))!
-        if let key = handler.unknownKeys(known: ["run", "targets"]).first {
-          throw refusal("handler '\(message)': unknown field \(key) (fields are run, targets)")
-        }
-        guard handler.type(of: "run") == .function else { throw refusal("handler '\(message)' needs a 'run' function") }
-        let targetsType = handler.type(of: "targets")
-        guard targetsType == .nil || targetsType == .table else {
-          throw refusal("handler '\(message)': 'targets' must be a list of state names, got \(targetsType.name)")
-        }
-        try handler.table("targets") { targets in
-          // Only the keys 1...n: as many entries as the border says.
-          guard targets.count == targets.length else {
-            throw refusal("handler '\(message)': 'targets' must be a list of state names, got a table with other keys")
-          }
-          for position in 1..<(targets.length + 1) {
-            let key = LuaKey.integer(Int64(position))
-            guard let target = try? targets.string(key) else {
-              throw refusal("handler '\(message)': targets[\(position)] must be a state name, got \(targets.typeName(of: key))")
-            }
-            guard states.contains(target) else {
-              throw refusal("handler '\(message)' targets unknown state '\(target)'")
-            }
-            edges.append((state, message, target))
-          }
-        }
       default:
         throw refusal("handler '\(message)' must be a function or a state name, got \(handler.typeName)")
+      }
+    }
+
+    /// A handler given as `{ run = function, targets = { state, ... } }`.
+    private mutating func readHandler(
+      _ handler: LuaTableReader, for message: LuaString, in state: LuaString, _ refusal: (String) -> MachineError
+    ) throws {
+      if let key = handler.unknownKeys(known: ["run", "targets"]).first {
+        throw refusal("handler '\(message)': unknown field \(key) (fields are run, targets)")
+      }
+      guard handler.type(of: "run") == .function else { throw refusal("handler '\(message)' needs a 'run' function") }
+      let targetsType = handler.type(of: "targets")
+      guard targetsType == .nil || targetsType == .table else {
+        throw refusal("handler '\(message)': 'targets' must be a list of state names, got \(targetsType.name)")
+      }
+      try handler.table("targets") { targets in
+        // Only the keys 1...n: as many entries as the border says.
+        guard targets.count == targets.length else {
+          throw refusal("handler '\(message)': 'targets' must be a list of state names, got a table with other keys")
+        }
+        for position in 1..<(targets.length + 1) {
+          let key = LuaKey.integer(Int64(position))
+          guard let target = try? targets.string(key) else {
+            throw refusal("handler '\(message)': targets[\(position)] must be a state name, got \(targets.typeName(of: key))")
+          }
+          guard states.contains(target) else {
+            throw refusal("handler '\(message)' targets unknown state '\(target)'")
+          }
+          edges.append((state, message, target))
+        }
       }
     }
 
