@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// The Lua face of a `LuaTask`: the handle `lunar.spawn` and queue

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 import Lunar
 
@@ -100,7 +98,7 @@ public struct LaunchesPlugin: LunarPlugin {
         _ = try UpcomingOptions(options, known: schedule.sources)
         call.pushNil()
       } catch {
-        call.push(error.message ?? "\(error.expected ?? "table") expected, got \(String(cString: lua_typename(call.L, lua_type(call.L, 1))))")
+        call.push(error.message ?? "\(error.expected ?? "table") expected, got \(call.type(1).name)")
       }
       return .one
     }
@@ -165,8 +163,7 @@ public struct LaunchesPlugin: LunarPlugin {
       guard call.type(2) == .function || call.type(2) == .userdata else {
         throw LuaArgumentError.type(2, expected: "function or machine")
       }
-      lua_pushvalue(call.L, 2)
-      reminders.register(id, target: LuaReference(popping: call.L, in: runtime.state))
+      reminders.register(id, target: call.reference(2, in: runtime.state))
       return .none
     }
     module.lua("""

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// `lunar.action`, `lunar.run`, `lunar.run_stubbed` and the services actions

@@ -1,5 +1,4 @@
-import CLua
-import CLuaShim
+import CLuaShim  // interrupts reach the state from other threads only through the shim's signal-safe control block
 import LuaKit
 import Synchronization
 

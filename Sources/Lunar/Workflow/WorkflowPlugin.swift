@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 #if canImport(Glibc)
