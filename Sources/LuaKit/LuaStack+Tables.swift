@@ -82,6 +82,12 @@ extension LuaStack {
     pushRegistryField(LUA_LOADED_TABLE)
   }
 
+  /// Pushes the table of module loaders `require` tries first
+  /// (`package.preload`, as the registry keeps it).
+  public func pushPreloadedModules() {
+    pushRegistryField(LUA_PRELOAD_TABLE)
+  }
+
   /// `index` as it counts once `count` more values are pushed: a relative
   /// index moves down, absolute and pseudo-indices (the registry) stay.
   /// Cheaper than `lua_absindex`, a call, on paths that run per message.

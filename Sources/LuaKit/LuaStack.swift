@@ -64,6 +64,11 @@ extension LuaStack {
     lua_settop(L, -2)
   }
 
+  /// Pops `count` values and pushes them, in the same order, on `thread`,
+  /// another thread of the same state (a value built on one thread's stack
+  /// and returned on another's).
+  @inlinable public func move(_ count: Int32, to thread: some LuaStack) { lua_xmove(L, thread.L, count) }
+
   /// Pops the top value into `index`, replacing the value there.
   @inlinable @inline(__always) public func replace(at index: Int32) {
     lua_copy(L, -1, index)

@@ -146,6 +146,19 @@ import Testing
     #expect(!state.rawEquals(-1, 1))
   }
 
+  @Test func valuesMoveInOrderToAnotherThreadOfTheState() throws {
+    let state = try LuaState()
+    try Self.evaluate("return coroutine.create(function() end)", in: state)
+    let thread = try #require(state.thread(at: -1))
+    let below = thread.top  // a new coroutine holds its body
+    state.push("first")
+    state.push(Int64(2))
+    state.move(2, to: thread)
+    #expect(state.top == 1)
+    #expect(thread.top == below + 2)
+    #expect(thread.string(at: -2) == "first" && thread.integer(at: -1) == 2)
+  }
+
   @Test func typeNamesHonourName() throws {
     let state = try LuaState()
     try Self.evaluate("return setmetatable({}, { __name = 'Widget' })", in: state)
@@ -185,6 +198,10 @@ import Testing
     state.getGlobal("string")
     #expect(state.rawEquals(-1, -2))
     state.pop(3)
+    state.pushPreloadedModules()
+    try Self.evaluate("return package.preload", in: state)
+    #expect(state.rawEquals(-1, -2))
+    state.pop(2)
     #expect(state.top == 0)
   }
 
