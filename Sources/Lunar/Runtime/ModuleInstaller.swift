@@ -1,12 +1,8 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// Builds plugins' Lua modules into a runtime's state: a `LuaModule`
 /// becomes a table in `package.loaded`, built at once or, through
 /// `package.preload`, on its first `require`. Loop thread only.
-///
-/// Raw C calls build the tables: LuaKit has no table field access yet.
 public final class ModuleInstaller {
   /// The runtime the modules are built for (its plugins' `make` closures
   /// and `whenLoaded` hooks receive it).
@@ -24,7 +20,7 @@ public final class ModuleInstaller {
   public func install(_ module: LuaModule) throws {
     if module.name == "lunar" {
       try build(module)
-      lua_settop(state.L, -2)
+      state.pop()
       return
     }
     install(moduleNamed: module.name) { _ in module }
@@ -35,69 +31,66 @@ public final class ModuleInstaller {
   /// nothing at start-up until a script uses them.
   public func install(moduleNamed name: String, _ make: @escaping (RuntimeCore) throws -> LuaModule) {
     // package.preload[name] = a loader that builds the module on demand.
-    let L = state.L
-    lua_getfield(L, lunar_registryindex(), LUA_PRELOAD_TABLE)
+    state.pushPreloadedModules()
     state.push(function: { [unowned self] call in
       // Built on the main thread's stack, handed to whichever thread required it.
       try self.build(make(self.core))
-      if call.L != self.state.L { lua_xmove(self.state.L, call.L, 1) }
+      if call.L != self.state.L { self.state.move(1, to: call) }
       return .one
     })
-    lua_setfield(L, -2, name)
-    lua_settop(L, -2)
+    state.setField(name, of: -2)
+    state.pop()
   }
 
   /// Builds `module`, registers it in `package.loaded` (and as a field of
   /// `lunar`), and leaves its table on the stack.
   private func build(_ module: LuaModule) throws {
-    let L = state.L
-    lua_createtable(L, 0, Int32(module.functions.count + module.asyncFunctions.count + module.values.count))
-    let table = lua_gettop(L)
+    state.newTable(fieldCapacity: module.functions.count + module.asyncFunctions.count + module.values.count)
+    let table = state.top
     for (name, function) in module.functions {
       state.push(function: function)
-      lua_setfield(L, table, name)
+      state.setField(name, of: table)
     }
     for (name, function) in module.asyncFunctions {
       state.push(function: core.asyncFunction(function))
-      lua_setfield(L, table, name)
+      state.setField(name, of: table)
     }
     for (name, value) in module.values {
       try state.push(value)
-      lua_setfield(L, table, name)
+      state.setField(name, of: table)
     }
     // package.loaded[name] = table, first, so the sources may require it.
-    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
-    lua_pushvalue(L, table)
-    lua_setfield(L, -2, module.name)
-    lua_settop(L, table)
+    state.pushLoadedModules()
+    state.pushValue(at: table)
+    state.setField(module.name, of: -2)
+    state.top = table
     if module.name == "lunar" {
-      lua_pushvalue(L, table)
+      state.pushValue(at: table)
       state.setGlobal("lunar")
     } else if module.name.hasPrefix("lunar.") {
       state.getGlobal("lunar")
-      if lua_type(L, -1) == LUA_TTABLE {
-        state.push(String(module.name.dropFirst("lunar.".count)))
-        lua_pushvalue(L, table)
-        lua_rawset(L, -3)
+      if state.type(at: -1) == .table {
+        state.pushValue(at: table)
+        state.setField(String(module.name.dropFirst("lunar.".count)), of: -2)
       }
-      lua_settop(L, table)
+      state.top = table
     }
     if !module.host.isEmpty {
-      lua_createtable(L, 0, Int32(module.host.count))
+      state.newTable(fieldCapacity: module.host.count)
       for (key, function) in module.host {
         state.push(function: function)
-        lua_setfield(L, -2, key)
+        state.setField(key, of: -2)
       }
-      lua_setfield(L, table, "_host")
+      state.setField("_host", of: table)
     }
     for (source, chunkName) in module.sources {
       try state.load(bytes: source, name: chunkName, mode: .text)
-      lua_pushvalue(L, table)
+      state.pushValue(at: table)
       try state.call(arguments: 1, results: 0)
     }
-    lua_settop(L, table)
+    state.top = table
     for hook in module.afterLoad { try hook(core) }
-    lua_settop(L, table)
+    state.top = table
   }
 
   /// Installs a module written in Lua: `source` runs with the module table

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// Where `require` finds plugins, and, under `--sandbox`, the folders Lua
@@ -7,9 +5,6 @@ import LuaKit
 /// `LUNAR_PATH`, `./plugins`) go in front of `package.path` when the
 /// runtime is made; a script's own folder, and the `plugins` folder beside
 /// a script file, join them when the script runs. Loop thread only.
-///
-/// Raw C calls read and write `package.path`: LuaKit has no table field
-/// access yet.
 final class PluginPath {
   private let state: LuaState
   /// Where `--sandbox` loads Lua source from (nil without the sandbox).
@@ -57,18 +52,15 @@ final class PluginPath {
     var prefix = ""
     for folder in folders { prefix += Self.pluginTemplates(folder) }
     pluginPathPrefix = prefix
-    let L = state.L
-    lua_getglobal(L, "package")
-    guard lua_type(L, -1) == LUA_TTABLE else {
-      lua_settop(L, -2)
-      return folders
+    state.withStackScope {
+      state.getGlobal("package")
+      guard state.type(at: -1) == .table else { return }
+      state.pushField("path", of: -1)
+      let current = state.string(at: -1) ?? ""
+      state.pop()
+      state.push(prefix + current)
+      state.setField("path", of: -2)
     }
-    lua_getfield(L, -1, "path")
-    let current = state.string(at: -1) ?? ""
-    lua_settop(L, -2)
-    state.push(prefix + current)
-    lua_setfield(L, -2, "path")
-    lua_settop(L, -2)
     return folders
   }
 
@@ -88,17 +80,17 @@ final class PluginPath {
     guard let slash = path.lastIndex(of: "/") else { return }
     let folder = (slash == path.startIndex ? "" : String(path[..<slash])) + "/plugins"
     let templates = Self.pluginTemplates(folder)
-    let L = state.L
-    lua_getglobal(L, "package")
-    defer { lua_settop(L, -2) }
-    guard lua_type(L, -1) == LUA_TTABLE else { return }
-    lua_getfield(L, -1, "path")
-    let current = state.string(at: -1) ?? ""
-    lua_settop(L, -2)
-    // Only while the path is still Lunar's own (LUA_INIT has not run).
-    guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return }
-    if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
-    state.push(pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count))
-    lua_setfield(L, -2, "path")
+    state.withStackScope {
+      state.getGlobal("package")
+      guard state.type(at: -1) == .table else { return }
+      state.pushField("path", of: -1)
+      let current = state.string(at: -1) ?? ""
+      state.pop()
+      // Only while the path is still Lunar's own (LUA_INIT has not run).
+      guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return }
+      if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
+      state.push(pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count))
+      state.setField("path", of: -2)
+    }
   }
 }
