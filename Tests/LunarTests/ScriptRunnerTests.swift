@@ -42,4 +42,17 @@ private struct DoublingPlugin: LunarPlugin {
     #expect(message == "@test.lua returned 'refuse'")
     #expect(lua.events("task.") == ["task.spawned id=1 label=\"task 1\" at=test.lua:1", "task.cancelled id=1 error=cancelled"])
   }
+
+  @Test func aConsoleEntrysUnobservedFailureIsTakenOnce() async throws {
+    let lua = try TestRuntime()
+    let entry = try await lua.runtime.perform { core in
+      core.scripts.evaluate("lunar.spawn(function() error('lost') end)", name: "=stdin", arguments: [])
+    }
+    guard case .success = entry else {
+      Issue.record("expected the entry to succeed, got \(entry)")
+      return
+    }
+    #expect(await lua.runtime.takeUnobservedFailures().map(\.message) == ["stdin:1: lost"])
+    #expect(await lua.runtime.takeUnobservedFailures().isEmpty)
+  }
 }

@@ -107,6 +107,13 @@ public final class Runtime: Sendable {
     return try result.get()
   }
 
+  /// The errors of background tasks that failed with nobody looking so
+  /// far, now marked observed, so each is returned once (a console reports
+  /// them between entries).
+  public func takeUnobservedFailures() async -> [UnobservedError] {
+    (try? await perform { core in core.scheduler.takeUnobservedFailures() }) ?? []
+  }
+
   /// Stops the running script at its next Lua instruction, as Ctrl-C does.
   public func interrupt() {
     control.interrupt(reason: LUNAR_INTERRUPT_REQUEST)
