@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 #if canImport(Glibc)
@@ -8,7 +6,8 @@ import Glibc
 
 /// `lunar.workflow`: the declarative layer (written in Lua, `workflow.lua`)
 /// and the host functions it needs: the resume journal, input fingerprints,
-/// wall-clock time for progress and the step graph's drawing.
+/// wall-clock time for progress and the step graph's drawing; and what
+/// happens to a workflow a script returns (`ReturnedWorkflow`).
 struct WorkflowPlugin: LunarPlugin {
   let name = "lunar.workflow"
 
@@ -21,6 +20,11 @@ struct WorkflowPlugin: LunarPlugin {
       return journals[index - 1]
     }
     let configuration = runtime.configuration
+    // A workflow the main chunk returns is run (or drawn) here.
+    runtime.scripts.handleResults { [unowned runtime] (results) throws(LuaError) in
+      try ReturnedWorkflow.handle(
+        results, options: configuration.workflowOptions, drawings: runtime.component(Drawings.self))
+    }
     try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
       // may_write(path) -> whether a script may have Lunar write `path`:
       // always, except under --sandbox, where only the command line's
@@ -40,7 +44,7 @@ struct WorkflowPlugin: LunarPlugin {
           call.push(String(describing: error))
           return .values(2)
         }
-        core.endRun(whenWriteFails: journal.output)
+        core.scripts.endRun(whenWriteFails: journal.output)
         journals.append(journal)
         call.push(journals.count)
         return .one
