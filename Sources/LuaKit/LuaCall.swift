@@ -2,9 +2,9 @@ import CLua
 import CLuaShim
 
 /// The Lua call a Swift host function is serving: its arguments, checked
-/// the way `luaL_check*` checks them (but reported by throwing), and the
-/// stack to push results on.
-public struct LuaCall {
+/// the way `luaL_check*` checks them (but reported by throwing), and, as a
+/// `LuaStack`, the stack to push results on.
+public struct LuaCall: LuaStack {
   /// The Lua thread making the call.
   public let L: OpaquePointer
 
@@ -97,37 +97,20 @@ public struct LuaCall {
     try LuaState.readChargedValue(L, at: n, root: name ?? "argument #\(n)")
   }
 
-  /// The `i`th extra upvalue given to `LuaState.push(function:upvalues:)`,
+  /// The `i`th extra upvalue given to `LuaStack.push(function:upvalues:)`,
   /// pushed on the stack.
   public func pushUpvalue(_ i: Int32) {
     lua_pushvalue(L, lunar_upvalueindex(i + 1))
   }
 
-  // MARK: Results
+  /// Argument `n` anchored in the registry of `owner` (the state the
+  /// call's thread belongs to), to keep past the call.
+  public func reference(_ n: Int32, in owner: LuaState) -> LuaReference {
+    lua_pushvalue(L, n)
+    return LuaReference(popping: L, in: owner)
+  }
 
-  /// Pushes nil.
-  public func pushNil() { lua_pushnil(L) }
-  /// Pushes a boolean.
-  public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
-  /// Pushes an integer.
-  public func push(_ value: Int64) { lua_pushinteger(L, value) }
-  /// Pushes an integer.
-  public func push(_ value: Int) { lua_pushinteger(L, Int64(value)) }
-  /// Pushes a float.
-  public func push(_ value: Double) { lua_pushnumber(L, value) }
-  /// Pushes a string.
-  public func push(_ value: String) {
-    var value = value
-    value.withUTF8 { buffer in
-      buffer.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
-    }
-  }
-  /// Pushes a string with these exact bytes.
-  public func push(_ value: LuaString) { LuaState.pushBytes(L, value) }
-  /// Pushes a copy of a value.
-  public func push(_ value: LuaValue) throws(LuaConversionError) {
-    try LuaState.pushValue(L, value, path: LuaPath("value"), depth: 0)
-  }
+  // MARK: Errors
 
   /// Pushes the message Lua would raise for `error` (see `LuaReturn`).
   func pushError(_ error: any Error) {

@@ -65,9 +65,26 @@ struct LuaObjectBlock {
   static let classNames = "lunar.classes"
 }
 
-extension LuaState {
+extension LuaStack {
   /// Creates the metatable for `luaClass` (once per name per state).
   public func register<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
+    LuaThread(L).registerClass(luaClass)
+  }
+
+  /// Pushes `object` as userdata of `luaClass` (registered first if needed);
+  /// the userdata keeps the object alive until Lua collects it. Pushing the
+  /// same object again gives the same userdata while Lua holds it, so `==`
+  /// and table keys work on handles.
+  public func push<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
+    LuaThread(L).pushObject(object, as: luaClass)
+  }
+}
+
+// On the concrete thread, not generically for every stack: the methods'
+// closures are called on every method call from Lua, and would otherwise
+// carry (and reabstract through) the stack's generic context.
+extension LuaThread {
+  fileprivate func registerClass<Object: AnyObject>(_ luaClass: LuaClass<Object>) {
     guard luaL_newmetatable(L, luaClass.name) != 0 else {
       pop()
       return
@@ -141,11 +158,7 @@ extension LuaState {
     pop()
   }
 
-  /// Pushes `object` as userdata of `luaClass` (registered first if needed);
-  /// the userdata keeps the object alive until Lua collects it. Pushing the
-  /// same object again gives the same userdata while Lua holds it, so `==`
-  /// and table keys work on handles.
-  public func push<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
+  fileprivate func pushObject<Object: AnyObject>(_ object: Object, as luaClass: LuaClass<Object>) {
     let key = Unmanaged.passUnretained(object).toOpaque()
     pushObjectCache()
     lua_pushlightuserdata(L, key)
@@ -157,7 +170,7 @@ extension LuaState {
     let raw = lunar_newuserdata(L, MemoryLayout<LuaObjectBlock>.size)!
     if lunar_getmetatable(L, luaClass.name) == LUA_TNIL {
       pop()
-      register(luaClass)
+      registerClass(luaClass)
       _ = lunar_getmetatable(L, luaClass.name)
     }
     raw.bindMemory(to: LuaObjectBlock.self, capacity: 1).initialize(
@@ -172,21 +185,6 @@ extension LuaState {
     lunar_remove(L, -2)
   }
 
-  /// The object inside the userdata at `index` if `push(_:as:)` made it
-  /// from an object of class `type` (as any `LuaClass` of that type) and Lua
-  /// has not collected it; nil for any other value. Checked by the tag in
-  /// the userdata's own memory, so a metatable swapped with `debug` cannot
-  /// pass one class off as another.
-  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
-    LuaState.object(at: index, of: type, on: L)
-  }
-
-  static func object<Object: AnyObject>(at index: Int32, of type: Object.Type, on L: OpaquePointer) -> Object? {
-    guard let block = LuaObjectBlock.at(index, on: L), block.pointee.type == ObjectIdentifier(type),
-      let object = block.pointee.object
-    else { return nil }
-    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
-  }
 
   /// Pushes the registry's table of live userdata by object, with weak
   /// values so it never keeps one alive.
@@ -200,6 +198,20 @@ extension LuaState {
     lua_setmetatable(L, -2)
     lua_pushvalue(L, -1)
     lua_setfield(L, lunar_registryindex(), "lunar.objects")
+  }
+}
+
+extension LuaStack {
+  /// The object inside the userdata at `index` if `LuaState.push(_:as:)`
+  /// made it from an object of class `type` (as any `LuaClass` of that
+  /// type) and Lua has not collected it; nil for any other value. Checked
+  /// by the tag in the userdata's own memory, so a metatable swapped with
+  /// `debug` cannot pass one class off as another.
+  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
+    guard let block = LuaObjectBlock.at(index, on: L), block.pointee.type == ObjectIdentifier(type),
+      let object = block.pointee.object
+    else { return nil }
+    return Unmanaged<Object>.fromOpaque(object).takeUnretainedValue()
   }
 }
 
@@ -218,12 +230,6 @@ extension LuaCall {
   /// Argument `n` as an object of `luaClass`.
   public func object<Object: AnyObject>(_ n: Int32, of luaClass: LuaClass<Object>) throws(LuaArgumentError) -> Object {
     try object(n, of: Object.self, named: luaClass.name)
-  }
-
-  /// The object inside the userdata at stack index `index` if it is a live
-  /// object of class `type` (see `LuaState.object(at:of:)`); nil otherwise.
-  public func object<Object: AnyObject>(at index: Int32, of type: Object.Type) -> Object? {
-    LuaState.object(at: index, of: type, on: L)
   }
 
   /// Argument `n` as an object pushed as the class whose metatable is at

@@ -95,13 +95,16 @@ final class LuaFunctionBox {
   }
 }
 
-extension LuaState {
+extension LuaStack {
   /// Pushes `function` as a Lua function. `upvalues` values taken from the
-  /// top of the stack are kept with it (read them with `LuaCall.upvalue`).
+  /// top of the stack are kept with it (read them with `LuaCall.pushUpvalue`).
   public func push(function: @escaping LuaFunction, upvalues: Int32 = 0) {
     let box = Unmanaged.passRetained(LuaFunctionBox(function)).toOpaque()
     lunar_pushhostfunction(L, box, upvalues)
   }
+}
+
+extension LuaState {
 
   /// Sets the global `name` to `function`.
   public func register(_ name: String, _ function: @escaping LuaFunction) {

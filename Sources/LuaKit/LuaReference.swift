@@ -22,6 +22,12 @@ public final class LuaReference {
     self.ref = luaL_ref(L, lunar_registryindex())
   }
 
+  /// Pops the top value of `thread`, a thread of `state`, and anchors it;
+  /// the reference outlives that thread.
+  public convenience init(popping thread: some LuaStack, in state: LuaState) {
+    self.init(popping: thread.L, in: state)
+  }
+
   /// Pushes the referenced value.
   public func push() {
     lua_rawgeti(state.L, lunar_registryindex(), lua_Integer(ref))
@@ -32,6 +38,11 @@ public final class LuaReference {
     lua_rawgeti(L, lunar_registryindex(), lua_Integer(ref))
   }
 
+  /// Pushes the referenced value on `thread`, a thread of the same state.
+  @inlinable @inline(__always) public func push(on thread: some LuaStack) {
+    lua_rawgeti(thread.L, lunar_registryindex(), lua_Integer(ref))
+  }
+
   /// Pops the top value of `L` (a thread of the same state) and anchors it
   /// in place of the referenced one, in the same slot. Not nil: `luaL_ref`
   /// finds free slots by the registry's length, so it could hand out a
@@ -40,13 +51,20 @@ public final class LuaReference {
     lua_rawseti(L, lunar_registryindex(), lua_Integer(ref))
   }
 
+  /// Pops the top value of `thread` in place of the referenced one (see
+  /// `replace(popping:)`).
+  @inlinable @inline(__always) public func replace(popping thread: some LuaStack) {
+    lua_rawseti(thread.L, lunar_registryindex(), lua_Integer(ref))
+  }
+
   /// The registry slot that holds the value, valid while this reference
-  /// lives. Code that keeps the reference alive elsewhere can keep the slot
-  /// (a plain number) and push with `push(slot:on:)`, retaining nothing.
-  public var slot: Int32 { ref }
+  /// lives. Code of this package that keeps the reference alive elsewhere
+  /// can keep the slot (a plain number) and push with `push(slot:on:)`,
+  /// retaining nothing; outside it, a slot beside its owner is a hazard.
+  package var slot: Int32 { ref }
 
   /// Pushes the value in registry slot `slot` (see `slot`).
-  @inlinable public static func push(slot: Int32, on L: OpaquePointer) {
+  @inlinable package static func push(slot: Int32, on L: OpaquePointer) {
     lua_rawgeti(L, lunar_registryindex(), lua_Integer(slot))
   }
 

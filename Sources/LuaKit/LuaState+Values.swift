@@ -4,7 +4,9 @@ import CLuaShim
 extension LuaState {
   /// How deep tables may nest when they cross; deeper is an error.
   public static let maximumDepth = 200
+}
 
+extension LuaStack {
   /// Copies the value at `index` into a `LuaValue`.
   /// - Parameter root: how the error message names the value (`payload`);
   ///   built only if there is an error.
@@ -39,7 +41,9 @@ extension LuaState {
   public func push(_ string: LuaString) {
     LuaState.pushBytes(L, string)
   }
+}
 
+extension LuaState {
   /// `root` names the value in error messages only, so it is built lazily.
   static func readValue(_ L: OpaquePointer, at index: Int32, root: @autoclosure () -> String)
     throws(LuaConversionError) -> LuaValue

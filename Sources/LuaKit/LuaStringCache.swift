@@ -65,6 +65,20 @@ public final class LuaStringCache<Value> {
     return nil
   }
 
+  /// The value cached for the string at `index` of `thread` (see
+  /// `value(at:on:)`).
+  @inlinable @inline(__always)
+  public func value(at index: Int32, on thread: some LuaStack) -> Value? {
+    value(at: index, on: thread.L)
+  }
+
+  /// Caches `value` for the string at `index` of `thread` (see
+  /// `insert(_:forStringAt:on:)`).
+  @inlinable @inline(__always)
+  public func insert(_ value: Value, forStringAt index: Int32, on thread: some LuaStack) {
+    insert(value, forStringAt: index, on: thread.L)
+  }
+
   /// Caches `value` for the string at `index`, if it is a short string and
   /// the cache has room; does nothing otherwise.
   @inlinable

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 #if canImport(Glibc)
@@ -21,7 +19,7 @@ struct LunarModulePlugin: LunarPlugin {
     module.function("spawn") { [unowned runtime] call in
       try call.check(1, is: .function)
       let task = runtime.scheduler.spawn(on: call.L, function: 1, arguments: call.argumentCount - 1)
-      LuaState(borrowing: call.L).push(task, as: runtime.taskClass)
+      call.push(task, as: runtime.taskClass)
       return .one
     }
 
@@ -106,25 +104,22 @@ struct LunarModulePlugin: LunarPlugin {
       """, chunkName: "=lunar")
     try runtime.install(module)
     // lunar.cancelled: the error value of a cancelled task.
-    let L = runtime.state.L
-    runtime.state.getGlobal("lunar")
-    scheduler.pushCancelled(on: L)
-    lua_setfield(L, -2, "cancelled")
-    lua_settop(L, -2)
+    let state = runtime.state
+    state.getGlobal("lunar")
+    scheduler.pushCancelled(on: state.L)
+    state.setField("cancelled", of: -2)
+    state.pop()
   }
 
   /// Argument 1 as an array of task handles.
   static func tasks(_ call: LuaCall) throws -> [LuaTask] {
     try call.check(1, is: .table)
-    let L = call.L
-    let count = lua_rawlen(L, 1)
     var tasks: [LuaTask] = []
-    for i in 0..<count {
-      lua_rawgeti(L, 1, lua_Integer(i + 1))
-      defer { lua_settop(L, -2) }
+    for position in 1..<(call.rawLength(at: 1) + 1) {
+      call.pushField(position, of: 1)
+      defer { call.pop() }
       guard let task = call.object(at: -1, of: LuaTask.self) else {
-        throw LuaArgumentError.invalid(
-          1, "task expected at index \(i + 1), got \(String(cString: lunar_typename(L, -1)))")
+        throw LuaArgumentError.invalid(1, "task expected at index \(position), got \(call.typeName(at: -1))")
       }
       task.observed = true
       tasks.append(task)
@@ -198,7 +193,7 @@ final class GroupWait {
     scheduler.complete(
       wait,
       .values { L in
-        lua_pushinteger(L, lua_Integer(index + 1))
+        LuaThread(L).push(index + 1)
         return task.pushOutcome(on: L) + 1
       })
   }
@@ -209,13 +204,14 @@ final class GroupWait {
     scheduler.complete(
       wait,
       .values { L in
-        guard lua_checkstack(L, Int32(tasks.count) + 2) != 0 else { return 0 }
+        let thread = LuaThread(L)
+        guard thread.ensureStack(Int32(tasks.count) + 2) else { return 0 }
         for task in tasks {
           let count = task.pushOutcome(on: L)
           if count == 0 {
-            lua_pushnil(L)
+            thread.pushNil()
           } else if count > 1 {
-            lua_settop(L, -count)  // keep the first result only
+            thread.pop(count - 1)  // keep the first result only
           }
         }
         return Int32(tasks.count)

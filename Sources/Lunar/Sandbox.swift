@@ -1,4 +1,3 @@
-import CLua
 import LuaKit
 
 /// `--sandbox`: takes away what reaches outside the script — files,
@@ -61,7 +60,7 @@ enum Sandbox {
   /// Applies the sandbox to `state`, loading source only from `folders`.
   static func apply(to state: LuaState, folders: SandboxFolders) throws(LuaError) {
     try state.load(source, name: "=sandbox", mode: .text)
-    lua_createtable(state.L, 0, 2)
+    state.newTable(fieldCapacity: 2)
     // check(filename) -> true, or nil and "cannot open FILE (outside the sandbox)"
     state.push(function: { call in
       let path = try call.bytes(1).bytes
@@ -73,7 +72,7 @@ enum Sandbox {
       try call.push(.string(LuaString(bytes: SandboxFolders.refusal(path))))
       return .values(2)
     })
-    lua_setfield(state.L, -2, "check")
+    state.setField("check", of: -2)
     // searchpath(name, path [, sep [, rep]]) -> filename, or nil and the files tried
     state.push(function: { call in
       let name = try call.bytes(1).bytes
@@ -89,7 +88,7 @@ enum Sandbox {
       try call.push(.string(LuaString(bytes: message)))
       return .values(2)
     })
-    lua_setfield(state.L, -2, "searchpath")
+    state.setField("searchpath", of: -2)
     try state.call(arguments: 1, results: 0)
   }
 }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// The Lua face of a `LuaTask`: the handle `lunar.spawn` and queue
@@ -75,4 +73,19 @@ extension Scheduler {
     task.waiters.append(wait)
     return wait
   }
+}
+
+/// The userdata class of a runtime's task handles, made on first use.
+final class TaskHandles: RuntimeComponent {
+  /// The class, bound to the runtime's scheduler.
+  let luaClass: LuaClass<LuaTask>
+
+  init(core: RuntimeCore) {
+    luaClass = TaskHandle.makeClass(scheduler: core.scheduler)
+  }
+}
+
+extension RuntimeCore {
+  /// The userdata class of task handles (what `lunar.spawn` and queues return).
+  public var taskClass: LuaClass<LuaTask> { component(TaskHandles.self).luaClass }
 }

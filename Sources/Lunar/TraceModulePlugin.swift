@@ -1,4 +1,3 @@
-import CLua
 import LuaKit
 
 /// `lunar.trace`: lets a script record and read the run's own trace, the

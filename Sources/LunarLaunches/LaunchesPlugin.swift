@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 import Lunar
 
@@ -100,7 +98,7 @@ public struct LaunchesPlugin: LunarPlugin {
         _ = try UpcomingOptions(options, known: schedule.sources)
         call.pushNil()
       } catch {
-        call.push(error.message ?? "\(error.expected ?? "table") expected, got \(String(cString: lua_typename(call.L, lua_type(call.L, 1))))")
+        call.push(error.message ?? "\(error.expected ?? "table") expected, got \(call.type(1).name)")
       }
       return .one
     }
@@ -109,7 +107,7 @@ public struct LaunchesPlugin: LunarPlugin {
     module.function("upcoming") { [unowned runtime] call in
       let options = try UpcomingOptions(call.isNil(1) ? .nil : try call.value(1, name: "options"), known: schedule.sources)
       let (sources, limit) = (options.sources, options.limit)
-      return runtime.await(call, subject: "launches from \(sources.joined(separator: ", "))") {
+      return runtime.suspend(call, awaiting: "launches from \(sources.joined(separator: ", "))") {
         var all: [Launch] = []
         for source in sources {
           let snapshot = try await schedule.refresh(source)
@@ -123,7 +121,7 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.next() -> the next launch, or nil (no fetch)
     module.function("next") { [unowned runtime] call in
-      return runtime.await(call, subject: "next launch") {
+      return runtime.suspend(call, awaiting: "next launch") {
         await schedule.nextLaunch().map(Self.table) ?? .nil
       }
     }
@@ -132,7 +130,7 @@ public struct LaunchesPlugin: LunarPlugin {
     module.function("snapshot") { [unowned runtime] call in
       // An unknown source has an empty snapshot, as the schedule gives it.
       let source = Self.source(named: try call.bytes(1), in: schedule)
-      return runtime.await(call, subject: "snapshot") {
+      return runtime.suspend(call, awaiting: "snapshot") {
         guard let source else { return Self.table(LaunchSchedule.Snapshot()) }
         return Self.table(await schedule.snapshot(source))
       }
@@ -152,7 +150,7 @@ public struct LaunchesPlugin: LunarPlugin {
         id = try call.string(1)
       }
       let minutes = Int(try call.integer(2))
-      return runtime.await(call, subject: "reminder") {
+      return runtime.suspend(call, awaiting: "reminder") {
         do {
           return .integer(Int64(try await schedule.remind(id, minutesBefore: minutes).id))
         } catch {
@@ -165,8 +163,7 @@ public struct LaunchesPlugin: LunarPlugin {
       guard call.type(2) == .function || call.type(2) == .userdata else {
         throw LuaArgumentError.type(2, expected: "function or machine")
       }
-      lua_pushvalue(call.L, 2)
-      reminders.register(id, target: LuaReference(popping: call.L, in: runtime.state))
+      reminders.register(id, target: call.reference(2, in: runtime.state))
       return .none
     }
     module.lua("""
@@ -221,7 +218,7 @@ public struct LaunchesPlugin: LunarPlugin {
 
     // launches.reminders() -> { { id =, launch =, minutes =, due_at =, state = }, ... }
     module.function("reminders") { [unowned runtime] call in
-      return runtime.await(call, subject: "reminders") {
+      return runtime.suspend(call, awaiting: "reminders") {
         .table(LuaTable(array: await schedule.reminders.map(Self.table)))
       }
     }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 import Lunar
 
@@ -57,18 +55,19 @@ final class ReminderDelivery {
   }
 
   private func deliver(_ reminder: LuaValue, to target: LuaReference) {
-    let L = core.state.L
-    let base = lua_gettop(L)
-    defer { lua_settop(L, base) }
-    target.push(on: L)
-    if let machine = core.state.object(at: -1, of: MachineDriver.self) {
-      var message = LuaTable(array: ["reminder"])
-      message["launch"] = reminder["launch"]
-      message["minutes"] = reminder["minutes"]
-      try? machine.send(MachineMessage(value: .table(message))!)
-      return
+    let lua = core.state
+    lua.withStackScope {
+      target.push(on: lua)
+      let function = lua.top
+      if let machine = lua.object(at: function, of: MachineDriver.self) {
+        var message = LuaTable(array: ["reminder"])
+        message["launch"] = reminder["launch"]
+        message["minutes"] = reminder["minutes"]
+        try? machine.send(MachineMessage(value: .table(message))!)
+        return
+      }
+      if (try? lua.push(reminder)) == nil { lua.pushNil() }
+      _ = core.scheduler.spawn(on: lua.L, function: function, arguments: 1, label: "reminder")
     }
-    if (try? core.state.push(reminder)) == nil { lua_pushnil(L) }
-    _ = core.scheduler.spawn(on: L, function: base + 1, arguments: 1, label: "reminder")
   }
 }

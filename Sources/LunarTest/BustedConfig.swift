@@ -1,4 +1,3 @@
-import CLua
 import LuaKit
 import Lunar
 

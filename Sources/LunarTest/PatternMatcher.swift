@@ -1,4 +1,3 @@
-import CLua
 import LuaKit
 
 /// Lua patterns, matched by Lua itself so `--pattern` means what it means
@@ -13,11 +12,11 @@ final class PatternMatcher {
   /// `string.find(text, pattern) ~= nil`; a malformed pattern is an error.
   func find(_ pattern: String, in text: String) throws -> Bool {
     state.getGlobal("string")
-    lua_getfield(state.L, -1, "find")
+    state.pushField("find", of: -1)
     state.push(text)
     state.push(pattern)
     defer { state.top = 0 }
     try state.call(arguments: 2, results: 1)
-    return lua_type(state.L, -1) != LUA_TNIL
+    return state.type(at: -1) != .nil
   }
 }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 import Lunar
 
@@ -36,7 +34,6 @@ public struct SpecPlugin: LunarPlugin {
 
   public func install(in runtime: RuntimeCore) throws {
     let state = runtime.state
-    let L = state.L
     let base = state.top
     defer { state.top = base }
 
@@ -44,18 +41,18 @@ public struct SpecPlugin: LunarPlugin {
     try state.load(bytes: chunks.luassert, name: "=luassert", mode: .binary)
     try state.call(arguments: 0, results: 1)
     let luassert = state.top
-    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
+    state.pushLoadedModules()
     let loaded = state.top
     for (module, field) in [
       ("luassert", "assert"), ("luassert.spy", "spy"), ("luassert.stub", "stub"), ("luassert.mock", "mock"),
       ("luassert.match", "match"), ("say", "say"),
     ] {
-      lua_getfield(L, luassert, field)
-      lua_setfield(L, loaded, module)
+      state.pushField(field, of: luassert)
+      state.setField(module, of: loaded)
     }
 
     try state.load(bytes: chunks.busted, name: "=busted", mode: .binary)
-    lua_pushvalue(L, luassert)
+    state.pushValue(at: luassert)
     let scheduler = runtime.scheduler
     let taskClass = runtime.taskClass
     // spawn_untraced(label, fn, ...): a task for a test body, hook or block.
@@ -63,7 +60,7 @@ public struct SpecPlugin: LunarPlugin {
       let label = try call.string(1)
       try call.check(2, is: .function)
       let task = scheduler.spawn(on: call.L, function: 2, arguments: call.argumentCount - 2, label: label, traced: false)
-      LuaState(borrowing: call.L).push(task, as: taskClass)
+      call.push(task, as: taskClass)
       return .one
     })
     // settle(task): nothing once it finished, or the deadlock report.
@@ -92,11 +89,11 @@ public struct SpecPlugin: LunarPlugin {
       return .none
     })
     try state.call(arguments: 5, results: 1)
-    lua_getfield(L, -1, "module")
-    lua_setfield(L, loaded, "busted")
-    lua_pushvalue(L, -1)
-    lua_setfield(L, lunar_registryindex(), Self.runnerKey)
-    lua_getfield(L, -1, "export")
+    state.pushField("module", of: -1)
+    state.setField("busted", of: loaded)
+    state.pushValue(at: -1)
+    state.setRegistryField(Self.runnerKey)
+    state.pushField("export", of: -1)
     try state.call(arguments: 0, results: 0)
   }
 }

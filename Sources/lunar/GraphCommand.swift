@@ -26,31 +26,20 @@ enum GraphCommand {
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
     configuration.clock = .virtual(start: 0)
-    configuration.inertMachines = true
-    configuration.workflowGraphFormat = format.rawValue
+    configuration.drawing = format
     configuration.catchesInterrupts = true
     configuration.plugins = DefaultPlugins.all
     do {
       let runtime = try Runtime(configuration)
-      // Machines are built but never run, so code that needs their results
-      // may fail after defining them: the machines are drawn all the same.
-      let outcome = runtime.runBlocking(Script(source: file == "-" ? .standardInput : .file(file)))
-      // In graph mode a result is only ever the drawing of a returned workflow.
-      var workflow: [UInt8]?
-      if case .success(let results) = outcome, case .string(let drawing)? = results.first { workflow = drawing.bytes }
-      let machines = Blocking.run {
-        (try? await runtime.perform { core in
-          core.machines.isEmpty ? nil : MachineGraph.render(core.machines.map(\.behavior), as: format)
-        }) ?? nil
-      }
-      guard workflow != nil || machines != nil else {
-        if case .failure = outcome { return RunCommand.report(outcome) }
+      let script = Script(source: file == "-" ? .standardInput : .file(file))
+      let drawn = Blocking.run { await runtime.draw(script) }
+      guard !drawn.drawings.isEmpty else {
+        if case .failure = drawn.outcome { return RunCommand.report(drawn.outcome) }
         Console.error("lunar: \(file) defines no state machine or workflow")
         return 1
       }
       // One diagram after another, a blank line between them, as for machines.
-      let drawings = [workflow, machines.map { Array($0.utf8) }].compactMap { $0 }
-      Console.output(Array(drawings.joined(separator: [UInt8(ascii: "\n")])))
+      Console.output(Array(drawn.drawings.map(\.bytes).joined(separator: [UInt8(ascii: "\n")])))
       return 0
     } catch {
       Console.error("lunar: \(error)")

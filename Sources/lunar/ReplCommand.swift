@@ -112,9 +112,7 @@ enum ReplCommand {
   /// run` prints them at its end. As in lua.c's console, a reported error
   /// does not change the exit status.
   static func reportBackgroundFailures(_ runtime: Runtime) {
-    let failures = Blocking.run {
-      (try? await runtime.perform { core in core.scheduler.takeUnobservedFailures() }) ?? []
-    }
+    let failures = Blocking.run { await runtime.takeUnobservedFailures() }
     for failure in failures { Console.error("lunar: \(failure)") }
   }
 

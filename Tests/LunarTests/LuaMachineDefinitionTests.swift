@@ -128,3 +128,156 @@ import Testing
     #expect(results == ["mine", "idle", "mine", "mine"])
   }
 }
+
+/// A definition read on its own: no runtime, no driver, just a Lua state.
+@Suite struct LuaMachineDefinitionReadingTests {
+  /// The definition `source` returns, read on `state`.
+  static func define(_ source: String, in state: LuaState) throws -> LuaMachineDefinition {
+    try state.load(source, name: "=definition")
+    try state.call(arguments: 0, results: 1)
+    defer { state.pop() }
+    return try LuaMachineDefinition(
+      at: -1, on: state, state: state, commandNames: LuaStringCache<LuaString>(capacity: 8, in: state))
+  }
+
+  /// How reading `source` fails.
+  static func refusal(_ source: String) throws -> String? {
+    let state = try LuaState()
+    do {
+      _ = try define(source, in: state)
+      return nil
+    } catch {
+      #expect(state.top == 0, "a refused definition leaves the stack as it was")
+      return String(describing: error)
+    }
+  }
+
+  @Test func readsNamesStatesEdgesAndFlags() throws {
+    let state = try LuaState()
+    let definition = try Self.define(
+      """
+      return { name = 'door', initial = 'closed', strict = true, context = { locks = 2 }, states = {
+        opened = { on = { close = 'closed' } },
+        closed = { on = { open = 'opened', kick = { run = print, targets = { 'broken', 'closed' } } }, exit = print },
+        broken = { enter = print },
+      } }
+      """, in: state)
+    #expect(state.top == 0)
+    #expect(definition.name == "door")
+    #expect(definition.states == ["broken", "closed", "opened"])
+    #expect(definition.initialName == "closed")
+    #expect(definition.strict)
+    #expect(definition.edges.map { [$0.from, $0.message, $0.to] } == [
+      ["closed", "kick", "broken"], ["closed", "kick", "closed"], ["closed", "open", "opened"], ["opened", "close", "closed"],
+    ])
+  }
+
+  @Test func refusesEachBadFieldInItsOwnWords() throws {
+    let cases: [(String, String)] = [
+      ("return { initial = 'a', states = {} }", "machine definition: 'name' must be a string"),
+      ("return { name = 'x', initial = 'a', states = { a = {} }, stat = 1 }",
+       "machine 'x': unknown field 'stat' (fields are name, initial, states, context, strict)"),
+      ("return { name = 'x', initial = 'a', strict = 1, states = { a = {} } }",
+       "machine 'x': 'strict' must be true or false, got number"),
+      ("return { name = 'x', initial = 'a', states = { [1] = {} } }", "machine 'x': state names must be strings"),
+      ("return { name = 'x', initial = 'a', states = { a = 1 } }", "machine 'x': state 'a' must be a table"),
+      ("return { name = 'x', initial = 'b', states = { a = {} } }", "machine 'x': unknown initial state 'b'"),
+      ("return { name = 'x', initial = 'a', states = { a = { exit = 1 } } }", "machine 'x': state 'a': 'exit' must be a function"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = 1 } } }",
+       "machine 'x': state 'a': 'on' must be a table of handlers"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = setmetatable({}, { __name = 'Widget' }) } } } }",
+       "machine 'x': state 'a': handler 'go' needs a 'run' function"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = { run = print, [true] = 1 } } } } }",
+       "machine 'x': state 'a': handler 'go': unknown field [boolean] (fields are run, targets)"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = 5 } } } }",
+       "machine 'x': state 'a': handler 'go' must be a function or a state name, got number"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { [false] = 'a' } } } }",
+       "machine 'x': state 'a': message names in 'on' must be strings, got boolean"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = 'z' } } } }",
+       "machine 'x': state 'a': transition 'go' goes to unknown state 'z'"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = { run = print, targets = { 'a', x = 1 } } } } } }",
+       "machine 'x': state 'a': handler 'go': 'targets' must be a list of state names, got a table with other keys"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = { run = print, targets = { 'a', 'z' } } } } } }",
+       "machine 'x': state 'a': handler 'go' targets unknown state 'z'"),
+      ("return { name = 'x', initial = 'a', states = { a = { on = { go = { run = print, targets = { setmetatable({}, { __name = 'W' }) } } } } } }",
+       "machine 'x': state 'a': handler 'go': targets[1] must be a state name, got W"),
+      ("return { name = 'x', initial = 'a', context = { f = print }, states = { a = {} } }",
+       "context.f: a function cannot cross into Swift"),
+    ]
+    for (source, expected) in cases {
+      #expect(try Self.refusal(source) == expected, "\(source)")
+    }
+  }
+
+  @Test func definitionsAreReadRawSoTheirMetatablesNeverRun() throws {
+    let state = try LuaState()
+    let definition = try Self.define(
+      """
+      local trap = { __index = function() error('__index ran') end, __pairs = function() error('__pairs ran') end }
+      return setmetatable({ name = 'raw', initial = 'a', states = setmetatable({
+        a = setmetatable({ on = setmetatable({ go = 'a' }, trap) }, trap),
+      }, trap) }, trap)
+      """, in: state)
+    #expect(definition.edges.map { [$0.from, $0.message, $0.to] } == [["a", "go", "a"]])
+  }
+
+  @Test func aStepReadsItsCommandsFieldByFieldAndLeavesTheStackAsItWas() throws {
+    let state = try LuaState()
+    let definition = try Self.define(
+      """
+      return { name = 'steps', initial = 'a', context = { page = 3 }, states = {
+        a = {
+          exit = function(ctx) return { { 'left', ctx.page } } end,
+          on = {
+            go = function(ctx, msg) return 'b', { { 'load', ctx.page, msg.extra }, { 'save', key = 'k' }, { 'gap', 1, nil, 3 } } end,
+            stay = function() end,
+            jump = 'b',
+          },
+        },
+        b = { enter = function() return { { 'arrived' } } end },
+      } }
+      """, in: state)
+    state.push("below")
+    var go = LuaTable(array: ["go"])
+    go["extra"] = "x"
+    let step = try #require(try definition.step(0, MachineMessage(value: .table(go))!, on: state))
+    #expect(step.next == 1)
+    #expect(step.commands == [
+      Command(name: "load", arguments: [3, "x"]), Command(name: "save", fields: ["key": "k"]),
+      Command(value: .table(LuaTable(array: ["gap", 1], fields: [4: 3])))!,
+    ])
+    #expect(try definition.step(0, MachineMessage("stay"), on: state).map { $0.next == nil && $0.commands.isEmpty } == true)
+    #expect(try definition.step(0, MachineMessage("jump"), on: state)?.next == 1)
+    #expect(try definition.step(0, MachineMessage("unknown"), on: state) == nil)
+    #expect(try definition.exit(0, on: state) == [Command(name: "left", arguments: [3])])
+    #expect(try definition.enter(1, on: state) == [Command("arrived")])
+    #expect(try definition.enter(0, on: state) == [])
+    #expect(state.top == 1 && state.string(at: 1) == "below", "steps leave the stack as they found it")
+  }
+
+  @Test func aHandlerFailureNamesTheMachineStateAndHandler() throws {
+    let state = try LuaState()
+    let definition = try Self.define(
+      """
+      return { name = 'bad', initial = 'a', states = { a = { on = {
+        number = function() return 5 end,
+        nowhere = function() return 'z' end,
+        list = function() return nil, { 'not a table' } end,
+        raise = function() error('boom', 0) end,
+      } } } }
+      """, in: state)
+    func failure(_ message: String) -> String? {
+      do {
+        _ = try definition.step(0, MachineMessage(message), on: state)
+        return nil
+      } catch {
+        return String(describing: error)
+      }
+    }
+    #expect(failure("number") == "machine 'bad': state 'a': handler 'number' must return a state name or nil, got number")
+    #expect(failure("nowhere") == "machine 'bad': state 'a': handler 'nowhere' returned unknown state 'z'")
+    #expect(failure("list") == "machine 'bad': state 'a': handler 'list': commands[1] must be a table whose first element is the command's name")
+    #expect(failure("raise")?.hasPrefix("boom") == true)
+    #expect(state.top == 0)
+  }
+}

@@ -120,7 +120,7 @@ struct BootingPlugin: LunarPlugin {
       lunar.sleep(1)
       return entered
       """
-    let drawn = try TestRuntime(clock: .virtual(start: 0)) { $0.inertMachines = true }
+    let drawn = try TestRuntime(clock: .virtual(start: 0)) { $0.drawing = .mermaid }
     #expect(try await drawn.run(script) == [false])
     #expect(drawn.recorder.events.filter { $0.kind.hasPrefix("machine.") || $0.kind == "entered" }.isEmpty)
     let run = try TestRuntime(clock: .virtual(start: 0))

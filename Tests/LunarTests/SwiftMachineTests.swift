@@ -90,11 +90,11 @@ struct TurnstilePlugin: LunarPlugin {
     state.push("load")
     let nameString = LuaReference(popping: state)
     registry.register("load", lua: function, nameString: nameString)
-    guard case .lua(let functionSlot, let nameSlot)? = registry.entry(for: "load") else {
+    guard case .lua(let interpreter)? = registry.entry(for: "load") else {
       Issue.record("expected a Lua entry")
       return
     }
-    #expect(functionSlot == function.slot && nameSlot == nameString.slot)
+    #expect(interpreter.function === function && interpreter.name === nameString)
     registry.register(Named(name: "load", tag: 4))
     #expect(tag(registry.entry(for: "load"), in: registry) == 4)
     #expect(registry.entry(for: "unknown") == nil)

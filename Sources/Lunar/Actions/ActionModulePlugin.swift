@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// `lunar.action`, `lunar.run`, `lunar.run_stubbed` and the services actions
@@ -7,6 +5,14 @@ import LuaKit
 /// top of host functions for Swift actions, services, spans and the journal.
 struct ActionModulePlugin: ModulePlugin {
   let name = "lunar.actions"
+
+  /// Makes the runtime's `ActionSystem` now, before the configuration's
+  /// plugins register services, and fails if its journal cannot be opened;
+  /// the module itself is described on its first `require`.
+  func install(in runtime: RuntimeCore) throws {
+    if let failure = runtime.component(ActionSystem.self).journalFailure { throw failure }
+    runtime.install(moduleNamed: name) { runtime in try makeModule(runtime) }
+  }
 
   func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let actions: ActionRunner = runtime.actions
@@ -19,7 +25,7 @@ struct ActionModulePlugin: ModulePlugin {
       // The action keeps its input until it is done: charged meanwhile.
       let input = try call.chargedValue(2, name: "input")
       let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
-      return runtime.await(call, subject: "action \(name)") {
+      return runtime.suspend(call, awaiting: "action \(name)") {
         defer { withExtendedLifetime(input) {} }
         return try await actions.run(name, input: input.value, chain: chain)
       }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// The Lua faces of the run's services, as actions see them through
@@ -7,25 +5,25 @@ import LuaKit
 /// outside world go through the journal: recorded, or answered from it.
 enum ServiceObjects {
   static func install(in runtime: RuntimeCore, scheduler: Scheduler) throws {
-    let L = runtime.state.L
     let state = runtime.state
     let journal = runtime.actions.journal as Journal?
     let http = runtime.configuration.httpService
     let store = runtime.store
 
-    lua_getfield(L, lunar_registryindex(), LUA_LOADED_TABLE)
-    lua_getfield(L, -1, "lunar.actions")
-    lua_getfield(L, -1, "service")
-    let register = lua_gettop(L)
-    defer { lua_settop(L, register - 3) }
+    let base = state.top
+    defer { state.top = base }
+    state.pushLoadedModules()
+    state.pushField("lunar.actions", of: -1)
+    state.pushField("service", of: -1)
+    let register = state.top
 
     func define(_ name: String, _ methods: [(String, LuaFunction)]) throws {
-      lua_pushvalue(L, register)
+      state.pushValue(at: register)
       state.push(name)
-      lua_createtable(L, 0, Int32(methods.count))
+      state.newTable(fieldCapacity: methods.count)
       for (method, function) in methods {
         state.push(function: function)
-        lua_setfield(L, -2, method)
+        state.setField(method, of: -2)
       }
       try state.call(arguments: 2, results: 0)
     }
@@ -51,7 +49,7 @@ enum ServiceObjects {
         return .one
       }
       let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
-      return runtime.await(call, subject: "\(method) \(url)") {
+      return runtime.suspend(call, awaiting: "\(method) \(url)") {
         defer { withExtendedLifetime(chargedBody) {} }
         do {
           let response: LuaValue
@@ -99,7 +97,7 @@ enum ServiceObjects {
         }
         let text = parts.joined(separator: " ")
         runtime.trace.emit("log.\(level)", [.init("text", .string(LuaString(text)))])
-        runtime.log("\(level): \(text)")
+        LogLine.write("\(level): \(text)")
         return .none
       }
     }

@@ -1,4 +1,3 @@
-import CLua
 import LuaKit
 
 /// A command a machine issues: a name and a payload, a Sendable value. In
@@ -137,21 +136,20 @@ extension LuaCall {
 
 extension Command {
   /// Pushes the command as a Lua table, `{ name, arguments..., fields }`,
-  /// with the name taken from registry slot `nameSlot` (a Lua string equal
-  /// to `name`, kept by the interpreter registry).
-  func push(on state: LuaState, nameSlot: Int32) throws(LuaConversionError) {
-    let L = state.L
-    lua_createtable(L, Int32(clamping: arguments.count + 1), Int32(clamping: fields.count))
-    LuaReference.push(slot: nameSlot, on: L)
-    lua_rawseti(L, -2, 1)
+  /// with the name taken from `name` (a Lua string equal to `name`, kept
+  /// by the interpreter registry, so it is not hashed again).
+  func push(on lua: LuaState, name: LuaReference) throws(LuaConversionError) {
+    lua.newTable(arrayCapacity: arguments.count + 1, fieldCapacity: fields.count)
+    name.push(on: lua)
+    lua.setField(1, of: -2)
     for (offset, argument) in arguments.enumerated() {
-      try state.push(argument)
-      lua_rawseti(L, -2, lua_Integer(offset + 2))
+      try lua.push(argument)
+      lua.setField(offset + 2, of: -2)
     }
     for (key, field) in fields {
-      try state.push(key.value)
-      try state.push(field)
-      lua_rawset(L, -3)
+      try lua.push(key.value)
+      try lua.push(field)
+      lua.setField(of: -3)
     }
   }
 }

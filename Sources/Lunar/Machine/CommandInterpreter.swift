@@ -24,15 +24,12 @@ public struct InterpreterContext: Sendable {
 /// The interpreters a runtime knows, by command name. Built-ins: `after`
 /// (a timer that sends a message back), `log` and `emit` (to the trace).
 public final class InterpreterRegistry {
-  /// How a command is carried out. Every case is plain data, so a lookup
-  /// copies no references.
+  /// How a command is carried out.
   enum Entry {
     /// A Swift interpreter, by its position in `swiftInterpreters`.
     case swift(Int)
-    /// A Lua function and its command name as a Lua string, by registry
-    /// slot (see `LuaReference.slot`): the name is pushed without being
-    /// hashed again.
-    case lua(function: Int32, name: Int32)
+    /// A Lua interpreter.
+    case lua(LuaInterpreter)
     case after, log, emit
   }
 
@@ -40,9 +37,6 @@ public final class InterpreterRegistry {
   private var entries: [LuaString: Entry] = ["after": .after, "log": .log, "emit": .emit]
   /// The Swift interpreters that `entries` name by position.
   private var swiftInterpreters: [any CommandInterpreter] = []
-  /// Owns the Lua interpreters' functions and names, which `entries`
-  /// hold by slot.
-  private var luaInterpreters: [LuaString: (function: LuaReference, name: LuaReference)] = [:]
   /// The last lookup: machines mostly issue the same few commands in a row
   /// (and, names coming from one cache, with the same storage, which makes
   /// the comparison immediate).
@@ -58,16 +52,14 @@ public final class InterpreterRegistry {
       entries[name] = .swift(swiftInterpreters.count)
       swiftInterpreters.append(interpreter)
     }
-    luaInterpreters[name] = nil
-    lastName = nil
+    forgetLastLookup()
   }
 
   /// Registers (or replaces) a Lua interpreter: `function`, and `name`
   /// as a Lua string.
   func register(_ name: LuaString, lua function: LuaReference, nameString: LuaReference) {
-    entries[name] = .lua(function: function.slot, name: nameString.slot)
-    luaInterpreters[name] = (function, nameString)
-    lastName = nil
+    entries[name] = .lua(LuaInterpreter(function: function, name: nameString))
+    forgetLastLookup()
   }
 
   /// How a command named `name` is carried out; nil if none is registered.
@@ -79,9 +71,30 @@ public final class InterpreterRegistry {
     return entry
   }
 
+  /// A registration changes what the last lookup found (and its entry may
+  /// hold a Lua interpreter that should now be let go).
+  private func forgetLastLookup() {
+    lastName = nil
+    lastEntry = nil
+  }
+
   /// The Swift interpreter an `Entry.swift` names.
   func swiftInterpreter(at position: Int) -> any CommandInterpreter { swiftInterpreters[position] }
 
   /// Every registered command name, in byte order.
   public var names: [LuaString] { entries.keys.sorted() }
+}
+
+/// A command interpreter written in Lua: `fn(cmd, send)`.
+final class LuaInterpreter {
+  /// The function.
+  let function: LuaReference
+  /// The command's name as a Lua string, pushed as `cmd[1]` without being
+  /// hashed again.
+  let name: LuaReference
+
+  init(function: LuaReference, name: LuaReference) {
+    self.function = function
+    self.name = name
+  }
 }

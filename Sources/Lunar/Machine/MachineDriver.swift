@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// Runs one machine on the loop thread: its mailbox (one message at a time,
@@ -23,7 +21,7 @@ public final class MachineDriver {
   // (deferred work, timers) and completions: they are destroyed with the
   // core, and a driver released then runs only its deinit, which never
   // touches `core`; (3) Swift code given a driver on the loop thread
-  // (`RuntimeCore.machines`, `machine(named:)`), which may use it only
+  // (`MachineSystem.all`, `machine(named:)`), which may use it only
   // while the runtime runs, as everything else of the loop thread.
   unowned(unsafe) let core: RuntimeCore
   /// The runtime's live machines, this one among them until its deinit.
@@ -61,18 +59,22 @@ public final class MachineDriver {
   /// In `lunar graph`, machines are built but never run.
   let inert: Bool
 
-  /// A driver for `behavior`; `sendFunctions` is a weak-valued table that
-  /// caches the machines' `send` functions.
-  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool, sendFunctions: LuaReference) {
+  /// A driver for `behavior`, made on `thread`, a thread of the core's
+  /// state; `sendFunctions` is a weak-valued table that caches the
+  /// machines' `send` functions.
+  init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool, sendFunctions: LuaReference, on thread: some LuaStack) {
     self.behavior = behavior
     self.core = core
     traceLog = core.trace
-    interpreters = core.interpreters
+    let machines = core.component(MachineSystem.self)
+    interpreters = machines.interpreters
     self.inert = inert
     self.sendFunctions = sendFunctions
     position = behavior.initial
-    failureLog = core.machineFailures
-    registry = core.liveMachines
+    failureLog = machines.failures
+    registry = machines.live
+    thread.push(false)  // see `releaseSendFunction`
+    sendFunctionAnchor = LuaReference(popping: thread, in: core.state)
     registration = registry.add(self)
     if !inert { start() }
   }
@@ -179,7 +181,7 @@ public final class MachineDriver {
     for _ in 0..<Self.messagesPerTurn {
       guard !isStopped, !mailbox.isEmpty else {
         busy = false
-        releaseSendFunction(on: L)
+        releaseSendFunction(on: lua)
         notifySettled()
         return
       }
@@ -248,8 +250,8 @@ public final class MachineDriver {
       let command = commands[index]
       index += 1
       switch interpreters.entry(for: command.name) {
-      case .lua(let function, let name):
-        runLua(function, nameSlot: name, command, on: lua)
+      case .lua(let interpreter):
+        runLua(interpreter, command, on: lua)
       case .swift(let registered):
         let rest = index
         runSwift(interpreters.swiftInterpreter(at: registered), command) { [self] in resume(commands, from: rest) }
@@ -272,7 +274,7 @@ public final class MachineDriver {
   private func log(_ command: Command) {
     let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
     trace("machine.log", [.init("text", .string(LuaString(text)))])
-    core.log("[\(name)] \(text)")
+    LogLine.write("[\(name)] \(text)")
     interpreted(command)
   }
 
@@ -319,19 +321,18 @@ public final class MachineDriver {
   /// runs at once, like the handlers; if it waits, the loop runs nested
   /// until it is done (other tasks and machines go on meanwhile), and this
   /// machine's next command starts after it, as the order requires.
-  private func runLua(_ functionSlot: Int32, nameSlot: Int32, _ command: Command, on state: LuaState) {
-    let L = state.L
-    let base = lua_gettop(L)
-    defer { lua_settop(L, base) }
-    let messageHandler = state.pushMessageHandler()
-    LuaReference.push(slot: functionSlot, on: L)
-    if (try? command.push(on: state, nameSlot: nameSlot)) == nil { lua_pushnil(L) }
-    pushSendFunction(on: L)
-    do {
-      try state.call(arguments: 2, results: 0, messageHandler: messageHandler)
-      interpreted(command)
-    } catch {
-      commandFailed(command, error.message)
+  private func runLua(_ interpreter: LuaInterpreter, _ command: Command, on lua: LuaState) {
+    lua.withStackScope {
+      let messageHandler = lua.pushMessageHandler()
+      interpreter.function.push(on: lua)
+      if (try? command.push(on: lua, name: interpreter.name)) == nil { lua.pushNil() }
+      pushSendFunction(on: lua)
+      do throws(LuaError) {
+        try lua.call(arguments: 2, results: 0, messageHandler: messageHandler)
+        interpreted(command)
+      } catch {
+        commandFailed(command, error.message)
+      }
     }
   }
 
@@ -341,47 +342,42 @@ public final class MachineDriver {
   /// collect), so it is cached where Lua may let it go, a weak-valued table
   /// (made again after a collection took it), and anchored only while the
   /// machine works through its mailbox (see `releaseSendFunction`).
-  private func pushSendFunction(on L: OpaquePointer) {
-    if let sendFunctionSlot {
-      LuaReference.push(slot: sendFunctionSlot, on: L)
+  private func pushSendFunction(on lua: LuaState) {
+    if holdsSendFunction {
+      sendFunctionAnchor.push(on: lua)
       return
     }
-    sendFunctions.push(on: L)
-    if lua_rawgeti(L, -1, lua_Integer(registration)) != LUA_TFUNCTION {
-      lua_settop(L, -2)
-      LuaState(borrowing: L).push(function: { [self] call in
+    sendFunctions.push(on: lua)
+    if lua.pushField(registration, of: -1) != .function {
+      lua.pop()
+      lua.push(function: { [self] call in
         try self.send(try call.message(1))
         return .none
       })
-      lua_pushvalue(L, -1)
-      lua_rawseti(L, -3, lua_Integer(registration))
+      lua.pushValue(at: -1)
+      lua.setField(registration, of: -3)
     }
-    lunar_remove(L, -2)
-    lua_pushvalue(L, -1)
-    if let sendFunctionAnchor {
-      sendFunctionAnchor.replace(popping: L)
-    } else {
-      sendFunctionAnchor = LuaReference(popping: L, in: core.state)
-    }
-    sendFunctionSlot = sendFunctionAnchor?.slot
+    lua.remove(at: -2)
+    lua.pushValue(at: -1)
+    sendFunctionAnchor.replace(popping: lua)
+    holdsSendFunction = true
   }
 
   /// Lets go of the `send` function once the mailbox is empty: the machine
   /// is idle, and only Lua's own references may keep it now.
-  private func releaseSendFunction(on L: OpaquePointer) {
-    guard sendFunctionSlot != nil, let sendFunctionAnchor else { return }
+  private func releaseSendFunction(on lua: LuaState) {
+    guard holdsSendFunction else { return }
     // False, not nil: a nil slot in the registry's array part may be handed
     // out again by luaL_ref, which finds free slots by the length.
-    lua_pushboolean(L, 0)
-    sendFunctionAnchor.replace(popping: L)
-    sendFunctionSlot = nil
+    lua.push(false)
+    sendFunctionAnchor.replace(popping: lua)
+    holdsSendFunction = false
   }
 
-  /// Holds the `send` function while the machine works (nil in between).
-  private var sendFunctionAnchor: LuaReference?
-  /// The anchor's slot while it holds the function, pushed without
-  /// retaining the reference.
-  private var sendFunctionSlot: Int32?
+  /// Holds the `send` function while the machine works (false in between).
+  private let sendFunctionAnchor: LuaReference
+  /// True while the anchor holds the function.
+  private var holdsSendFunction = false
   private let views = BorrowedLuaState()
 
   private func runSwift(_ interpreter: any CommandInterpreter, _ command: Command, then next: @escaping () -> Void) {
@@ -393,26 +389,19 @@ public final class MachineDriver {
       // Feedback reaches this machine if it is still alive; the completion
       // below keeps it so until the interpreter is done.
       send: { message in
-        inbox.post { core in try? core.liveMachines.object(id)?.send(message) }
+        inbox.post { core in try? core.component(MachineSystem.self).live.object(id)?.send(message) }
       },
       services: core.services)
-    core.scheduler.inFlight += 1
-    let token = core.expectCompletion { [self] failure in
-      if let failure { self.commandFailed(command, failure) } else { self.interpreted(command) }
-      next()
-    }
-    Task {
-      let failure: String?
+    core.offLoopWork.start({ () async -> String? in
       do {
         try await interpreter.interpret(command, in: context)
-        failure = nil
+        return nil
       } catch {
-        failure = String(describing: error)
+        return String(describing: error)
       }
-      inbox.post { core in
-        core.scheduler.inFlight -= 1
-        core.complete(token, failure: failure)
-      }
+    }) { [self] failure in
+      if let failure { self.commandFailed(command, failure) } else { self.interpreted(command) }
+      next()
     }
   }
 

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// `lunar.machine`: actor state machines and command interpreters from Lua.
@@ -67,20 +65,20 @@ struct MachineModulePlugin: ModulePlugin {
     module.function("new") { [unowned runtime] call in
       try call.check(1, is: .table)
       let behavior = try Self.raising {
-        try LuaMachineDefinition(at: 1, on: call.L, state: runtime.state, commandNames: commandNames)
+        try LuaMachineDefinition(at: 1, on: call, state: runtime.state, commandNames: commandNames)
       }
-      let driver = Self.driver(behavior, runtime, sendFunctions)
-      LuaState(borrowing: call.L).push(driver, as: machineClass)
+      let driver = Self.driver(behavior, runtime, sendFunctions, on: call)
+      call.push(driver, as: machineClass)
       return .one
     }
 
     module.function("swift") { [unowned runtime] call in
       let name = try call.bytes(1)
-      guard let make = runtime.swiftMachines[name] else {
+      guard let make = runtime.component(MachineSystem.self).swiftMachine(named: name) else {
         throw LuaArgumentError.invalid(1, "no Swift machine named '\(name)'")
       }
-      let driver = Self.driver(make(), runtime, sendFunctions)
-      LuaState(borrowing: call.L).push(driver, as: machineClass)
+      let driver = Self.driver(make(), runtime, sendFunctions, on: call)
+      call.push(driver, as: machineClass)
       return .one
     }
 
@@ -88,11 +86,10 @@ struct MachineModulePlugin: ModulePlugin {
     module.function("interpreter") { [unowned runtime] call in
       let name = try call.bytes(1)
       try call.check(2, is: .function)
-      lua_pushvalue(call.L, 2)
-      let function = LuaReference(popping: call.L, in: runtime.state)
+      let function = call.reference(2, in: runtime.state)
       // The name as a string even if it was given as a number: it is `cmd[1]`.
       call.push(name)
-      runtime.interpreters.register(name, lua: function, nameString: LuaReference(popping: call.L, in: runtime.state))
+      runtime.interpreters.register(name, lua: function, nameString: LuaReference(popping: call, in: runtime.state))
       return .none
     }
 
@@ -190,23 +187,23 @@ struct MachineModulePlugin: ModulePlugin {
   /// A driver for `behavior`. `lunar graph` draws every machine a script
   /// defined, reachable or not, so its (inert) machines live as long as the
   /// runtime.
-  static func driver(_ behavior: any MachineBehavior, _ runtime: RuntimeCore, _ sendFunctions: LuaReference)
+  static func driver(_ behavior: any MachineBehavior, _ runtime: RuntimeCore, _ sendFunctions: LuaReference, on call: LuaCall)
     -> MachineDriver
   {
-    let inert = runtime.configuration.inertMachines
-    let driver = MachineDriver(behavior: behavior, core: runtime, inert: inert, sendFunctions: sendFunctions)
-    if inert { runtime.retain(driver) }
+    let machines = runtime.component(MachineSystem.self)
+    let driver = MachineDriver(
+      behavior: behavior, core: runtime, inert: machines.isInert, sendFunctions: sendFunctions, on: call)
+    if machines.isInert { machines.keepForDrawing(driver) }
     return driver
   }
 
   /// A new table with weak values, anchored in the registry.
   static func weakTable(in state: LuaState) -> LuaReference {
-    let L = state.L
-    lua_createtable(L, 0, 0)
-    lua_createtable(L, 0, 1)
+    state.newTable()
+    state.newTable(fieldCapacity: 1)
     state.push("v")
-    lua_setfield(L, -2, "__mode")
-    lua_setmetatable(L, -2)
+    state.setField("__mode", of: -2)
+    state.setMetatable(of: -2)
     return LuaReference(popping: state)
   }
 

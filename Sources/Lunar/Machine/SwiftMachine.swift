@@ -2,7 +2,8 @@ import LuaKit
 
 /// A machine written in Swift: an enum of states and a pure step. Driven by
 /// the same mailbox driver as Lua machines; register it with
-/// `RuntimeCore.registerMachine` and Lua creates it with `machine.swift(name)`.
+/// `RuntimeCore.registerMachine` (`MachineSystem.register`) and Lua creates
+/// it with `machine.swift(name)`.
 public protocol SwiftMachine: AnyObject {
   /// The states, named by their raw values.
   associatedtype State: RawRepresentable & CaseIterable & Hashable where State.RawValue == String

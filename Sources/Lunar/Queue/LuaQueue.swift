@@ -24,7 +24,7 @@ public final class LuaQueue {
     self.name = name
     self.policy = policy
     self.core = core
-    registry = core.liveQueues
+    registry = core.component(QueueSystem.self).live
     registration = registry.add(self)
   }
 
@@ -92,41 +92,5 @@ public final class LuaQueue {
     var fields: [TraceEvent.Field] = [.init("queue", .string(name)), .init("seq", .integer(Int64(sequence)))]
     if let error { fields.append(.init("error", .string(LuaString(error)))) }
     trace.emit(kind, fields)
-  }
-}
-
-extension RuntimeCore {
-  /// Runs Swift async work as the body of `task` (started now): its value
-  /// finishes the task, a thrown error fails it, cancelling the task
-  /// cancels the work. The value counts against the memory limit until Lua
-  /// has its copy; one that does not fit fails the task with
-  /// `not enough memory`.
-  public func runSwiftWork(_ task: LuaTask, _ work: @escaping @Sendable () async throws -> LuaValue) {
-    task.status = .running
-    scheduler.inFlight += 1
-    let inbox = self.inbox
-    let taskID = task.id
-    let budget = memoryBudget
-    let swiftTask = Task {
-      let result: Result<ChargedValue, any Error>
-      do {
-        result = .success(try budget.hold(try await work()))
-      } catch {
-        result = .failure(error)
-      }
-      inbox.post { core in core.finishSwiftWork(taskID, result) }
-    }
-    swiftWork[taskID] = task
-    task.cancelHook = { swiftTask.cancel() }
-  }
-
-  func finishSwiftWork(_ taskID: Int, _ result: Result<ChargedValue, any Error>) {
-    scheduler.inFlight -= 1
-    guard let task = swiftWork.removeValue(forKey: taskID) else { return }
-    switch result {
-    case .success(let value): scheduler.finish(task, values: [value.value])
-    case .failure(is CancellationError) where task.cancelRequested: scheduler.finishCancelledBeforeStart(task)
-    case .failure(let error): scheduler.fail(task, message: String(describing: error))
-    }
   }
 }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// `lunar.queue`: ordered actor queues from Lua.
@@ -25,7 +23,7 @@ struct QueueModulePlugin: ModulePlugin {
       try call.check(2, is: .function)
       let task = scheduler.prepare(on: call.L, function: 2, arguments: call.argumentCount - 2, label: queue.nextLabel())
       queue.submit(task) { [unowned scheduler] in scheduler.start(task) }
-      LuaState(borrowing: call.L).push(task, as: taskClass)
+      call.push(task, as: taskClass)
       return .one
     }
 
@@ -36,11 +34,7 @@ struct QueueModulePlugin: ModulePlugin {
       wait.protected = true
       let outcome = scheduler.suspend(call, on: wait)
       // drain reports nothing: the jobs' own handles hold their results.
-      if outcome.status >= 0 {
-        lua_settop(call.L, 0)
-        return .none
-      }
-      return outcome
+      return outcome.status >= 0 ? .none : outcome
     }
 
     queueClass.method("length") { queue, call in
@@ -51,7 +45,7 @@ struct QueueModulePlugin: ModulePlugin {
     // q:running() -> the running job's handle, or nil
     queueClass.method("running") { queue, call in
       if let running = queue.running {
-        LuaState(borrowing: call.L).push(running.task, as: taskClass)
+        call.push(running.task, as: taskClass)
       } else {
         call.pushNil()
       }
@@ -73,7 +67,7 @@ struct QueueModulePlugin: ModulePlugin {
     module.function("new") { [unowned runtime] call in
       let (name, policy) = try Self.arguments(call)
       let queue = LuaQueue(name: name, policy: policy, core: runtime)
-      LuaState(borrowing: call.L).push(queue, as: queueClass)
+      call.push(queue, as: queueClass)
       return .one
     }
     return module

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// `lunar.repl`: what the console evaluates entries with (`repl.lua`), and

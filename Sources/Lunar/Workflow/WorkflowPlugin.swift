@@ -1,16 +1,20 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// `lunar.workflow`: the declarative layer (written in Lua, `workflow.lua`)
 /// and the host functions it needs: the planner, the runner (`WorkflowRuns`)
-/// and the step graph's drawing.
+/// and the step graph's drawing; and what happens to a workflow a script
+/// returns (`ReturnedWorkflow`).
 struct WorkflowPlugin: LunarPlugin {
   let name = "lunar.workflow"
 
   func install(in runtime: RuntimeCore) throws {
     let runs = WorkflowRuns(runtime: runtime)
     let configuration = runtime.configuration
+    // A workflow the main chunk returns is run (or drawn) here.
+    runtime.scripts.handleResults { [unowned runtime] (results) throws(LuaError) in
+      try ReturnedWorkflow.handle(
+        results, options: configuration.workflowOptions, drawings: runtime.component(Drawings.self))
+    }
     try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
       ("may_write", Self.mayWrite(configuration)),
       ("plan", Self.plan),
@@ -83,10 +87,10 @@ struct WorkflowPlugin: LunarPlugin {
       try call.check(3, is: .function)
       try call.check(4, is: .thread)
       func reference(_ n: Int32) -> LuaReference {
-        lua_pushvalue(call.L, n)
+        call.pushValue(at: n)
         return LuaReference(popping: call.L, in: runtime.state)
       }
-      guard let thread = lua_tothread(call.L, 4) else { throw LuaArgumentError.invalid(4, "thread expected") }
+      guard let thread = call.thread(at: 4) else { throw LuaArgumentError.invalid(4, "thread expected") }
       let run = try runs.start(id, body: reference(2), record: reference(3), launcher: reference(4), launcherThread: thread)
       return runtime.scheduler.suspend(call, on: run.wait)
     }

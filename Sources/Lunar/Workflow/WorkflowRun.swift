@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 import LunarStore
 
@@ -10,7 +8,7 @@ import LunarStore
 /// step it does constant work plus the step's edges.
 final class WorkflowRun {
   /// What a step's Lua body returns first: how its attempt went.
-  enum BodyOutcome: lua_Integer {
+  enum BodyOutcome: Int64 {
     /// The action ran and returned; `accept` has its output.
     case ran = 1
     /// `prepare` gave an earlier run's output.
@@ -37,7 +35,7 @@ final class WorkflowRun {
   private let record: LuaReference
   /// A thread that is never resumed, whose stack the runner pushes on to spawn tasks.
   private let launcher: LuaReference
-  private let launcherThread: OpaquePointer
+  private let launcherThread: LuaThread
 
   private var attempts: [Int]
   private var startedAt: [Double?]
@@ -66,7 +64,7 @@ final class WorkflowRun {
     workflow: LuaString, steps: [WorkflowStep], plan: WorkflowPlan, jobs: Int, scheduler: Scheduler, clock: RuntimeClock,
     reporters: [any WorkflowReporter], recorder: RunRecorder?, earlierOutputs: [Int: [LuaValue]], body: LuaReference,
     record: LuaReference,
-    launcher: LuaReference, launcherThread: OpaquePointer
+    launcher: LuaReference, launcherThread: LuaThread
   ) {
     self.workflow = workflow
     self.steps = steps
@@ -146,13 +144,12 @@ final class WorkflowRun {
 
   private func launch(_ step: Int, attempt: Int) {
     attempts[step] = attempt
-    let L = launcherThread
-    body.push(on: L)
-    lua_pushinteger(L, lua_Integer(step + 1))
-    lua_pushinteger(L, lua_Integer(attempt))
-    let top = lua_gettop(L)
-    let task = scheduler.spawn(on: L, function: top - 2, arguments: 2, label: "step \(steps[step].name.lossyString)")
-    lua_settop(L, top - 3)
+    let thread = launcherThread
+    body.push(on: thread.L)
+    thread.push(step + 1)
+    thread.push(attempt)
+    let task = scheduler.spawn(on: thread.L, function: thread.top - 2, arguments: 2, label: "step \(steps[step].name.lossyString)")
+    thread.pop(3)
     live[step] = task
     var timer: Int?
     if let timeout = steps[step].timeout {
@@ -205,14 +202,14 @@ final class WorkflowRun {
 
   /// The body's first result and, for a failure before running, its message.
   private func bodyOutcome(of task: LuaTask) -> (BodyOutcome, String?) {
-    let L = launcherThread
-    let top = lua_gettop(L)
-    defer { lua_settop(L, top) }
-    let count = task.pushOutcome(on: L)
-    guard count >= 1 else { return (.failedBeforeRunning, "not enough memory") }
-    let outcome = BodyOutcome(rawValue: lua_tointegerx(L, top + 1, nil)) ?? .failedBeforeRunning
-    let message = count >= 2 ? LuaState(borrowing: L).string(at: top + 2) : nil
-    return (outcome, message)
+    let thread = launcherThread
+    return thread.withStackScope {
+      let top = thread.top
+      let count = task.pushOutcome(on: thread.L)
+      guard count >= 1 else { return (.failedBeforeRunning, "not enough memory") }
+      let outcome = thread.integer(at: top + 1).flatMap(BodyOutcome.init(rawValue:)) ?? .failedBeforeRunning
+      return (outcome, count >= 2 ? thread.string(at: top + 2) : nil)
+    }
   }
 
   private func succeed(_ step: Int, output: [LuaValue], as status: StepReport.Status) {
@@ -236,13 +233,13 @@ final class WorkflowRun {
 
   /// Tells the Lua side the step failed, then concludes it.
   private func fail(_ step: Int, _ message: String) {
-    let L = launcherThread
-    record.push(on: L)
-    lua_pushinteger(L, lua_Integer(step + 1))
-    LuaState(borrowing: L).push(message)
-    let top = lua_gettop(L)
-    let task = scheduler.spawn(on: L, function: top - 2, arguments: 2, label: "record \(steps[step].name.lossyString)", traced: false)
-    lua_settop(L, top - 3)
+    let thread = launcherThread
+    record.push(on: thread.L)
+    thread.push(step + 1)
+    thread.push(message)
+    let task = scheduler.spawn(
+      on: thread.L, function: thread.top - 2, arguments: 2, label: "record \(steps[step].name.lossyString)", traced: false)
+    thread.pop(3)
     task.onFinish.append { [weak self] task in
       guard let self else { return }
       task.observed = true

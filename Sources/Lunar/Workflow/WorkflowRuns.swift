@@ -92,7 +92,7 @@ final class WorkflowRuns {
   /// Starts run `id`, whose attempts run `body`; returns it (the caller
   /// waits on its `wait`).
   func start(
-    _ id: Int, body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: OpaquePointer
+    _ id: Int, body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
   ) throws(LuaArgumentError) -> WorkflowRun {
     guard let begun = begun.removeValue(forKey: id) else { throw LuaArgumentError.invalid(1, "no such workflow run") }
     let run = WorkflowRun(

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// Something a Lua coroutine (or a nested loop) waits for: a timer, a task,
@@ -76,11 +74,12 @@ public struct WaitResult {
   /// Pushes the result on `L`: how many values, and whether the one value
   /// is an error. Values that did not fit become Lua's own memory error.
   func pushOutcome(on L: OpaquePointer) -> (count: Int32, failed: Bool) {
-    let top = lua_gettop(L)
+    let thread = LuaThread(L)
+    let top = thread.top
     let count = push(L)
     guard count == WaitResult.refused else { return (count, failed) }
-    lua_settop(L, top)
-    lunar_pushmemoryerror(L)
+    thread.top = top
+    thread.pushMemoryError()
     return (1, true)
   }
 
@@ -96,15 +95,15 @@ public struct WaitResult {
   /// that would pass the memory limit are Lua's memory error.
   public static func values(_ values: [LuaValue]) -> WaitResult {
     .values { L in
-      let state = LuaState(borrowing: L)
-      guard state.ensureStack(Int32(values.count) + 1) else { return 0 }
+      let thread = LuaThread(L)
+      guard thread.ensureStack(Int32(values.count) + 1) else { return 0 }
       for value in values {
         do {
-          try state.push(value)
+          try thread.push(value)
         } catch let error as LuaConversionError where error.reason == .notEnoughMemory {
           return refused
         } catch {
-          lua_pushnil(L)
+          thread.pushNil()
         }
       }
       return Int32(values.count)
@@ -120,7 +119,7 @@ public struct WaitResult {
 
   /// Lua's own memory error (`not enough memory`, status LUA_ERRMEM).
   public static var notEnoughMemory: WaitResult {
-    .failure { L in lunar_pushmemoryerror(L) }
+    .failure { L in LuaThread(L).pushMemoryError() }
   }
 
   /// An error whose value `push` pushes.
@@ -130,6 +129,6 @@ public struct WaitResult {
 
   /// An error message (a string, as `error("...")` raises one).
   public static func failure(message: String) -> WaitResult {
-    .failure { L in LuaState(borrowing: L).push(message) }
+    .failure { L in LuaThread(L).push(message) }
   }
 }

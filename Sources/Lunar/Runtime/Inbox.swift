@@ -1,4 +1,4 @@
-import CLuaShim
+import CLuaShim  // the loop sleeps on a semaphore in the shim's control block; posting wakes it there
 import Synchronization
 
 /// Work posted to a runtime from other threads; the loop thread runs it in

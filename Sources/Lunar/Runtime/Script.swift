@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// A Lua script to run, with the command line it was given, as `lua.c`
@@ -44,10 +42,10 @@ public struct Script: Sendable {
   public func installArgTable(in state: LuaState) {
     let all = interpreterArguments + [name] + arguments
     let scriptIndex = interpreterArguments.count
-    lua_createtable(state.L, Int32(arguments.count), Int32(scriptIndex + 1))
+    state.newTable(arrayCapacity: arguments.count, fieldCapacity: scriptIndex + 1)
     for (i, text) in all.enumerated() {
       state.push(text)
-      lua_rawseti(state.L, -2, lua_Integer(i - scriptIndex))
+      state.setField(i - scriptIndex, of: -2)
     }
     state.setGlobal("arg")
   }

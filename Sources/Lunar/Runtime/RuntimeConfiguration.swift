@@ -28,12 +28,10 @@ public struct RuntimeConfiguration: Sendable {
   public var catchesInterrupts = false
   /// How a workflow returned by the main chunk runs.
   public var workflowOptions = WorkflowRunOptions()
-  /// Draw a returned workflow in this format (`mermaid`, `dot`) instead of
-  /// running it; the drawing is the run's only result (and a chunk that
-  /// returns no workflow has none).
-  public var workflowGraphFormat: String?
-  /// Build machines but never run them (`lunar graph` loads a file this way).
-  public var inertMachines = false
+  /// Draw scripts in this format instead of running them (`lunar graph`):
+  /// machines are built but never started, output is silenced, a returned
+  /// workflow is drawn, not run. `Runtime.draw` returns the drawings.
+  public var drawing: GraphFormat?
   /// The HTTP service actions use (tests put a stub here).
   public var httpService: any HTTPService = CurlHTTPClient()
   /// Record the run to a journal, or replay one (`--record`, `--replay`).

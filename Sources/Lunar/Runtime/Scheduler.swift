@@ -40,7 +40,11 @@ public final class Scheduler {
   /// The loop's timers, on the runtime clock.
   public let timers = TimerQueue()
   let trace: Trace
-  let inbox: Inbox
+  /// Runs what other threads posted to the loop (Swift work's results,
+  /// requests); the loop calls it on every turn.
+  var servePostedEvents: () -> Void = {}
+  /// What an interrupt for a timeout says.
+  let timeoutMessage: String
 
   private let ready = Deque<(task: LuaTask, resumption: Resumption)>()
   /// Tasks not finished yet, by id.
@@ -50,8 +54,10 @@ public final class Scheduler {
   private(set) var failedTasks: [LuaTask] = []
   /// The wait a host function registered just before yielding the marker.
   var pendingWait: Wait?
-  /// Swift work started for Lua whose completion has not been posted yet.
-  public internal(set) var inFlight = 0
+  /// Swift work started for Lua whose result the loop has not taken yet.
+  public var inFlight: Int { offLoopWork.count }
+  /// Where that work is counted.
+  private let offLoopWork: OffLoopWork
   /// Swift work to run on the loop soon, in order (machines process their
   /// mailboxes this way, never inside the `send` that fed them).
   private let deferred = Deque<(OpaquePointer) -> Void>()
@@ -72,11 +78,12 @@ public final class Scheduler {
   /// The error value cancelled tasks fail with (`lunar.cancelled`).
   private(set) var cancelledValue: LuaReference!
 
-  init(state: LuaState, clock: RuntimeClock, trace: Trace, inbox: Inbox) {
+  init(state: LuaState, clock: RuntimeClock, trace: Trace, offLoopWork: OffLoopWork, timeoutMessage: String) {
     self.state = state
     self.clock = clock
     self.trace = trace
-    self.inbox = inbox
+    self.offLoopWork = offLoopWork
+    self.timeoutMessage = timeoutMessage
     makeCancelledValue()
   }
 
@@ -506,7 +513,7 @@ public final class Scheduler {
         noteHeldFrames()
         throw .interrupted(reason: reason, message: interruptMessage(reason))
       }
-      for event in inbox.drain() { event(core) }
+      servePostedEvents()
       if done() { return }
       if let (task, resumption) = popReady() {
         resume(task, resumption, from: L)
@@ -614,13 +621,10 @@ public final class Scheduler {
     return ", nested inside \(state.string(atThread: state.L, index: -1) ?? "a C function"), which cannot yield"
   }
 
-  /// The core that owns this scheduler; posted events run against it.
-  unowned var core: RuntimeCore!
-
   func interruptMessage(_ reason: Int32) -> String {
     switch reason {
     case LUNAR_INTERRUPT_SIGNAL: "interrupted"
-    case LUNAR_INTERRUPT_TIMEOUT: core.timeoutMessage
+    case LUNAR_INTERRUPT_TIMEOUT: timeoutMessage
     default: "stopped"
     }
   }

@@ -1,5 +1,3 @@
-import CLua
-import CLuaShim
 import LuaKit
 
 /// A unit of waiting work with a handle: a Lua coroutine run by the
@@ -100,24 +98,25 @@ public final class LuaTask {
   /// Pushes the results (success) or the error value (failure) on `L`;
   /// returns the count. Only for finished tasks.
   func pushOutcome(on L: OpaquePointer) -> Int32 {
+    let thread = LuaThread(L)
     guard let outcome else {
-      lua_pushnil(L)
+      thread.pushNil()
       return 1
     }
-    outcome.push(on: L)
+    outcome.push(on: thread)
     if status != .done { return 1 }
-    let table = lua_gettop(L)
+    let table = thread.top
     let count = resultCount
-    guard lua_checkstack(L, count + 1) != 0 else {
-      lua_settop(L, table - 1)
+    guard thread.ensureStack(count + 1) else {
+      thread.pop()
       return 0
     }
-    var i: Int32 = 1
+    var i = 1
     while i <= count {
-      lua_rawgeti(L, table, lua_Integer(i))
+      thread.pushField(i, of: table)
       i += 1
     }
-    lunar_remove(L, table)
+    thread.remove(at: table)
     return count
   }
 
@@ -128,9 +127,11 @@ public final class LuaTask {
     let traceback = appendingTraceback ? self.traceback : nil
     return .failure { L in
       _ = self.pushOutcome(on: L)
-      if let traceback, lua_type(L, -1) == LUA_TSTRING {
-        LuaState(borrowing: L).push("\n" + traceback.replacingPrefix("stack traceback:", with: "\(self.label) traceback:"))
-        lua_concat(L, 2)
+      let thread = LuaThread(L)
+      if let traceback, thread.type(at: -1) == .string, let message = thread.bytes(at: -1) {
+        let shown = "\n" + traceback.replacingPrefix("stack traceback:", with: "\(self.label) traceback:")
+        thread.pop()
+        thread.push(LuaString(bytes: message.bytes + shown.utf8))
       }
     }
   }
@@ -138,7 +139,7 @@ public final class LuaTask {
   /// `true, results...` or `false, err`: the result of `handle:result()`.
   func protectedResult() -> WaitResult {
     .values { L in
-      lua_pushboolean(L, self.status == .done ? 1 : 0)
+      LuaThread(L).push(self.status == .done)
       return self.pushOutcome(on: L) + 1
     }
   }

@@ -1,5 +1,4 @@
-import CLua
-import CLuaShim
+import CLuaShim  // interrupts reach the state from other threads only through the shim's signal-safe control block
 import LuaKit
 import Synchronization
 
@@ -50,7 +49,7 @@ public final class Runtime: Sendable {
   /// chunk's results.
   public func run(_ script: Script) async throws(RunFailure) -> [LuaValue] {
     let result: Result<[LuaValue], RunFailure> = await withCheckedContinuation { continuation in
-      let posted = inbox.post { core in continuation.resume(returning: core.run(script)) }
+      let posted = inbox.post { core in continuation.resume(returning: core.scripts.run(script)) }
       if !posted { continuation.resume(returning: .failure(.interrupted("the runtime has stopped"))) }
     }
     return try result.get()
@@ -60,7 +59,7 @@ public final class Runtime: Sendable {
   /// command line, whose main thread has nothing else to do).
   public func runBlocking(_ script: Script) -> Result<[LuaValue], RunFailure> {
     let answer = BlockingHandoff<Result<[LuaValue], RunFailure>>()
-    let posted = inbox.post { core in answer.put(core.run(script)) }
+    let posted = inbox.post { core in answer.put(core.scripts.run(script)) }
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }
     return answer.take()
   }
@@ -77,7 +76,7 @@ public final class Runtime: Sendable {
     if let timeout = configuration.timeout {
       startWatchdog(for: core.control, after: timeout, endsProcess: configuration.timeoutEndsProcess)
     }
-    let result = core.run(script)
+    let result = core.scripts.run(script)
     core.shutDown()
     return result
   }
@@ -89,7 +88,7 @@ public final class Runtime: Sendable {
     -> Result<[LuaValue], RunFailure>
   {
     let answer = BlockingHandoff<Result<[LuaValue], RunFailure>>()
-    let posted = inbox.post { core in answer.put(core.evaluate(source, name: name, arguments: arguments)) }
+    let posted = inbox.post { core in answer.put(core.scripts.evaluate(source, name: name, arguments: arguments)) }
     guard posted else { return .failure(.interrupted("the runtime has stopped")) }
     return answer.take()
   }
@@ -106,6 +105,13 @@ public final class Runtime: Sendable {
       if !posted { continuation.resume(returning: .failure(RunFailure.interrupted("the runtime has stopped"))) }
     }
     return try result.get()
+  }
+
+  /// The errors of background tasks that failed with nobody looking so
+  /// far, now marked observed, so each is returned once (a console reports
+  /// them between entries).
+  public func takeUnobservedFailures() async -> [UnobservedError] {
+    (try? await perform { core in core.scheduler.takeUnobservedFailures() }) ?? []
   }
 
   /// Stops the running script at its next Lua instruction, as Ctrl-C does.

@@ -1,0 +1,130 @@
+import CLuaShim
+import LuaKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The part of a runtime that lives on its loop thread: the Lua state and
+/// the loop that runs it (the scheduler, Swift work in flight, the clock,
+/// the trace, the inbox other threads post to). Scripts run through
+/// `scripts`, modules are built by `modules`, and plugins keep their state
+/// in components (`component(_:)`). Plugins receive it in `install`.
+/// Never leaves its thread (it is not Sendable).
+public final class RuntimeCore {
+  /// The Lua state; touched from the loop thread only.
+  public let state: LuaState
+  /// The runtime clock (real or virtual).
+  public let clock: RuntimeClock
+  /// The run's trace.
+  public let trace: Trace
+  /// Tasks, waits and the loop.
+  public let scheduler: Scheduler
+  /// Swift async work started for Lua, in flight until the loop has its result.
+  public let offLoopWork: OffLoopWork
+  /// Runs scripts and console entries.
+  public let scripts: ScriptRunner
+  /// Builds plugins' Lua modules.
+  public private(set) lazy var modules = ModuleInstaller(core: self)
+  /// The configuration the runtime was made with.
+  public let configuration: RuntimeConfiguration
+  /// Shared with the Sendable `Runtime` handle.
+  let inbox: Inbox
+  /// Lets other threads interrupt the state while it is open.
+  let control: ControlHandle
+  /// The state's memory limit as Swift shares it: copies of Lua values
+  /// kept in Swift, and values Swift work makes for Lua, are charged to it.
+  public let memoryBudget: LuaMemoryBudget
+  private var stopped = false
+  private var installedPlugins: Set<String> = []
+  /// Plugins' state, by type (see `component(_:)`).
+  private var components: [ObjectIdentifier: AnyObject] = [:]
+
+  /// The runtime's component of type `type`, made on first use.
+  public func component<Component: RuntimeComponent>(_ type: Component.Type = Component.self) -> Component {
+    let key = ObjectIdentifier(type)
+    if let made = components[key] { return unsafeDowncast(made, to: type) }
+    let made = Component(core: self)
+    components[key] = made
+    return made
+  }
+
+  private var retained: [AnyObject] = []
+
+  /// Keeps a plugin's loop-side object alive as long as the runtime.
+  public func retain(_ object: AnyObject) { retained.append(object) }
+
+  /// What the interrupt hook raises on timeout (kept alive for the hook).
+  private let timeoutMessageC: UnsafeMutablePointer<CChar>?
+
+  init(configuration: RuntimeConfiguration) throws {
+    self.configuration = configuration
+    state = try LuaState(memoryLimit: configuration.memoryLimit)
+    memoryBudget = state.memoryBudget
+    _ = lunar_gcgenerational(state.L)
+    clock = RuntimeClock(configuration.clock)
+    trace = Trace(sinks: configuration.traceSinks, clock: clock)
+    inbox = Inbox(wakeup: Wakeup(L: state.L))
+    let timeoutMessage: String
+    if let timeout = configuration.timeout {
+      timeoutMessage = "timeout: the script ran longer than \(LuaValue.number(timeout).formattedSeconds) seconds"
+    } else {
+      timeoutMessage = "timeout"
+    }
+    timeoutMessageC = strdup(timeoutMessage)
+    control = ControlHandle(L: state.L, timeoutMessage: UnsafePointer(timeoutMessageC))
+    offLoopWork = OffLoopWork(post: { [inbox] event in inbox.post { core in event(core.offLoopWork) } })
+    scheduler = Scheduler(
+      state: state, clock: clock, trace: trace, offLoopWork: offLoopWork, timeoutMessage: timeoutMessage)
+    state.push(function: scheduler.waitPendingFunction())
+    lunar_installcoroutines(state.L)
+    lunar_installyieldablecalls(state.L)
+    lunar_installerror(state.L)
+    scripts = try ScriptRunner(state: state, scheduler: scheduler, configuration: configuration, control: control)
+    // Unowned(unsafe), not unowned: the loop calls this on every turn, and
+    // the core owns the scheduler, so the closure never outlives it.
+    scheduler.servePostedEvents = { [inbox, unowned(unsafe) self] in
+      for event in inbox.drain() { event(self) }
+    }
+    for plugin in BuiltInPlugins.all + configuration.plugins { try install(plugin) }
+    if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
+  }
+
+  deinit {
+    shutDown()
+    free(timeoutMessageC)
+  }
+
+  /// Serves posted work (scripts, requests) and runs background tasks until
+  /// `stop` is called.
+  func serve() {
+    while !stopped {
+      do {
+        try scheduler.runUntil(on: state.L, idle: .sleep) { stopped }
+      } catch {
+        lunar_clearinterrupt(state.L)
+      }
+    }
+    shutDown()
+  }
+
+  /// Ends `serve` after the current event.
+  func stop() { stopped = true }
+
+  /// Runs what is still posted and closes the state; later posts are refused.
+  func shutDown() {
+    guard !state.isClosed else { return }
+    control.invalidate()
+    for event in inbox.close() { event(self) }
+    lunar_releasesigint(state.L)
+    state.close()
+  }
+
+  // MARK: Plugins and modules
+
+  /// Installs a plugin once (a second install of the same name is ignored).
+  public func install(_ plugin: any LunarPlugin) throws {
+    guard installedPlugins.insert(plugin.name).inserted else { return }
+    try plugin.install(in: self)
+  }
+}
