@@ -95,7 +95,8 @@ import TestSupport
     let store = try SQLiteRunStore(path: path)
     let runs = try store.runs(workflow: LuaString("wide"), limit: 10)
     #expect(runs.count == 2)
-    for run in runs {
+    for summary in runs {
+      let run = summary.run
       let steps = try store.steps(of: run.id)
       #expect(steps.count == 300)
       #expect(steps.allSatisfy { $0.status == .succeeded })
@@ -112,7 +113,7 @@ import TestSupport
     local step = workflow.step
     local function show(v, seen)
       local t = type(v)
-      if t == "string" then return ("%q"):format(v) end
+      if t == "string" then return (("%q"):format(v):gsub("[\128-\255]", function(c) return "\\" .. c:byte() end)) end
       if t == "number" then
         if v ~= v then return "nan" end
         return math.type(v) .. ":" .. (math.type(v) == "float" and ("%a"):format(v) or tostring(v))

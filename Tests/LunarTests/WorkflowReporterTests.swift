@@ -50,7 +50,7 @@ import Testing
       StepReport(name: "fetch", status: .succeeded, attempts: 1, duration: 0.25),
       StepReport(name: "notify-all", status: .failed, attempts: 3, duration: 61, detail: "boom"),
     ], duration: 61.3)
-    #expect(RunSummary.text(report) == """
+    #expect(RunSummaryTable.text(report) == """
 
       step        status     attempts   duration
       fetch       succeeded         1      0.25s
@@ -67,7 +67,7 @@ import Testing
       StepReport(name: "build", status: .succeeded, attempts: 1, duration: 0),
     ], duration: 0)
     #expect(report.succeeded)
-    #expect(RunSummary.text(report).hasSuffix("workflow w: succeeded in 0.00s (1 step failed and continued)\n"))
+    #expect(RunSummaryTable.text(report).hasSuffix("workflow w: succeeded in 0.00s (1 step failed and continued)\n"))
   }
 
   @Test func durationsRoundAsShown() {

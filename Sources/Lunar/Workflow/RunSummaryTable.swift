@@ -2,7 +2,7 @@ import LuaKit
 
 /// The table printed when a run ends: each step's status, attempts and
 /// duration, then one line for the whole run.
-public final class RunSummary: WorkflowReporter {
+public final class RunSummaryTable: WorkflowReporter {
   private let write: (String) -> Void
 
   /// A summary given to `write`.

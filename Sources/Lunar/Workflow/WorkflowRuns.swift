@@ -36,7 +36,7 @@ final class WorkflowRuns {
   /// Reads a run of `workflow`: its `steps` as workflow.lua describes them
   /// and `options` (`only`/`from` as positions from 1, `jobs`, `progress`,
   /// `quiet`, `journal`). Returns the run's id and, for `--from`, the
-  /// earlier run's outputs of the steps before it, by name.
+  /// earlier run's outputs of the steps before it: `{ [name] = { output = value } }`.
   func begin(workflow: LuaString, steps value: LuaValue, options: LuaValue) throws(BeginError) -> (Int, LuaTable) {
     let described = value.tableValue?.array ?? []
     var steps: [WorkflowStep] = []
@@ -65,7 +65,7 @@ final class WorkflowRuns {
     let plan = WorkflowPlan(needs: steps.map(\.needs), selection: selection)
     let (recorder, earlier) = try record(workflow, steps: steps, selection: selection, options: options)
     var earlierTable = LuaTable()
-    for (position, output) in earlier { earlierTable[.string(steps[position].name)] = output.first ?? .nil }
+    for (position, output) in earlier { earlierTable[.string(steps[position].name)] = .table(["output": output.first ?? .nil]) }
 
     var reporters: [any WorkflowReporter] = []
     var live: LiveProgress?
@@ -79,7 +79,7 @@ final class WorkflowRuns {
       } else {
         reporters.append(PlainProgress(workflow: workflow, write: write))
       }
-      reporters.append(RunSummary(write: write))
+      reporters.append(RunSummaryTable(write: write))
     }
     let id = nextID
     nextID += 1
@@ -149,16 +149,24 @@ final class WorkflowRuns {
       }
       let previousSteps = try previous.map { run throws(StoreError) in try store.steps(of: run.id) } ?? []
       var earlier: [Int: [LuaValue]] = [:]
+      var carried: [StepRecord] = []
       if case .from = selection {
         let positions = Dictionary(steps.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         for step in previousSteps where step.status == .succeeded || step.status == .reused {
-          if let position = positions[step.name], let output = step.output { earlier[position] = output }
+          guard let position = positions[step.name], let output = step.output else { continue }
+          earlier[position] = output
+          carried.append(
+            StepRecord(
+              name: step.name, position: position, status: .reused, attempts: 0, fingerprint: step.fingerprint, output: output))
         }
       }
       let run = NewRun(
         workflow: workflow, file: configured.scriptFile ?? "", arguments: configured.scriptArguments,
         resumedFrom: previous?.id)
       let recorder = try RunRecorder(store: store, run: run, previous: resume == nil ? [] : previousSteps)
+      // The steps before --from are part of this run too, as reused: a
+      // later resume finds every output in it.
+      if !carried.isEmpty { try store.recordSteps(carried, of: recorder.run) }
       return (recorder, earlier)
     } catch let error as StoreError {
       throw BeginError(description: error.message)

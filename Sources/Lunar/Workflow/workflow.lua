@@ -324,7 +324,7 @@ local function execute(wf, options, level)
   if not run then error(earlier, level + 1) end
 
   local ctx_steps = {}
-  for name, output in pairs(earlier) do ctx_steps[name] = { status = "reused", output = output } end
+  for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
   local inputs = {}
 
   local function context_for(s)
