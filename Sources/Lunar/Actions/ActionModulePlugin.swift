@@ -80,6 +80,12 @@ struct ActionModulePlugin: ModulePlugin {
       call.push(actions.journal?.isReplaying ?? false)
       return .one
     }
+    // tracing() -> whether spans are recorded now (someone listens to the trace)
+    module.function("tracing") { [unowned runtime] call in
+      call.push(runtime.trace.isEnabled)
+      return .one
+    }
+    module.value("journaling", .boolean(actions.journal != nil))
     module.value("limit", .integer(Int64(actions.recursionLimit)))
     module.lua(Self.runner, chunkName: "=lunar.actions")
     module.whenLoaded { runtime in try ServiceObjects.install(in: runtime, scheduler: scheduler) }
@@ -178,16 +184,22 @@ struct ActionModulePlugin: ModulePlugin {
       actions[name] = { uses = uses, list = list, fn = fn }
     end
 
-    local function make_context(name, action, chain)
-      local ctx = { action = name, chain = chain }
-      function ctx:run(next_name, input) return M.run(next_name, input, chain) end
-      function ctx:event(event, fields)
-        local f = { action = name, event = event }
-        for k, v in pairs(fields or {}) do f[k] = v end
-        M.emit("action.event", f)
-      end
-      function ctx.now() return lunar.now() end
-      return setmetatable(ctx, {
+    -- What every action context shares; the context holds its action's
+    -- name and chain.
+    local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain) end
+    local function context_event(ctx, event, fields)
+      local f = { action = ctx.action, event = event }
+      for k, v in pairs(fields or {}) do f[k] = v end
+      M.emit("action.event", f)
+    end
+    local function context_now() return lunar.now() end
+
+    -- The metatable of `action`'s contexts, made once per action: it finds
+    -- the services the action declared.
+    local function context_metatable(name, action)
+      local meta = action.meta
+      if meta then return meta end
+      meta = {
         __index = function(_, key)
           -- A plugin's service (`launches`) gets its Lua face when its
           -- module loads: load it for an action that declared the service.
@@ -203,7 +215,14 @@ struct ActionModulePlugin: ModulePlugin {
           if stubs and stubs[key] ~= nil then return stubs[key] end
           return services[key]
         end,
-      })
+      }
+      action.meta = meta
+      return meta
+    end
+
+    local function make_context(name, action, chain)
+      return setmetatable({ action = name, chain = chain, run = context_run, event = context_event, now = context_now },
+        context_metatable(name, action))
     end
 
     -- Plugins asked for an action they might provide, each required once:
@@ -265,23 +284,25 @@ struct ActionModulePlugin: ModulePlugin {
       if action == nil then
         return M.swift_run(name, input, chain)
       end
-      M.journal("action", { name = name, input = input })
-      local started = lunar.now()
-      M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
+      local journaling, tracing = M.journaling, M.tracing()
+      if journaling then M.journal("action", { name = name, input = input }) end
+      local started
+      if tracing then
+        started = lunar.now()
+        M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
+      end
       local ok, output = pcall(action.fn, make_context(name, action, next_chain), input)
-      local duration = lunar.now() - started
       if not ok then
-        local message = describe(output)
-        M.emit("action.failed", { action = name, duration = duration, error = message })
-        if M.replaying() then
-          M.journal("result", { name = name }, nil)
-        else
-          M.journal("result", { name = name }, { error = message })
+        if tracing then
+          M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })
+        end
+        if journaling then
+          M.journal("result", { name = name }, not M.replaying() and { error = describe(output) } or nil)
         end
         error(output, 0)
       end
-      M.emit("action.finished", { action = name, duration = duration })
-      M.journal("result", { name = name }, { output = output })
+      if tracing then M.emit("action.finished", { action = name, duration = lunar.now() - started }) end
+      if journaling then M.journal("result", { name = name }, { output = output }) end
       return output
     end
 

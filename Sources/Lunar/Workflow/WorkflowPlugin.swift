@@ -40,14 +40,10 @@ struct WorkflowPlugin: LunarPlugin {
   /// plan(steps, only, from) -> the parallel groups of the selected steps,
   /// as lists of positions from 1 (steps described as for `begin`)
   private static func plan(_ call: LuaCall) throws -> LuaReturn {
-    let steps = try call.value(1, name: "steps").tableValue?.array ?? []
-    var needs: [[Int]] = []
-    for step in steps {
-      guard let described = WorkflowStep(describedBy: step, stepCount: steps.count) else {
-        throw LuaArgumentError.invalid(1, "malformed step description")
-      }
-      needs.append(described.needs)
+    guard let described = call.table(at: 1, path: LuaPath("steps")), let steps = WorkflowStep.read(described) else {
+      throw LuaArgumentError.invalid(1, "step descriptions expected")
     }
+    let needs = steps.map(\.needs)
     var selection = WorkflowPlan.Selection.all
     if let only = try call.value(2).integerValue { selection = .only(Int(only) - 1) }
     if let from = try call.value(3).integerValue { selection = .from(Int(from) - 1) }
@@ -61,7 +57,9 @@ struct WorkflowPlugin: LunarPlugin {
   private static func begin(_ runs: WorkflowRuns) -> LuaFunction {
     { call in
       let name = try call.bytes(1)
-      let steps = try call.value(2, name: "steps")
+      guard let described = call.table(at: 2, path: LuaPath("steps")), let steps = WorkflowStep.read(described) else {
+        throw LuaArgumentError.invalid(2, "step descriptions expected")
+      }
       let options = try call.value(3, name: "options")
       let id: Int
       let earlier: LuaTable

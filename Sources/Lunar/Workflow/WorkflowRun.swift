@@ -320,18 +320,27 @@ final class WorkflowRun {
       if recorder.hasPending { recorder.commit() }
       try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)
     }
-    scheduler.complete(wait, .values([Self.results(report)]))
+    scheduler.complete(wait, .values(results(report)))
     onFinish?()
   }
 
-  /// The value `workflow.run` returns: `{ ok =, failed = { names }, steps = { [name] = { status =, attempts = } } }`.
-  static func results(_ report: RunReport) -> LuaValue {
-    var steps = LuaTable()
-    for step in report.steps {
-      steps[.string(step.name)] = .table(["status": .string(LuaString(step.status.rawValue)), "attempts": .integer(Int64(step.attempts))])
+  /// What `workflow.run`'s host call returns: whether the run succeeded,
+  /// the names of the steps that failed it, and each step's status (false
+  /// if not selected) and attempts, by declaration position.
+  func results(_ report: RunReport) -> [LuaValue] {
+    var statuses = [LuaValue](repeating: .boolean(false), count: steps.count)
+    var attempts = [LuaValue](repeating: .integer(0), count: steps.count)
+    var next = 0
+    for position in steps.indices where plan.selected[position] {
+      let step = report.steps[next]
+      next += 1
+      statuses[position] = .string(LuaString(step.status.rawValue))
+      attempts[position] = .integer(Int64(step.attempts))
     }
-    let failed = LuaTable(array: report.failedSteps.map { .string($0) })
-    return .table(["ok": .boolean(report.succeeded), "failed": .table(failed), "steps": .table(steps)])
+    return [
+      .boolean(report.succeeded), .table(LuaTable(array: report.failedSteps.map { .string($0) })),
+      .table(LuaTable(array: statuses)), .table(LuaTable(array: attempts)),
+    ]
   }
 
   private func timestamp(_ time: Double) -> StoreTimestamp {

@@ -34,19 +34,11 @@ final class WorkflowRuns {
   }
 
   /// Reads a run of `workflow`: its `steps` as workflow.lua describes them
-  /// and `options` (`only`/`from` as positions from 1, `jobs`, `progress`,
-  /// `quiet`, `journal`). Returns the run's id and, for `--from`, the
-  /// earlier run's outputs of the steps before it: `{ [name] = { output = value } }`.
-  func begin(workflow: LuaString, steps value: LuaValue, options: LuaValue) throws(BeginError) -> (Int, LuaTable) {
-    let described = value.tableValue?.array ?? []
-    var steps: [WorkflowStep] = []
-    steps.reserveCapacity(described.count)
-    for item in described {
-      guard let step = WorkflowStep(describedBy: item, stepCount: described.count) else {
-        throw BeginError(description: "workflow \"\(workflow.lossyString)\": malformed step description")
-      }
-      steps.append(step)
-    }
+  /// (see `WorkflowStep.read`) and `options` (`only`/`from` as positions
+  /// from 1, `jobs`, `progress`, `quiet`, `journal`). Returns the run's id
+  /// and, for `--from`, the earlier run's outputs of the steps before it:
+  /// `{ [name] = { output = value } }`.
+  func begin(workflow: LuaString, steps: [WorkflowStep], options: LuaValue) throws(BeginError) -> (Int, LuaTable) {
     if let conflict = StepDispatcher.queueOrderConflict(in: WorkflowStep.dispatcherSteps(steps)) {
       let step = steps[conflict]
       throw BeginError(

@@ -36,22 +36,40 @@ public struct WorkflowStep: Sendable, Equatable {
     self.uses = uses
   }
 
-  /// A step described by workflow.lua's table
-  /// `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses }`,
-  /// which the Lua side has already checked; nil if it is not one.
-  init?(describedBy value: LuaValue, stepCount: Int) {
-    guard let table = value.tableValue, let name = table["name"].luaStringValue else { return nil }
-    var needs: [Int] = []
-    for need in table["needs"].tableValue?.array ?? [] {
-      guard case .integer(let position) = need, position >= 1, position <= stepCount else { return nil }
-      needs.append(Int(position) - 1)
+  /// The steps workflow.lua describes in `described`, a list of
+  /// `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses }`
+  /// the Lua side has already checked; nil if it is not one.
+  static func read(_ described: LuaTableReader) -> [WorkflowStep]? {
+    let count = described.length
+    var steps: [WorkflowStep] = []
+    steps.reserveCapacity(count)
+    do {
+      for position in 0..<count {
+        let step = try described.table(.integer(Int64(position + 1))) { step throws -> WorkflowStep? in
+          guard let name = try step.string("name") else { return nil }
+          var needs: [Int] = []
+          try step.table("needs") { list in
+            needs.reserveCapacity(list.length)
+            for index in 0..<list.length {
+              guard let need = try list.integer(.integer(Int64(index + 1))), need >= 1, need <= count else {
+                throw LuaArgumentError.invalid(1, "malformed step description")
+              }
+              needs.append(Int(need) - 1)
+            }
+          }
+          return WorkflowStep(
+            name: name, needs: needs, queue: try step.string("queue"),
+            continuesOnError: try step.boolean("continue_on_error") ?? false,
+            attempts: Int(try step.integer("attempts") ?? 1), backoff: try step.number("backoff") ?? 0,
+            timeout: try step.number("timeout"), uses: try step.string("uses"))
+        }
+        guard let step, let step else { return nil }
+        steps.append(step)
+      }
+    } catch {
+      return nil
     }
-    self.init(
-      name: name, needs: needs, queue: table["queue"].luaStringValue,
-      continuesOnError: table["continue_on_error"] == .boolean(true),
-      attempts: table["attempts"].integerValue.map { Int($0) } ?? 1,
-      backoff: table["backoff"].numberValue ?? 0,
-      timeout: table["timeout"].numberValue, uses: table["uses"].luaStringValue)
+    return steps
   }
 }
 

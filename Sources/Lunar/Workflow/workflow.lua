@@ -341,9 +341,9 @@ local function execute(wf, options, level)
     if s.uses then return s.uses end
     local name = "workflow " .. wf.name .. "/" .. s.name
     if not action_names[name] then
-      lunar.action(name, { uses = s.services or {} }, function(actx, input)
-        local ctx = context_for(s)
-        setmetatable(ctx, { __index = actx })
+      lunar.action(name, { uses = s.services or {} }, function(ctx, input)
+        -- The action's context (services, ctx:run, ctx:event) is the step's.
+        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, ctx_steps
         return s.run(ctx, input)
       end)
       action_names[name] = true
@@ -391,13 +391,16 @@ local function execute(wf, options, level)
     ctx_steps[wf.steps[i].name] = { status = "failed", error = message }
   end
 
-  local outcome = host.run(run, body, record, coroutine.create(function() end))
+  local ok, failed, statuses, attempts = host.run(run, body, record, coroutine.create(function() end))
   local results = {}
-  for name, r in pairs(outcome.steps) do
-    local c = ctx_steps[name]
-    results[name] = { status = r.status, attempts = r.attempts, output = c and c.output }
+  for i, status in ipairs(statuses) do
+    if status then
+      local name = wf.steps[i].name
+      local c = ctx_steps[name]
+      results[name] = { status = status, attempts = attempts[i], output = c and c.output }
+    end
   end
-  return { ok = outcome.ok, failed = outcome.failed, results = results }
+  return { ok = ok, failed = failed, results = results }
 end
 
 --- Runs the workflow; returns the results by step and whether all succeeded.
