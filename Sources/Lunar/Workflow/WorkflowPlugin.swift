@@ -40,7 +40,7 @@ struct WorkflowPlugin: LunarPlugin {
   /// plan(steps, only, from) -> the parallel groups of the selected steps,
   /// as lists of positions from 1 (steps described as for `begin`)
   private static func plan(_ call: LuaCall) throws -> LuaReturn {
-    guard let described = call.table(at: 1, path: LuaPath("steps")), let steps = WorkflowStep.read(described) else {
+    guard let steps = WorkflowStep.read(call, at: 1) else {
       throw LuaArgumentError.invalid(1, "step descriptions expected")
     }
     let needs = steps.map(\.needs)
@@ -57,7 +57,7 @@ struct WorkflowPlugin: LunarPlugin {
   private static func begin(_ runs: WorkflowRuns) -> LuaFunction {
     { call in
       let name = try call.bytes(1)
-      guard let described = call.table(at: 2, path: LuaPath("steps")), let steps = WorkflowStep.read(described) else {
+      guard let steps = WorkflowStep.read(call, at: 2) else {
         throw LuaArgumentError.invalid(2, "step descriptions expected")
       }
       let options = try call.value(3, name: "options")

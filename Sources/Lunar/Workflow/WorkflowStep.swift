@@ -36,38 +36,61 @@ public struct WorkflowStep: Sendable, Equatable {
     self.uses = uses
   }
 
-  /// The steps workflow.lua describes in `described`, a list of
-  /// `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses }`
-  /// the Lua side has already checked; nil if it is not one.
-  static func read(_ described: LuaTableReader) -> [WorkflowStep]? {
-    let count = described.length
+  /// The steps workflow.lua describes in the table at `index` of `stack`:
+  /// a list of `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses }`
+  /// the Lua side has already checked; nil if it is not one. Read with raw
+  /// field access: a workflow may have tens of thousands of steps.
+  static func read(_ stack: some LuaStack, at index: Int32) -> [WorkflowStep]? {
+    let table = stack.absoluteIndex(index)
+    guard stack.type(at: table) == .table else { return nil }
+    let count = stack.rawLength(at: table)
     var steps: [WorkflowStep] = []
     steps.reserveCapacity(count)
-    do {
-      for position in 0..<count {
-        let step = try described.table(.integer(Int64(position + 1))) { step throws -> WorkflowStep? in
-          guard let name = try step.string("name") else { return nil }
-          var needs: [Int] = []
-          try step.table("needs") { list in
-            needs.reserveCapacity(list.length)
-            for index in 0..<list.length {
-              guard let need = try list.integer(.integer(Int64(index + 1))), need >= 1, need <= count else {
-                throw LuaArgumentError.invalid(1, "malformed step description")
-              }
-              needs.append(Int(need) - 1)
-            }
-          }
-          return WorkflowStep(
-            name: name, needs: needs, queue: try step.string("queue"),
-            continuesOnError: try step.boolean("continue_on_error") ?? false,
-            attempts: Int(try step.integer("attempts") ?? 1), backoff: try step.number("backoff") ?? 0,
-            timeout: try step.number("timeout"), uses: try step.string("uses"))
-        }
-        guard let step, let step else { return nil }
-        steps.append(step)
+    for position in 0..<count {
+      guard stack.pushField(position + 1, of: table) == .table else {
+        stack.pop()
+        return nil
       }
-    } catch {
-      return nil
+      let step = stack.top
+      defer { stack.top = step - 1 }
+      func field(_ key: String) -> Int32 {
+        stack.pushField(key, of: step)
+        return stack.top
+      }
+      func string(_ key: String) -> LuaString? {
+        defer { stack.pop() }
+        return stack.type(at: field(key)) == .string ? stack.bytes(at: -1) : nil
+      }
+      func number(_ key: String) -> Double? {
+        defer { stack.pop() }
+        return stack.number(at: field(key))
+      }
+      func integer(_ key: String) -> Int64? {
+        defer { stack.pop() }
+        return stack.integer(at: field(key))
+      }
+      guard let name = string("name") else { return nil }
+      var needs: [Int] = []
+      let list = field("needs")
+      if stack.type(at: list) == .table {
+        let length = stack.rawLength(at: list)
+        needs.reserveCapacity(length)
+        for entry in 0..<length {
+          stack.pushField(entry + 1, of: list)
+          let need = stack.integer(at: -1)
+          stack.pop()
+          guard let need, need >= 1, need <= count else { return nil }
+          needs.append(Int(need) - 1)
+        }
+      }
+      stack.pop()
+      let continues = stack.boolean(at: field("continue_on_error"))
+      stack.pop()
+      steps.append(
+        WorkflowStep(
+          name: name, needs: needs, queue: string("queue"), continuesOnError: continues,
+          attempts: Int(clamping: integer("attempts") ?? 1), backoff: number("backoff") ?? 0, timeout: number("timeout"),
+          uses: string("uses")))
     }
     return steps
   }

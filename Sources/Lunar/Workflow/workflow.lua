@@ -170,26 +170,49 @@ local function define(name, steps, where)
       if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
     end
   end
-  -- Cycles: depth-first search with colours.
-  local colour = {}
-  local function visit(s, path)
-    colour[s.name] = "grey"
-    path[#path + 1] = s.name
-    for _, need in ipairs(s.needs) do
-      if colour[need] == "grey" then
-        path[#path + 1] = need
-        error(at(s) .. ("workflow \"%s\": steps form a cycle: %s"):format(name, table.concat(path, " → ")), 0)
-      elseif colour[need] == nil then
-        visit(wf.by_name[need], path)
-      end
-    end
-    path[#path] = nil
-    colour[s.name] = "black"
-  end
+  -- Cycles: Kahn's algorithm counts the steps it can order; only when some
+  -- are left does a depth-first search find the cycle to name.
+  local waiting, dependents, ready = {}, {}, {}
   for _, s in ipairs(wf.steps) do
-    if colour[s.name] == nil then
-      local ok, err = pcall(visit, s, {})
-      if not ok then error(err, 0) end
+    waiting[s] = #s.needs
+    if #s.needs == 0 then ready[#ready + 1] = s end
+    for _, need in ipairs(s.needs) do
+      local list = dependents[need]
+      if not list then list = {}; dependents[need] = list end
+      list[#list + 1] = s
+    end
+  end
+  local ordered = 0
+  while #ready > 0 do
+    local s = ready[#ready]
+    ready[#ready] = nil
+    ordered = ordered + 1
+    for _, dependent in ipairs(dependents[s.name] or {}) do
+      waiting[dependent] = waiting[dependent] - 1
+      if waiting[dependent] == 0 then ready[#ready + 1] = dependent end
+    end
+  end
+  if ordered < #wf.steps then
+    local colour = {}
+    local function visit(s, path)
+      colour[s.name] = "grey"
+      path[#path + 1] = s.name
+      for _, need in ipairs(s.needs) do
+        if colour[need] == "grey" then
+          path[#path + 1] = need
+          error(at(s) .. ("workflow \"%s\": steps form a cycle: %s"):format(name, table.concat(path, " → ")), 0)
+        elseif colour[need] == nil then
+          visit(wf.by_name[need], path)
+        end
+      end
+      path[#path] = nil
+      colour[s.name] = "black"
+    end
+    for _, s in ipairs(wf.steps) do
+      if colour[s.name] == nil then
+        local ok, err = pcall(visit, s, {})
+        if not ok then error(err, 0) end
+      end
     end
   end
   return wf
