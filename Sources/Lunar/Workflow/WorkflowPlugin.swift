@@ -53,7 +53,8 @@ struct WorkflowPlugin: LunarPlugin {
   }
 
   /// begin(name, steps, options) -> run, the earlier run's outputs of the
-  /// steps before `--from` by name; or nil and why the run cannot begin
+  /// steps before `--from` by name, whether the run is recorded (the body
+  /// then gives every output); or nil and why the run cannot begin
   private static func begin(_ runs: WorkflowRuns) -> LuaFunction {
     { call in
       let name = try call.bytes(1)
@@ -72,7 +73,8 @@ struct WorkflowPlugin: LunarPlugin {
       }
       call.push(id)
       try call.push(.table(earlier))
-      return .values(2)
+      call.push(runs.records(id))
+      return .values(3)
     }
   }
 

@@ -116,10 +116,18 @@ final class WorkflowRun {
         return output
       }
     }
+    markStarted(step)
+    return nil
+  }
+
+  /// Whether the body calls `prepare`, which says the step started; for
+  /// the others, `launch` says it.
+  private func bodyPrepares(_ step: Int) -> Bool { recorder != nil || steps[step].hasCondition }
+
+  private func markStarted(_ step: Int) {
     startedAt[step] = clock.now
     for reporter in reporters { reporter.stepStarted(steps[step].name, at: clock.now) }
     emit("workflow.step.started", step)
-    return nil
   }
 
   /// Takes the output of an attempt whose action returned.
@@ -144,6 +152,7 @@ final class WorkflowRun {
 
   private func launch(_ step: Int, attempt: Int) {
     attempts[step] = attempt
+    if attempt == 1 && !bodyPrepares(step) { markStarted(step) }
     let thread = launcherThread
     body.push(on: thread.L)
     thread.push(step + 1)

@@ -101,6 +101,9 @@ final class WorkflowRuns {
     return run
   }
 
+  /// Whether run `id`, begun and not started, is recorded in a store.
+  func records(_ id: Int) -> Bool { begun[id]?.recorder != nil }
+
   /// The running run `id`.
   func run(_ id: Int) throws(LuaArgumentError) -> WorkflowRun {
     guard let run = running[id] else { throw LuaArgumentError.invalid(1, "no such workflow run") }

@@ -20,11 +20,13 @@ public struct WorkflowStep: Sendable, Equatable {
   public var timeout: Double?
   /// The action it runs, if it names one (`uses`); part of its fingerprint.
   public var uses: LuaString?
+  /// It has a condition (`if`): whether it starts is known only once it ran.
+  public var hasCondition: Bool
 
   /// A step with these rules.
   public init(
     name: LuaString, needs: [Int] = [], queue: LuaString? = nil, continuesOnError: Bool = false,
-    attempts: Int = 1, backoff: Double = 0, timeout: Double? = nil, uses: LuaString? = nil
+    attempts: Int = 1, backoff: Double = 0, timeout: Double? = nil, uses: LuaString? = nil, hasCondition: Bool = false
   ) {
     self.name = name
     self.needs = needs
@@ -34,10 +36,11 @@ public struct WorkflowStep: Sendable, Equatable {
     self.backoff = backoff
     self.timeout = timeout
     self.uses = uses
+    self.hasCondition = hasCondition
   }
 
   /// The steps workflow.lua describes in the table at `index` of `stack`:
-  /// a list of `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses }`
+  /// a list of `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses, condition }`
   /// the Lua side has already checked; nil if it is not one. Read with raw
   /// field access: a workflow may have tens of thousands of steps.
   static func read(_ stack: some LuaStack, at index: Int32) -> [WorkflowStep]? {
@@ -86,11 +89,13 @@ public struct WorkflowStep: Sendable, Equatable {
       stack.pop()
       let continues = stack.boolean(at: field("continue_on_error"))
       stack.pop()
+      let hasCondition = stack.boolean(at: field("condition"))
+      stack.pop()
       steps.append(
         WorkflowStep(
           name: name, needs: needs, queue: string("queue"), continuesOnError: continues,
           attempts: Int(clamping: integer("attempts") ?? 1), backoff: number("backoff") ?? 0, timeout: number("timeout"),
-          uses: string("uses")))
+          uses: string("uses"), hasCondition: hasCondition))
     }
     return steps
   }

@@ -252,6 +252,7 @@ local function describe(wf)
     described[i] = {
       name = s.name, needs = needs, queue = s.queue, continue_on_error = s.continue_on_error,
       attempts = s.retry and s.retry.attempts, backoff = s.retry and s.retry.backoff, timeout = s.timeout, uses = s.uses,
+      condition = s["if"] ~= nil,
     }
   end
   descriptions[wf] = described
@@ -340,7 +341,7 @@ local function execute(wf, options, level)
     print(M.plan(wf, options))
     return { ok = true, results = {} }
   end
-  local run, earlier = host.begin(wf.name, describe(wf), {
+  local run, earlier, recording = host.begin(wf.name, describe(wf), {
     only = only, from = from, jobs = math.tointeger(options.jobs or 4), progress = options.progress,
     quiet = options.quiet and true or nil, journal = options.journal,
   })
@@ -352,11 +353,6 @@ local function execute(wf, options, level)
 
   local function context_for(s)
     return { workflow = wf.name, step = s.name, steps = ctx_steps, now = now }
-  end
-
-  local function input_of(s, ctx)
-    if type(s.with) == "function" then return s.with(ctx) end
-    return s.with
   end
 
   local action_names = {}
@@ -374,36 +370,49 @@ local function execute(wf, options, level)
     return name
   end
 
-  -- The end of an attempt whose action returned `...`.
+  -- The end of an attempt whose action returned `...`. The runner takes
+  -- the output when it records it, or to check a value that might not be
+  -- storable; a single nil, boolean, number or string always is.
   local function ran(s, i, ...)
-    local _, problem = host.accept(run, i, ...)
-    if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
+    local kind = type((...))
+    if recording or select("#", ...) > 1 or kind == "table" or kind == "function" or kind == "userdata" or kind == "thread" then
+      local _, problem = host.accept(run, i, ...)
+      if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
+    end
     ctx_steps[s.name] = { status = "succeeded", output = (...) }
     return RAN
   end
 
   -- One attempt of step `i`: its condition and input (the first time),
-  -- an earlier output to reuse, or its action.
+  -- an earlier output to reuse, or its action. The runner says "started"
+  -- itself for a step with no condition in a run it does not record;
+  -- `prepare` says it for the others, once they are known to run.
   local function body(i, attempt)
     local s = wf.steps[i]
     if attempt == 1 then
-      local ctx = context_for(s)
-      if s["if"] then
-        local ok, go = pcall(s["if"], ctx)
+      local condition, input = s["if"], s.with
+      local ctx = (condition or type(input) == "function") and context_for(s) or nil
+      if condition then
+        local ok, go = pcall(condition, ctx)
         if not ok then return FAILED, tostring(go) end
         if not go then
           ctx_steps[s.name] = { status = "skipped" }
           return SKIPPED
         end
       end
-      local ok, input = pcall(input_of, s, ctx)
-      if not ok then return FAILED, tostring(input) end
+      if type(input) == "function" then
+        local ok
+        ok, input = pcall(input, ctx)
+        if not ok then return FAILED, tostring(input) end
+      end
       inputs[i] = input
-      local prepared, reused, output = pcall(host.prepare, run, i, input)
-      if not prepared then return FAILED, at(s) .. ("step \"%s\": %s"):format(s.name, reused) end
-      if reused then
-        ctx_steps[s.name] = { status = "reused", output = output }
-        return REUSED
+      if recording or condition then
+        local prepared, reused, output = pcall(host.prepare, run, i, input)
+        if not prepared then return FAILED, at(s) .. ("step \"%s\": %s"):format(s.name, reused) end
+        if reused then
+          ctx_steps[s.name] = { status = "reused", output = output }
+          return REUSED
+        end
       end
     end
     return ran(s, i, lunar.run(action_for(s), inputs[i]))
