@@ -120,7 +120,7 @@ enum RunCommand {
     }
     workflow.journal = parsed.value("journal")
     try workflow.checkJournal()
-    try chooseStore(parsed, &workflow, environment: configuration.environment)
+    try chooseStore(parsed, &workflow, environment: Environment.forStore)
     workflow.scriptFile = parsed.operands.first
     workflow.scriptArguments = Array(parsed.operands.dropFirst())
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
@@ -245,6 +245,16 @@ enum Environment {
       if let equals = text.firstIndex(of: "=") {
         result[String(text[..<equals])] = String(text[text.index(after: equals)...])
       }
+    }
+    return result
+  }
+
+  /// `current` with the variables the default run store's place depends
+  /// on (`XDG_STATE_HOME`, `HOME`): what `StoreLocation.chosen` reads.
+  static var forStore: [String: String] {
+    var result = current
+    for name in ["XDG_STATE_HOME", "HOME"] {
+      if let value = getenv(name) { result[name] = String(cString: value) }
     }
     return result
   }

@@ -77,8 +77,9 @@ public struct RunReport: Sendable, Equatable {
 }
 
 /// Durations as the reports show them: `0.12s` under ten seconds, `12.3s` above.
-enum DurationText {
-  static func format(_ seconds: Double) -> String {
+public enum DurationText {
+  /// `seconds` as `0.12s` or `12.3s`.
+  public static func format(_ seconds: Double) -> String {
     guard seconds.isFinite, abs(seconds) < 1e15 else { return LuaValue.number(seconds).description + "s" }
     let decimals = abs(seconds) < 10 ? 2 : 1
     let scale = decimals == 2 ? 100.0 : 10.0
