@@ -90,7 +90,7 @@ extension ExampleTests {
 extension ExampleTests {
   @Test func actionsRunAndReplay() async throws {
     let folder = try TemporaryFolder()
-    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let journal = folder.url.appendingPathComponent("run.journal").path
     let recorded = try await LunarProcess.run(["run", "--record", journal, "actions.lua"], in: Self.examples)
     #expect(recorded.status == 0, "\(recorded.stderr)")
     #expect(recorded.stdout == "Ada\ntoken tok-4711\nTest\t2 actions ran: login, store_token\n")

@@ -105,20 +105,22 @@ import TestSupport
 
   @Test func lunarsOwnFilesAreReplacedNotTruncatedInPlace() async throws {
     let folder = try Self.scripts()
-    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let journal = folder.url.appendingPathComponent("run.journal").path
     let recording = try await LunarProcess.run(["run", "--record", journal, "actions.lua"], in: folder.url)
     #expect(recording.status == 0, "\(recording.stderr)")
-    let recorded = try String(contentsOfFile: journal, encoding: .utf8)
-    #expect(recorded.hasPrefix(#"{"kind":"action""#))
+    let recorded = try Data(contentsOf: URL(fileURLWithPath: journal))
+    #expect(recorded.starts(with: [0x89] + Array("LUNAR-JOURNAL".utf8)))
     // A hard link still sees the first recording after the second: the
     // file was replaced, not truncated and rewritten.
-    let first = folder.url.appendingPathComponent("first.jsonl").path
+    let first = folder.url.appendingPathComponent("first.journal").path
     #expect(link(journal, first) == 0)
-    try folder.write("other.lua", "lunar.action('b', {}, function() end) lunar.run('b')")
+    try folder.write("other.lua", "lunar.action('bee', {}, function() end) lunar.run('bee')")
     let second = try await LunarProcess.run(["run", "--record", journal, "other.lua"], in: folder.url)
     #expect(second.status == 0, "\(second.stderr)")
-    #expect(try String(contentsOfFile: first, encoding: .utf8) == recorded)
-    #expect(try String(contentsOfFile: journal, encoding: .utf8).contains(#""name":"b""#))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == recorded)
+    let rerecorded = try Data(contentsOf: URL(fileURLWithPath: journal))
+    #expect(rerecorded.starts(with: [0x89] + Array("LUNAR-JOURNAL".utf8)))
+    #expect(rerecorded.firstRange(of: Data("bee".utf8)) != nil)
     let report = folder.url.appendingPathComponent("report.xml").path
     try folder.write("a_spec.lua", "it('works', function() end)")
     for _ in 1...2 {

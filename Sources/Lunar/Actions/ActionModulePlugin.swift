@@ -25,9 +25,10 @@ struct ActionModulePlugin: ModulePlugin {
       // The action keeps its input until it is done: charged meanwhile.
       let input = try call.chargedValue(2, name: "input")
       let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
+      let scope = scheduler.currentTask?.journalScope
       return runtime.suspend(call, awaiting: "action \(name)") {
         defer { withExtendedLifetime(input) {} }
-        return try await actions.run(name, input: input.value, chain: chain)
+        return try await actions.run(name, input: input.value, chain: chain, journalScope: scope)
       }
     }
     module.function("has_swift") { call in
@@ -66,13 +67,14 @@ struct ActionModulePlugin: ModulePlugin {
       runtime.trace.emit(kind, list)
       return .none
     }
-    // journal(kind, key [, result]) -> the recorded entry when replaying
+    // journal(kind, key [, result]) -> the recorded result when replaying;
+    // the call belongs to the running task's step.
     module.function("journal") { call in
       guard let journal = actions.journal else { return .none }
-      let kind = try call.string(1)
+      let kind = try call.bytes(1)
       let key = try call.value(2, name: "key").tableValue ?? LuaTable()
       let result = call.isNil(3) ? nil : try call.value(3, name: "result").tableValue
-      let entry = try journal.step(kind: kind, key: key, result: result)
+      let entry = try journal.step(kind: kind, key: key, result: result, in: scheduler.currentTask?.journalScope)
       if let entry { try call.push(.table(entry)) } else { call.pushNil() }
       return .one
     }
@@ -296,8 +298,12 @@ struct ActionModulePlugin: ModulePlugin {
         if tracing then
           M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })
         end
-        if journaling then
-          M.journal("result", { name = name }, not M.replaying() and { error = describe(output) } or nil)
+        if journaling and M.replaying() then
+          -- The action's own error is the one to raise; a divergence found
+          -- here stays with the step and stops its next call.
+          pcall(M.journal, "result", { name = name }, nil)
+        elseif journaling then
+          M.journal("result", { name = name }, { error = describe(output) })
         end
         error(output, 0)
       end

@@ -158,6 +158,7 @@ final class WorkflowRun {
     thread.push(step + 1)
     thread.push(attempt)
     let task = scheduler.spawn(on: thread.L, function: thread.top - 2, arguments: 2, label: "step \(steps[step].name.lossyString)")
+    task.journalScope = steps[step].name
     thread.pop(3)
     live[step] = task
     var timer: Int?
