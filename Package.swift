@@ -57,7 +57,7 @@ let package = Package(
         .unsafeFlags(["-L", Context.packageDirectory + "/Sources/lunar/Linker"]),
         // A position-dependent release binary: the ~29,000 relocations of a PIE's
         // Swift metadata cost 60 copied pages and about 0.2 ms on every start
-        // (README, "Design decisions").
+        // (docs/decisions.md, "Start-up").
         .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(configuration: .release)),
       ]
     ),

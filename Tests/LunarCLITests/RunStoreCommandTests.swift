@@ -9,16 +9,20 @@ import TestSupport
 @Suite struct RunStoreCommandTests {
   /// A chain of `count` steps; each appends its name to `log` (after a
   /// millisecond, so a run can be killed midway) and returns its position.
-  static func chain(_ count: Int, log: String) -> String {
+  /// Past `gate`, a step first waits for the file `gate` to exist, so a
+  /// run cannot end before the test has killed it.
+  static func chain(_ count: Int, log: String, gate: String? = nil) -> String {
     """
     local workflow = require "lunar.workflow"
     local step = workflow.step
     local steps = {}
+    local gate = \(gate.map { "\"\($0)\"" } ?? "nil")
     for i = 1, \(count) do
       steps[i] = step("s" .. i) {
         needs = i > 1 and { "s" .. (i - 1) } or nil,
         run = function(ctx)
           lunar.sleep(0.001)
+          while gate and i > \(count / 2) and not io.open(gate) do lunar.sleep(0.01) end
           local f = assert(io.open("\(log)", "a"))
           f:write("s", i, "\\n")
           f:close()
@@ -38,14 +42,16 @@ import TestSupport
     let folder = try TemporaryFolder()
     let log = folder.url.appendingPathComponent("ran.txt").path
     let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
-    let script = try folder.write("chain.lua", Self.chain(2000, log: log))
+    let gate = folder.url.appendingPathComponent("gate").path
+    let script = try folder.write("chain.lua", Self.chain(2000, log: log, gate: gate))
     let first = try LunarProcess.start(["run", "--store", store, "--jobs", "1", script])
     while (try? Self.lines(log).count) ?? 0 < 300 { try await Task.sleep(for: .milliseconds(5)) }
     kill(first.process.processIdentifier, SIGKILL)
     let killed = try await first.wait()
-    #expect(!killed.exitedNormally)
+    #expect(!killed.exitedNormally, "SIGKILL ended the run")
     let ranBeforeKill = try Self.lines(log).count
-    #expect(ranBeforeKill < 2000, "killed midway")
+    #expect(ranBeforeKill <= 1000, "killed before the gate")
+    #expect(FileManager.default.createFile(atPath: gate, contents: nil))
 
     let resumed = try await LunarProcess.run(["run", "--store", store, "--resume", "--jobs", "1", script], timeout: 60)
     #expect(resumed.status == 0, "\(resumed.stderr)")
