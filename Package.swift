@@ -35,7 +35,7 @@ let package = Package(
     .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite"]),
     // The workflow runtime built on LuaKit.
     .target(
-      name: "Lunar", dependencies: ["LuaKit", "CHTTP"],
+      name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
       resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
@@ -50,14 +50,14 @@ let package = Package(
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
     .executableTarget(
-      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LuaKit", "CLineEditor"],
+      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LuaKit", "CLineEditor"],
       exclude: ["Linker"],
       linkerSettings: [
         // Links libstdc++ statically with the static Swift runtime (see Linker/libstdc++.so).
         .unsafeFlags(["-L", Context.packageDirectory + "/Sources/lunar/Linker"]),
         // A position-dependent release binary: the ~29,000 relocations of a PIE's
         // Swift metadata cost 60 copied pages and about 0.2 ms on every start
-        // (README, "Design decisions").
+        // (docs/decisions.md, "Start-up").
         .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(configuration: .release)),
       ]
     ),
@@ -74,7 +74,7 @@ let package = Package(
     // tests kill and race it. Never shipped.
     .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit"]),
     .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
-    .testTarget(name: "LunarCLITests", dependencies: ["lunar", "TestSupport"], exclude: ["Fixtures"]),
+    .testTarget(name: "LunarCLITests", dependencies: ["lunar", "LunarStore", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@
 --   ./scripts/run examples/launch_report.lua      (offline: the shipped samples)
 --   lunar run --dry-run examples/launch_report.lua
 --   lunar graph examples/launch_report.lua
+--   lunar runs show last                          (the last run: each step's output or error)
 --   LUNAR_LAUNCHES_LIVE=1 lunar run examples/launch_report.lua
 local workflow = require "lunar.workflow"
 local launches = require "lunar.launches"

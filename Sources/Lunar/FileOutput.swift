@@ -107,12 +107,19 @@ public final class FileOutput: Sendable {
   /// Writes `text` as UTF-8; a failure (a full disk) is thrown now and by
   /// every later write, and reported once to the `whenWriteFails` handlers.
   public func write(_ text: String) throws(WriteError) {
-    if let error = failure.withLock({ $0.error }) { throw error }
     var text = text
-    let problem = text.withUTF8 { buffer in
-      Self.writeAll(descriptor, UnsafeRawBufferPointer(buffer))
-    }
-    guard let problem else { return }
+    if let error = text.withUTF8({ buffer in failed(writing: UnsafeRawBufferPointer(buffer)) }) { throw error }
+  }
+
+  /// Writes `bytes` in one piece, failing as `write(_:)` for text does.
+  public func write(bytes: [UInt8]) throws(WriteError) {
+    if let error = bytes.withUnsafeBytes({ buffer in failed(writing: buffer) }) { throw error }
+  }
+
+  /// Writes `buffer`; nil, or the error this write or an earlier one met.
+  private func failed(writing buffer: UnsafeRawBufferPointer) -> WriteError? {
+    if let error = failure.withLock({ $0.error }) { return error }
+    guard let problem = Self.writeAll(descriptor, buffer) else { return nil }
     let error = WriteError(path: name, reason: problem)
     let handlers = failure.withLock { state -> [@Sendable (WriteError) -> Void] in
       guard state.error == nil else { return [] }
@@ -120,7 +127,7 @@ public final class FileOutput: Sendable {
       return state.handlers
     }
     for handler in handlers { handler(error) }
-    throw error
+    return error
   }
 
   /// Calls `handler` (on the writing thread) when a write first fails, or

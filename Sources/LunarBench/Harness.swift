@@ -65,6 +65,7 @@ enum BenchmarkSuite {
       ("action", ActionBenchmark.run),
       ("startup", StartupBenchmark.run),
       ("specs", SpecSuiteBenchmark.run),
+      ("workflow", WorkflowBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

@@ -34,14 +34,27 @@ public final class SQLiteRunStore: RunStore {
   public var location: String { "sqlite:" + path }
   private let connection: Mutex<SQLiteDatabase>
 
+  /// Throws what opening `path` as a store would refuse (a file that is not
+  /// a Lunar store, a missing folder), touching nothing.
+  public static func check(path: String) throws(StoreError) {
+    _ = try StoreFileCheck.inspect(path)
+  }
+
   /// Opens the store at `path` (an absolute path, or relative to the current
   /// folder), creating it if it is missing or an empty file (unless
-  /// `createIfMissing` is false) and migrating an older one.
+  /// `createIfMissing` is false: then a missing file or folder is a
+  /// `.missing` error) and migrating an older one.
   /// - Throws: `StoreError` for a file that is not a Lunar store (left
   ///   untouched: nothing is opened), a store of a newer Lunar, or a
   ///   database failure.
   public init(path: String, createIfMissing: Bool = true, options: Options = Options()) throws(StoreError) {
-    let finding = try StoreFileCheck.inspect(path)
+    let finding: StoreFileCheck.Finding
+    do {
+      finding = try StoreFileCheck.inspect(path)
+    } catch where error.kind == .badLocation && !createIfMissing {
+      // The folder is missing: with nothing to create, so is the store.
+      throw StoreError(.missing, "no store at \(path)")
+    }
     if finding != .lunarStore && !createIfMissing { throw StoreError(.missing, "no store at \(path)") }
     let db: SQLiteDatabase
     do {

@@ -100,12 +100,16 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Opens the store here: creates the default location's folders (0700)
-  /// if missing, then opens or creates the SQLite file.
-  public func openRunStore(options: SQLiteRunStore.Options = .init()) throws(StoreError) -> any RunStore {
+  /// if missing, then opens or creates the SQLite file. With
+  /// `createIfMissing` false nothing is created: a missing store is a
+  /// `.missing` error.
+  public func openRunStore(createIfMissing: Bool = true, options: SQLiteRunStore.Options = .init()) throws(StoreError)
+    -> any RunStore
+  {
     switch backend {
     case .sqlite(let path):
-      if isDefault { try Self.createFolders(for: path) }
-      return try SQLiteRunStore(path: path, options: options)
+      if isDefault && createIfMissing { try Self.createFolders(for: path) }
+      return try SQLiteRunStore(path: path, createIfMissing: createIfMissing, options: options)
     case .postgres:
       throw StoreError(
         .unsupported, "\(self): PostgreSQL stores arrive with durable queues; this Lunar supports sqlite:PATH stores only")

@@ -9,6 +9,9 @@ struct OptionSpec: Sendable {
   var value: String? = nil
   /// One line for the help text.
   let help: String
+  /// The value may be left out; it is then given only as `--name=VALUE`
+  /// (so `--resume script.lua` does not take the script for the value).
+  var valueIsOptional = false
 }
 
 /// A subcommand: its name, its help, its flags and what it does.
@@ -73,7 +76,9 @@ extension CommandSpec {
         continue
       }
       let (spec, inlineValue) = try lookUp(word)
-      if let placeholder = spec.value {
+      if spec.valueIsOptional {
+        parsed.flags[spec.name, default: []].append(inlineValue ?? "")
+      } else if let placeholder = spec.value {
         let value: String
         if let inlineValue {
           value = inlineValue
@@ -115,7 +120,8 @@ extension CommandSpec {
     lines.append("")
     lines.append("options:")
     let labels = all.map { spec in
-      (spec.short.map { "-\($0), " } ?? "    ") + "--\(spec.name)" + (spec.value.map { " \($0)" } ?? "")
+      (spec.short.map { "-\($0), " } ?? "    ") + "--\(spec.name)"
+        + (spec.value.map { spec.valueIsOptional ? "[=\($0)]" : " \($0)" } ?? "")
     }
     let width = (labels.map(\.count).max() ?? 0) + 2
     for (label, spec) in zip(labels, all) {

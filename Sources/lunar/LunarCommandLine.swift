@@ -14,6 +14,7 @@ enum LunarCommandLine {
   /// Every subcommand, in the order `lunar help` lists them.
   static let commands: [CommandSpec] = [
     RunCommand.spec,
+    RunsCommand.spec,
     CheckCommand.spec,
     TestCommand.spec,
     GraphCommand.spec,

@@ -1,6 +1,7 @@
 import LuaKit
 import Lunar
 import LunarLaunches
+import LunarStore
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,12 @@ enum RunCommand {
       OptionSpec(name: "from", value: "STEP", help: "workflows: run STEP and everything after it"),
       OptionSpec(name: "dry-run", help: "workflows: print the plan (order, parallel groups), run nothing"),
       OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4)"),
-      OptionSpec(name: "journal", value: "FILE", help: "workflows: resume from FILE, skipping steps that succeeded"),
+      OptionSpec(name: "store", value: "URL", help: "workflows: record runs in URL (sqlite:PATH; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
+      OptionSpec(name: "no-store", help: "workflows: record nothing"),
+      OptionSpec(
+        name: "resume", value: "RUN", help: "workflows: reuse the steps of run RUN (default: the last run) whose inputs are unchanged",
+        valueIsOptional: true),
+      OptionSpec(name: "journal", value: "FILE", help: "workflows: same as --store sqlite:FILE --resume"),
       OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
       OptionSpec(name: "replay", value: "FILE", help: "replay a journal: no outside calls, divergence is an error"),
     ],
@@ -114,6 +120,9 @@ enum RunCommand {
     }
     workflow.journal = parsed.value("journal")
     try workflow.checkJournal()
+    try chooseStore(parsed, &workflow, environment: Environment.forStore)
+    workflow.scriptFile = parsed.operands.first
+    workflow.scriptArguments = Array(parsed.operands.dropFirst())
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
     workflow.misplacedFlag = misplacedFlag(parsed)
     configuration.workflowOptions = workflow
@@ -124,6 +133,40 @@ enum RunCommand {
     case (_?, _?): throw UsageError(message: "--record and --replay cannot be used together", command: "run")
     }
     return configuration
+  }
+
+  /// The store and the run to resume: `--store`, `LUNAR_STORE` or the
+  /// default, none with `--no-store`; under `--sandbox`, only `--store` or
+  /// `--journal` (the command line alone chooses the files Lunar writes).
+  static func chooseStore(_ parsed: ParsedArguments, _ workflow: inout WorkflowRunOptions, environment: [String: String]) throws {
+    if let run = parsed.value("resume") {
+      do {
+        workflow.resume = run.isEmpty ? .last : try RunReference(parsing: run)
+      } catch {
+        throw UsageError(message: "--resume: \(error)", command: "run")
+      }
+    }
+    if parsed.has("no-store") {
+      if parsed.has("store") || parsed.has("journal") || parsed.has("resume") {
+        throw UsageError(message: "--no-store cannot be used with --store, --journal or --resume", command: "run")
+      }
+      return
+    }
+    if parsed.has("journal") && (parsed.has("store") || parsed.has("resume")) {
+      throw UsageError(message: "--journal FILE is --store sqlite:FILE --resume: give one or the other", command: "run")
+    }
+    if let journal = workflow.journal {
+      workflow.store = StoreLocation(.sqlite(path: journal))
+      workflow.resume = .last
+      return
+    }
+    if parsed.has("sandbox") && !parsed.has("store") { return }
+    do {
+      workflow.store = try StoreLocation.chosen(
+        option: parsed.value("store"), environment: environment, currentFolder: StoreLocation.currentFolder)
+    } catch {
+      throw UsageError(message: error.message, command: "run")
+    }
   }
 
   /// The first of `lunar run`'s own flags among the script's arguments
@@ -202,6 +245,16 @@ enum Environment {
       if let equals = text.firstIndex(of: "=") {
         result[String(text[..<equals])] = String(text[text.index(after: equals)...])
       }
+    }
+    return result
+  }
+
+  /// `current` with the variables the default run store's place depends
+  /// on (`XDG_STATE_HOME`, `HOME`): what `StoreLocation.chosen` reads.
+  static var forStore: [String: String] {
+    var result = current
+    for name in ["XDG_STATE_HOME", "HOME"] {
+      if let value = getenv(name) { result[name] = String(cString: value) }
     }
     return result
   }

@@ -68,11 +68,11 @@ import TestSupport
       lunar.action("greet", function(ctx, input) return "hi " .. input end)
       print(lunar.run("greet", arg[1]))
       """
-    let recorded = try await LunarProcess.run(["run", "--record", "run.jsonl", "-", "a"], input: script, in: folder.url)
+    let recorded = try await LunarProcess.run(["run", "--record", "run.journal", "-", "a"], input: script, in: folder.url)
     #expect(recorded.status == 0, "\(recorded.stderr)")
-    let replayed = try await LunarProcess.run(["run", "--replay", "run.jsonl", "-", "b"], input: script, in: folder.url)
+    let replayed = try await LunarProcess.run(["run", "--replay", "run.journal", "-", "b"], input: script, in: folder.url)
     #expect(replayed.status == 1)
-    #expect(replayed.stderr.hasPrefix("lunar: stdin:2: replay diverged at entry 1: "), "\(replayed.stderr)")
+    #expect(replayed.stderr.hasPrefix("lunar: stdin:2: replay diverged at call 1: "), "\(replayed.stderr)")
     #expect(replayed.stderr.hasSuffix("\nstack traceback:\n\t[C]: in function 'lunar.run'\n\tstdin:2: in main chunk\n"))
   }
 

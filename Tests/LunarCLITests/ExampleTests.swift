@@ -90,7 +90,7 @@ extension ExampleTests {
 extension ExampleTests {
   @Test func actionsRunAndReplay() async throws {
     let folder = try TemporaryFolder()
-    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let journal = folder.url.appendingPathComponent("run.journal").path
     let recorded = try await LunarProcess.run(["run", "--record", journal, "actions.lua"], in: Self.examples)
     #expect(recorded.status == 0, "\(recorded.stderr)")
     #expect(recorded.stdout == "Ada\ntoken tok-4711\nTest\t2 actions ran: login, store_token\n")
@@ -127,5 +127,25 @@ extension ExampleTests {
     #expect(sent.stdout == "true\n")
     #expect(server.requests.map(\.path) == ["/hook"])
     #expect(server.requests.first?.body == #"{"text":"launches\n  a\n  b"}"#)
+  }
+}
+
+extension ExampleTests {
+  @Test func resumeRunsTheFailedStepAndReusesTheRest() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let first = try await LunarProcess.run(["run", "--store", store, "resume.lua"], in: Self.examples)
+    #expect(first.status == 1)
+    #expect(first.stdout.contains("[resume] step publish failed: the release server is down (set PUBLISH=1)"))
+    let second = try await LunarProcess.run(
+      ["run", "--store", store, "--resume", "resume.lua"], in: Self.examples, environment: ["PUBLISH": "1"])
+    #expect(second.status == 0, "\(second.stderr)")
+    #expect(!second.stdout.contains("building"), "the expensive step was reused")
+    #expect(second.stdout.contains("[resume] step build reused"))
+    #expect(second.stdout.contains("published 1.4.2"))
+    let runs = try await LunarProcess.run(["runs", "--store", store], in: Self.examples)
+    let lines = runs.stdout.split(separator: "\n")
+    #expect(lines.count == 3, "a header and two runs")
+    #expect(lines.dropFirst().first?.contains("succeeded") == true, "newest first")
   }
 }

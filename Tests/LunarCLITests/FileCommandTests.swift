@@ -1,4 +1,5 @@
 import Foundation
+import LunarStore
 import Testing
 import TestSupport
 
@@ -47,9 +48,11 @@ import TestSupport
       #expect(replay.status == 1)
       #expect(replay.stderr == "lunar: cannot read \(path): not a regular file (\(kind))\n")
       #expect(replay.stdout.isEmpty)
+      // A journal is a run store: what is not one is refused, untouched.
       let resume = try await LunarProcess.run(["run", "--journal", path, "workflow.lua"], in: folder.url)
       #expect(resume.status == 1)
-      #expect(resume.stderr == "lunar: cannot read \(path): not a regular file (\(kind))\n")
+      let what = kind == "a folder" ? "is a folder" : "is not a regular file"
+      #expect(resume.stderr == "lunar: \(path) \(what), not a Lunar store; Lunar leaves it untouched\n")
     }
   }
 
@@ -80,12 +83,15 @@ import TestSupport
     let notes = try folder.write("notes.txt", "my notes\n")
     let runs: [([String], String)] = [
       (["run", "--record", notes, "actions.lua"], "a Lunar journal"),
-      (["run", "--journal", notes, "workflow.lua"], "a Lunar workflow journal"),
       (["run", "--trace-file", notes, "actions.lua"], "a Lunar trace (JSON lines)"),
       (["run", "--analytics", notes, "actions.lua"], "a Lunar trace (JSON lines)"),
       (["test", "--output-file", notes, "-o", "junit", "."], "a Lunar JUnit report"),
     ]
     try folder.write("a_spec.lua", "it('works', function() end)")
+    let journal = try await LunarProcess.run(["run", "--journal", notes, "workflow.lua"], in: folder.url)
+    #expect(journal.status == 1)
+    #expect(journal.stderr == "lunar: \(notes) is not a Lunar store (it is not a SQLite database); Lunar leaves it untouched\n")
+    #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
     for (arguments, kind) in runs {
       let outcome = try await LunarProcess.run(arguments, in: folder.url)
       #expect(outcome.status != 0)
@@ -99,20 +105,22 @@ import TestSupport
 
   @Test func lunarsOwnFilesAreReplacedNotTruncatedInPlace() async throws {
     let folder = try Self.scripts()
-    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let journal = folder.url.appendingPathComponent("run.journal").path
     let recording = try await LunarProcess.run(["run", "--record", journal, "actions.lua"], in: folder.url)
     #expect(recording.status == 0, "\(recording.stderr)")
-    let recorded = try String(contentsOfFile: journal, encoding: .utf8)
-    #expect(recorded.hasPrefix(#"{"kind":"action""#))
+    let recorded = try Data(contentsOf: URL(fileURLWithPath: journal))
+    #expect(recorded.starts(with: [0x89] + Array("LUNAR-JOURNAL".utf8)))
     // A hard link still sees the first recording after the second: the
     // file was replaced, not truncated and rewritten.
-    let first = folder.url.appendingPathComponent("first.jsonl").path
+    let first = folder.url.appendingPathComponent("first.journal").path
     #expect(link(journal, first) == 0)
-    try folder.write("other.lua", "lunar.action('b', {}, function() end) lunar.run('b')")
+    try folder.write("other.lua", "lunar.action('bee', {}, function() end) lunar.run('bee')")
     let second = try await LunarProcess.run(["run", "--record", journal, "other.lua"], in: folder.url)
     #expect(second.status == 0, "\(second.stderr)")
-    #expect(try String(contentsOfFile: first, encoding: .utf8) == recorded)
-    #expect(try String(contentsOfFile: journal, encoding: .utf8).contains(#""name":"b""#))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == recorded)
+    let rerecorded = try Data(contentsOf: URL(fileURLWithPath: journal))
+    #expect(rerecorded.starts(with: [0x89] + Array("LUNAR-JOURNAL".utf8)))
+    #expect(rerecorded.firstRange(of: Data("bee".utf8)) != nil)
     let report = folder.url.appendingPathComponent("report.xml").path
     try folder.write("a_spec.lua", "it('works', function() end)")
     for _ in 1...2 {
@@ -120,16 +128,18 @@ import TestSupport
       #expect(outcome.status == 0, "\(outcome.stderr)")
     }
     #expect(try String(contentsOfFile: report, encoding: .utf8).contains(#"tests="1""#))
-    // A resume journal is read, written anew and appended to: its entries
-    // survive every run.
-    let resume = folder.url.appendingPathComponent("resume.jsonl").path
+    // A resume journal is a run store: both runs are in it, the second
+    // reusing the first's step.
+    let resume = folder.url.appendingPathComponent("resume.db").path
+    var outputs: [String] = []
     for _ in 1...2 {
       let outcome = try await LunarProcess.run(["run", "--journal", resume, "workflow.lua"], in: folder.url)
       #expect(outcome.status == 0, "\(outcome.stderr)")
+      outputs.append(outcome.stdout)
     }
-    let entries = try String(contentsOfFile: resume, encoding: .utf8)
-    #expect(entries.split(separator: "\n").count == 1, "the reused step is not written twice")
-    #expect(entries.hasPrefix(#"{"step":"a""#))
+    #expect(outputs[1].contains("step a reused"), "\(outputs[1])")
+    let store = try SQLiteRunStore(path: resume)
+    #expect(try store.runs(workflow: nil, limit: 10).count == 2)
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.contains(".lunar-") }
     #expect(leftovers.isEmpty, "no temporary file is left behind")
   }

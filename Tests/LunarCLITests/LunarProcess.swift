@@ -44,10 +44,16 @@ struct LunarProcess {
     var env = ProcessInfo.processInfo.environment
     env["LUA_INIT"] = nil
     env["LUA_INIT_5_4"] = nil
+    // Each child records its workflow runs in a store of its own (the
+    // default store under a fresh XDG_STATE_HOME), never in the user's.
+    let state = try TemporaryFolder()
+    env["XDG_STATE_HOME"] = state.url.path
+    env["LUNAR_STORE"] = nil
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let stdinPipe = Pipe()
-    let running = Running(process: process, arguments: arguments, stdout: try TemporaryFile(), stderr: try TemporaryFile())
+    let running = Running(
+      process: process, arguments: arguments, stdout: try TemporaryFile(), stderr: try TemporaryFile(), state: state)
     process.standardInput = stdinPipe
     process.standardOutput = running.stdout.handle
     process.standardError = running.stderr.handle
@@ -66,12 +72,15 @@ struct LunarProcess {
     let arguments: [String]
     let stdout: TemporaryFile
     let stderr: TemporaryFile
+    /// The child's XDG_STATE_HOME, where its default store lives.
+    let state: TemporaryFolder
 
-    init(process: Process, arguments: [String], stdout: TemporaryFile, stderr: TemporaryFile) {
+    init(process: Process, arguments: [String], stdout: TemporaryFile, stderr: TemporaryFile, state: TemporaryFolder) {
       self.process = process
       self.arguments = arguments
       self.stdout = stdout
       self.stderr = stderr
+      self.state = state
     }
 
     /// Waits until standard output contains `text`; kills the child and

@@ -96,14 +96,15 @@ import TestSupport
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me\n")
     #expect(!FileManager.default.fileExists(atPath: chosen))
     // The command line still chooses it.
-    let journal = folder.url.appendingPathComponent("run.jsonl").path
+    let journal = folder.url.appendingPathComponent("runs.db").path
     let workflow = """
       local workflow = require "lunar.workflow"
       return workflow "w" { workflow.step "a" { run = function() return 1 end } }
       """
     let chosenByCommandLine = try await LunarProcess.run(["run", "--sandbox", "--journal", journal, "-"], input: workflow)
     #expect(chosenByCommandLine.status == 0, "\(chosenByCommandLine.stderr)")
-    #expect(try String(contentsOfFile: journal, encoding: .utf8).hasPrefix(#"{"step":"a""#))
+    let header = try Data(contentsOf: URL(fileURLWithPath: journal)).prefix(16)
+    #expect(header == Data("SQLite format 3\0".utf8), "the journal is a run store")
   }
 
   @Test func httpNeverReadsFilesWithOrWithoutTheSandbox() async throws {

@@ -108,6 +108,21 @@ import TestSupport
     #expect(try String(contentsOfFile: counter, encoding: .utf8) == "x", "the succeeded step did not run again")
   }
 
+  @Test func theDefaultStoreIsUnderXDGStateHome() async throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write("w.lua", """
+      local workflow = require "lunar.workflow"
+      return workflow "w" { workflow.step "a" { run = function() return 1 end } }
+      """)
+    let state = try TemporaryFolder()
+    let outcome = try await LunarProcess.run(["run", script], environment: ["XDG_STATE_HOME": state.url.path])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let store = state.url.appendingPathComponent("lunar/lunar.db").path
+    #expect(FileManager.default.fileExists(atPath: store), "the run was recorded in $XDG_STATE_HOME/lunar/lunar.db")
+    let header = try FileHandle(forReadingFrom: URL(fileURLWithPath: store)).read(upToCount: 16)
+    #expect(header == Data("SQLite format 3\0".utf8))
+  }
+
   @Test func graphDrawsTheSteps() async throws {
     let outcome = try await LunarProcess.run(["graph", "-"], input: Self.workflow)
     #expect(outcome.status == 0)

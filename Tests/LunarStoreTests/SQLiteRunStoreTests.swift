@@ -204,5 +204,9 @@ private let everyKind: [LuaValue] = [
     #expect(!FileManager.default.fileExists(atPath: path))
     _ = try SQLiteRunStore(path: path)
     _ = try SQLiteRunStore(path: path, createIfMissing: false)
+    // Without creating, a missing folder is a missing store too.
+    let deeper = folder.url.appendingPathComponent("none/runs.db").path
+    let missing = #expect(throws: StoreError.self) { try SQLiteRunStore(path: deeper, createIfMissing: false) }
+    #expect(missing?.kind == .missing && missing?.message == "no store at \(deeper)")
   }
 }

@@ -99,4 +99,15 @@ private func parse(_ url: String, in folder: String = "/work/here", home: String
     let error = #expect(throws: StoreError.self) { try typo.openRunStore() }
     #expect(error?.message == "cannot create store \(folder.url.path)/typo/runs.db: no such folder \(folder.url.path)/typo")
   }
+
+  @Test func openingWithoutCreatingMakesNoFolderAndNoFile() throws {
+    let folder = try TemporaryFolder()
+    let state = folder.url.appendingPathComponent("xdg").path
+    let location = try StoreLocation.defaultLocation(environment: ["XDG_STATE_HOME": state])
+    let error = #expect(throws: StoreError.self) { try location.openRunStore(createIfMissing: false) }
+    #expect(error?.kind == .missing && error?.message == "no store at \(state)/lunar/lunar.db")
+    #expect(!FileManager.default.fileExists(atPath: state), "no folder was made for the default store")
+    _ = try location.openRunStore()
+    _ = try location.openRunStore(createIfMissing: false)
+  }
 }

@@ -191,7 +191,7 @@ struct ActionsPlugin: LunarPlugin {
     let diverging = try runtime { $0.journal = .replay(path: journal) }
     let failure = await diverging.failure("EMAIL = 'someone@else'\n" + script)
     let message = try #require(failure?.luaMessage)
-    #expect(message.contains("replay diverged at entry 1: the journal has action"))
+    #expect(message.contains("replay diverged at call 1: the journal has action"))
     #expect(message.contains("someone@else"))
     #expect(server.requests.count == 1)
   }

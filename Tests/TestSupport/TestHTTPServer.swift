@@ -10,6 +10,8 @@ public final class TestHTTPServer: @unchecked Sendable {
   public struct Reply: Sendable {
     public var status = 200
     public var body = ""
+    /// The body as bytes, sent instead of `body` (for bytes that are not UTF-8).
+    public var bytes: [UInt8]?
     public var contentType = "application/json"
     /// Seconds to wait before answering.
     public var delay: Double = 0
@@ -20,10 +22,11 @@ public final class TestHTTPServer: @unchecked Sendable {
 
     public init(
       status: Int = 200, body: String = "", contentType: String = "application/json", delay: Double = 0, hold: Bool = false,
-      headers: [String: String] = [:]
+      headers: [String: String] = [:], bytes: [UInt8]? = nil
     ) {
       self.status = status
       self.body = body
+      self.bytes = bytes
       self.contentType = contentType
       self.delay = delay
       self.hold = hold
@@ -123,7 +126,7 @@ public final class TestHTTPServer: @unchecked Sendable {
     if reply.hold {
       while !state.withLock({ $0.released }) { usleep(1000) }
     }
-    let body = Array(reply.body.utf8)
+    let body = reply.bytes ?? Array(reply.body.utf8)
     let extra = reply.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
     let response = "HTTP/1.1 \(reply.status) Status\r\nContent-Type: \(reply.contentType)\r\nContent-Length: \(body.count)\r\n\(extra)Connection: close\r\n\r\n"
     let bytes = Array(response.utf8) + body

@@ -257,4 +257,8 @@ static inline int lunar_formatnumber(char *buffer, size_t size, double n) {
 }
 static inline const char *lunar_pushliteral(lua_State *L, const char *s) { return lua_pushstring(L, s); }
 
+/// Writes `size` bytes to C's stdout, the stream Lua's print and io.write
+/// use, so lines the host writes keep their order among the script's.
+void lunar_writestdout(const char *bytes, size_t size);
+
 #endif

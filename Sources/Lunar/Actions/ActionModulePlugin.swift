@@ -25,9 +25,10 @@ struct ActionModulePlugin: ModulePlugin {
       // The action keeps its input until it is done: charged meanwhile.
       let input = try call.chargedValue(2, name: "input")
       let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
+      let scope = scheduler.currentTask?.journalScope
       return runtime.suspend(call, awaiting: "action \(name)") {
         defer { withExtendedLifetime(input) {} }
-        return try await actions.run(name, input: input.value, chain: chain)
+        return try await actions.run(name, input: input.value, chain: chain, journalScope: scope)
       }
     }
     module.function("has_swift") { call in
@@ -66,13 +67,14 @@ struct ActionModulePlugin: ModulePlugin {
       runtime.trace.emit(kind, list)
       return .none
     }
-    // journal(kind, key [, result]) -> the recorded entry when replaying
+    // journal(kind, key [, result]) -> the recorded result when replaying;
+    // the call belongs to the running task's step.
     module.function("journal") { call in
       guard let journal = actions.journal else { return .none }
-      let kind = try call.string(1)
+      let kind = try call.bytes(1)
       let key = try call.value(2, name: "key").tableValue ?? LuaTable()
       let result = call.isNil(3) ? nil : try call.value(3, name: "result").tableValue
-      let entry = try journal.step(kind: kind, key: key, result: result)
+      let entry = try journal.step(kind: kind, key: key, result: result, in: scheduler.currentTask?.journalScope)
       if let entry { try call.push(.table(entry)) } else { call.pushNil() }
       return .one
     }
@@ -80,6 +82,12 @@ struct ActionModulePlugin: ModulePlugin {
       call.push(actions.journal?.isReplaying ?? false)
       return .one
     }
+    // tracing() -> whether spans are recorded now (someone listens to the trace)
+    module.function("tracing") { [unowned runtime] call in
+      call.push(runtime.trace.isEnabled)
+      return .one
+    }
+    module.value("journaling", .boolean(actions.journal != nil))
     module.value("limit", .integer(Int64(actions.recursionLimit)))
     module.lua(Self.runner, chunkName: "=lunar.actions")
     module.whenLoaded { runtime in try ServiceObjects.install(in: runtime, scheduler: scheduler) }
@@ -178,16 +186,22 @@ struct ActionModulePlugin: ModulePlugin {
       actions[name] = { uses = uses, list = list, fn = fn }
     end
 
-    local function make_context(name, action, chain)
-      local ctx = { action = name, chain = chain }
-      function ctx:run(next_name, input) return M.run(next_name, input, chain) end
-      function ctx:event(event, fields)
-        local f = { action = name, event = event }
-        for k, v in pairs(fields or {}) do f[k] = v end
-        M.emit("action.event", f)
-      end
-      function ctx.now() return lunar.now() end
-      return setmetatable(ctx, {
+    -- What every action context shares; the context holds its action's
+    -- name and chain.
+    local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain) end
+    local function context_event(ctx, event, fields)
+      local f = { action = ctx.action, event = event }
+      for k, v in pairs(fields or {}) do f[k] = v end
+      M.emit("action.event", f)
+    end
+    local function context_now() return lunar.now() end
+
+    -- The metatable of `action`'s contexts, made once per action: it finds
+    -- the services the action declared.
+    local function context_metatable(name, action)
+      local meta = action.meta
+      if meta then return meta end
+      meta = {
         __index = function(_, key)
           -- A plugin's service (`launches`) gets its Lua face when its
           -- module loads: load it for an action that declared the service.
@@ -203,7 +217,14 @@ struct ActionModulePlugin: ModulePlugin {
           if stubs and stubs[key] ~= nil then return stubs[key] end
           return services[key]
         end,
-      })
+      }
+      action.meta = meta
+      return meta
+    end
+
+    local function make_context(name, action, chain)
+      return setmetatable({ action = name, chain = chain, run = context_run, event = context_event, now = context_now },
+        context_metatable(name, action))
     end
 
     -- Plugins asked for an action they might provide, each required once:
@@ -265,23 +286,29 @@ struct ActionModulePlugin: ModulePlugin {
       if action == nil then
         return M.swift_run(name, input, chain)
       end
-      M.journal("action", { name = name, input = input })
-      local started = lunar.now()
-      M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
+      local journaling, tracing = M.journaling, M.tracing()
+      if journaling then M.journal("action", { name = name, input = input }) end
+      local started
+      if tracing then
+        started = lunar.now()
+        M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
+      end
       local ok, output = pcall(action.fn, make_context(name, action, next_chain), input)
-      local duration = lunar.now() - started
       if not ok then
-        local message = describe(output)
-        M.emit("action.failed", { action = name, duration = duration, error = message })
-        if M.replaying() then
-          M.journal("result", { name = name }, nil)
-        else
-          M.journal("result", { name = name }, { error = message })
+        if tracing then
+          M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })
+        end
+        if journaling and M.replaying() then
+          -- The action's own error is the one to raise; a divergence found
+          -- here stays with the step and stops its next call.
+          pcall(M.journal, "result", { name = name }, nil)
+        elseif journaling then
+          M.journal("result", { name = name }, { error = describe(output) })
         end
         error(output, 0)
       end
-      M.emit("action.finished", { action = name, duration = duration })
-      M.journal("result", { name = name }, { output = output })
+      if tracing then M.emit("action.finished", { action = name, duration = lunar.now() - started }) end
+      if journaling then M.journal("result", { name = name }, { output = output }) end
       return output
     end
 

@@ -28,6 +28,8 @@ public struct RunContext: Sendable {
   public let chain: [LuaString]
   let declared: [String]
   let runner: ActionRunner
+  /// The step this action's journal calls belong to (see `Journal.Call`).
+  let journalScope: LuaString?
 
   /// The service `name` as `T`; an error naming the action and the service
   /// if the action did not declare it.
@@ -46,7 +48,7 @@ public struct RunContext: Sendable {
 
   /// Runs another (Swift) action by name, with this chain.
   public func run(_ name: String, _ input: LuaValue) async throws -> LuaValue {
-    try await runner.run(LuaString(name), input: input, chain: chain)
+    try await runner.run(LuaString(name), input: input, chain: chain, journalScope: journalScope)
   }
 
   /// Adds an analytics event to this action's span.
@@ -136,21 +138,25 @@ public final class ActionRunner: Sendable {
   /// The names of the Swift actions, in byte order.
   public var names: [LuaString] { registry.withLock { $0.keys.sorted() } }
 
-  /// Runs the Swift action `name` with `input`, below `chain`.
-  public func run(_ name: LuaString, input: LuaValue, chain: [LuaString] = []) async throws -> LuaValue {
+  /// Runs the Swift action `name` with `input`, below `chain`; its journal
+  /// calls belong to the step `journalScope` (nil outside any step).
+  public func run(
+    _ name: LuaString, input: LuaValue, chain: [LuaString] = [], journalScope: LuaString? = nil
+  ) async throws -> LuaValue {
     let newChain = chain + [name]
     guard chain.count < recursionLimit else {
       throw ActionError.recursion(chain: newChain.map(\.description), limit: recursionLimit)
     }
     guard let body = registry.withLock({ $0[name] }) else { throw ActionError.unknown(name.description) }
     let uses = usesByName.withLock { $0[name] ?? [] }
-    try journal?.step(kind: "action", key: ["name": .string(name), "input": input])
+    try journal?.step(kind: "action", key: ["name": .string(name), "input": input], in: journalScope)
     let started = now()
     emit("action.started", [.init("action", .string(name)), .init("depth", .integer(Int64(chain.count))), .init("input", .string(LuaString(Self.summary(input))))])
     do {
-      let output = try await body(input, RunContext(action: name, chain: newChain, declared: uses, runner: self))
+      let context = RunContext(action: name, chain: newChain, declared: uses, runner: self, journalScope: journalScope)
+      let output = try await body(input, context)
       emit("action.finished", [.init("action", .string(name)), .init("duration", .number(now() - started))])
-      try journal?.step(kind: "result", key: ["name": .string(name)], result: ["output": output])
+      try journal?.step(kind: "result", key: ["name": .string(name)], result: ["output": output], in: journalScope)
       return output
     } catch let error as ActionError {
       emit("action.failed", [.init("action", .string(name)), .init("error", .string(LuaString(error.description))), .init("duration", .number(now() - started))])

@@ -42,8 +42,10 @@ enum ServiceObjects {
       var requestKey: LuaTable = ["method": .string(LuaString(method)), "url": .string(LuaString(url))]
       if body != .nil { requestKey["body"] = body }
       let key = requestKey
-      if let journal, journal.isReplaying {
-        let entry = try journal.step(kind: "http", key: key) ?? LuaTable()
+      // Numbered now, on the loop: the answer is recorded when it comes.
+      let journalCall = journal?.nextCall(in: scheduler.currentTask?.journalScope)
+      if let journal, let journalCall, journal.isReplaying {
+        let entry = try journal.step(kind: "http", key: key, at: journalCall) ?? LuaTable()
         if case .string(let message) = entry["error"] { throw LuaScriptError(message.lossyString) }
         try call.push(entry["response"])
         return .one
@@ -51,8 +53,8 @@ enum ServiceObjects {
       let budget = runtime.memoryBudget.isLimited ? runtime.memoryBudget : nil
       return runtime.suspend(call, awaiting: "\(method) \(url)") {
         defer { withExtendedLifetime(chargedBody) {} }
+        let response: LuaValue
         do {
-          let response: LuaValue
           if json {
             response =
               method == "POST"
@@ -62,12 +64,18 @@ enum ServiceObjects {
             let raw = try await http.send(HTTPRequest(method: method, url: url, timeout: timeout))
             response = ["status": .integer(Int64(raw.status)), "body": .string(LuaString(bytes: raw.body))]
           }
-          try journal?.step(kind: "http", key: key, result: ["response": response])
-          return response
-        } catch let error as HTTPError {
-          try journal?.step(kind: "http", key: key, result: ["error": .string(LuaString(error.description))])
-          throw LuaScriptError(error.description)
+        } catch {
+          // Every ending is recorded (a cancelled request too), so the
+          // step's later calls keep their positions on replay.
+          let message = (error as? HTTPError)?.description ?? String(describing: error)
+          if let journalCall {
+            try journal?.step(kind: "http", key: key, result: ["error": .string(LuaString(message))], at: journalCall)
+          }
+          if error is HTTPError { throw LuaScriptError(message) }
+          throw error
         }
+        if let journalCall { try journal?.step(kind: "http", key: key, result: ["response": response], at: journalCall) }
+        return response
       }
     }
     try define("http", [
@@ -107,10 +115,11 @@ enum ServiceObjects {
       ("now", { [unowned runtime] call in
         var now = runtime.clock.now
         if let journal {
+          let scope = scheduler.currentTask?.journalScope
           if journal.isReplaying {
-            now = try journal.step(kind: "clock", key: [:])?["now"].numberValue ?? now
+            now = try journal.step(kind: "clock", key: [:], in: scope)?["now"].numberValue ?? now
           } else {
-            try journal.step(kind: "clock", key: [:], result: ["now": .number(now)])
+            try journal.step(kind: "clock", key: [:], result: ["now": .number(now)], in: scope)
           }
         }
         call.push(now)

@@ -49,6 +49,14 @@ public final class LuaTask {
     set { storedDefersCancellation = newValue }
   }
   private var storedDefersCancellation = false
+  /// The part of a `--record` journal the task's calls belong to (a
+  /// workflow step's name), inherited by the tasks it creates; nil for
+  /// calls outside any step.
+  public internal(set) var journalScope: LuaString? {
+    get { storedJournalScope }
+    set { storedJournalScope = newValue }
+  }
+  private var storedJournalScope: LuaString?
   /// Stops Swift work driving a running task (set by whoever runs it).
   public var cancelHook: (() -> Void)? {
     get { storedCancelHook }

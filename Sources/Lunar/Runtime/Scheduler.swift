@@ -143,6 +143,7 @@ public final class Scheduler {
     nextTaskID += 1
     let task = LuaTask(id: id, label: label ?? "task \(id)", origin: origin)
     task.traced = traced
+    task.journalScope = currentTask?.journalScope
     liveTasks[id] = task
     if traced && trace.isEnabled {
       trace.emit("task.spawned", [.init("id", .integer(Int64(id))), .init("label", .string(LuaString(task.label))), .init("at", .string(LuaString(origin)))])

@@ -6,8 +6,8 @@ import LuaKit
 /// returned no workflow and a run flag given after the script's name.
 enum ReturnedWorkflow {
   /// Handles `results` (see `ScriptRunner.handleResults`): a returned
-  /// workflow's outcome replaces everything the chunk returned; its
-  /// drawing goes to `drawings` instead.
+  /// workflow is run (a failed run raises) and the chunk then returned
+  /// nothing; its drawing goes to `drawings` instead.
   static func handle(
     _ results: MainChunkResults, options: WorkflowRunOptions, drawings: Drawings
   ) throws(LuaError) -> RunFailure? {
@@ -44,10 +44,10 @@ enum ReturnedWorkflow {
     state.pushField("run", of: module)
     state.pushValue(at: returned)
     if (try? state.push(options.luaValue)) == nil { state.pushNil() }
-    try state.call(arguments: 2, results: 1)
-    // The outcome replaces everything the chunk returned.
-    state.replace(at: returned)
-    state.top = returned
+    try state.call(arguments: 2, results: 0)
+    // The run replaces everything the chunk returned: the per-step results
+    // of a large workflow are not worth copying into Swift for nobody.
+    state.top = results.base
     return nil
   }
 

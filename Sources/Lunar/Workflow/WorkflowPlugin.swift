@@ -1,24 +1,14 @@
 import LuaKit
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `lunar.workflow`: the declarative layer (written in Lua, `workflow.lua`)
-/// and the host functions it needs: the resume journal, input fingerprints,
-/// wall-clock time for progress and the step graph's drawing; and what
-/// happens to a workflow a script returns (`ReturnedWorkflow`).
+/// and the host functions it needs: the planner, the runner (`WorkflowRuns`)
+/// and the step graph's drawing; and what happens to a workflow a script
+/// returns (`ReturnedWorkflow`).
 struct WorkflowPlugin: LunarPlugin {
   let name = "lunar.workflow"
 
   func install(in runtime: RuntimeCore) throws {
-    var journals: [WorkflowJournal] = []
-    let core = runtime
-    func journal(_ call: LuaCall) throws -> WorkflowJournal {
-      let index = Int(try call.integer(1))
-      guard index >= 1, index <= journals.count else { throw LuaArgumentError.invalid(1, "no such journal") }
-      return journals[index - 1]
-    }
+    let runs = WorkflowRuns(runtime: runtime)
     let configuration = runtime.configuration
     // A workflow the main chunk returns is run (or drawn) here.
     runtime.scripts.handleResults { [unowned runtime] (results) throws(LuaError) in
@@ -26,151 +16,142 @@ struct WorkflowPlugin: LunarPlugin {
         results, options: configuration.workflowOptions, drawings: runtime.component(Drawings.self))
     }
     try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
-      // may_write(path) -> whether a script may have Lunar write `path`:
-      // always, except under --sandbox, where only the command line's
-      // --journal is written.
-      ("may_write", { call in
-        let path = try call.bytes(1)
-        call.push(!configuration.sandbox || configuration.workflowOptions.journal.map { LuaString($0) == path } == true)
-        return .one
-      }),
-      // journal_open(path) -> index, or nil and why it cannot be used
-      ("journal_open", { call in
-        let journal: WorkflowJournal
-        do {
-          journal = try WorkflowJournal(path: try call.string(1))
-        } catch {
-          call.pushNil()
-          call.push(String(describing: error))
-          return .values(2)
-        }
-        core.scripts.endRun(whenWriteFails: journal.output)
-        journals.append(journal)
-        call.push(journals.count)
-        return .one
-      }),
-      ("journal_lookup", { call in
-        let entry = try journal(call).lookup(step: try call.bytes(2), key: try call.bytes(3))
-        if let entry { try call.push(entry) } else { call.pushNil() }
-        return .one
-      }),
-      ("journal_last", { call in
-        let entry = try journal(call).last(step: try call.bytes(2))
-        if let entry { try call.push(entry) } else { call.pushNil() }
-        return .one
-      }),
-      ("journal_store", { call in
-        try journal(call).store(step: try call.bytes(2), key: try call.bytes(3), output: try call.value(4, name: "output"))
-        return .none
-      }),
-      // fingerprint(input, needs, uses) -> a stable text of a step's inputs:
-      // its input (`with`), the outputs of the steps it needs, its action
-      // (the text of { input =, needs =, uses = }, which journals hold).
-      // A value that cannot cross is named as the step names it (`with.f`).
-      ("fingerprint", { call in
-        var inputs = LuaTable()
-        inputs["input"] = try call.value(1, name: "with")
-        inputs["needs"] = try call.value(2, name: "needs")
-        inputs["uses"] = try call.value(3, name: "uses")
-        call.push(JSON.encode(.table(inputs)))
-        return .one
-      }),
-      // graph(name, steps, format) -> the drawing of a workflow whose steps
-      // are { name =, uses =, needs = { ... } }, in "mermaid" or "dot"
-      ("graph", { call in
-        let name = try call.bytes(1)
-        let steps = try call.value(2, name: "steps").tableValue?.array ?? []
-        let format = try call.bytes(3)
-        let graph = WorkflowGraph(name: name, steps: steps.map { step in
-          WorkflowGraph.Step(
-            name: step["name"].luaStringValue ?? "", uses: step["uses"].luaStringValue,
-            needs: step["needs"].tableValue?.array.compactMap(\.luaStringValue) ?? [])
-        })
-        call.push(graph.render(as: GraphFormat.allCases.first { LuaString($0.rawValue) == format } ?? .mermaid))
-        return .one
-      }),
-      ("monotonic", { call in
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        call.push(Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
-        return .one
-      }),
+      ("may_write", Self.mayWrite(configuration)),
+      ("plan", Self.plan),
+      ("begin", Self.begin(runs)),
+      ("run", Self.run(runs, runtime: runtime)),
+      ("prepare", Self.prepare(runs)),
+      ("accept", Self.accept(runs)),
+      ("graph", Self.graph),
     ])
   }
-}
 
-/// The resume journal: each succeeded step with the fingerprint of its
-/// inputs and its output, as JSON lines. A rerun reuses a step whose inputs
-/// have not changed. Steps are found by their names' bytes.
-final class WorkflowJournal {
-  /// What a resume journal is: JSON lines that begin with the step's name.
-  static let kind = FileOutput.Kind.starting(with: [#"{"step":"#], name: "a Lunar workflow journal")
-
-  /// A line that is not a journal entry.
-  struct NotAJournal: Error, CustomStringConvertible {
-    let path: String
-    let line: Int
-    var description: String { "\(path):\(line): not a workflow journal entry; Lunar never overwrites this file" }
+  /// may_write(path) -> whether a script may have Lunar write `path`:
+  /// always, except under --sandbox, where only the command line's
+  /// --journal is written.
+  private static func mayWrite(_ configuration: RuntimeConfiguration) -> LuaFunction {
+    { call in
+      let path = try call.bytes(1)
+      call.push(!configuration.sandbox || configuration.workflowOptions.journal.map { LuaString($0) == path } == true)
+      return .one
+    }
   }
 
-  private var entries: [(step: LuaString, key: LuaString, output: LuaValue)] = []
-  /// The journal's file.
-  let output: FileOutput
-
-  /// Opens the journal at `path` (a missing file is an empty journal):
-  /// its entries are read with a bound, written to a new file that replaces
-  /// it, and new entries are appended there.
-  init(path: String) throws {
-    var bytes: [UInt8] = []
-    do {
-      bytes = try BoundedFileReader.read(path)
-    } catch {
-      guard error.reason == .missing else { throw error }
+  /// plan(steps, only, from) -> the parallel groups of the selected steps,
+  /// as lists of positions from 1 (steps described as for `begin`)
+  private static func plan(_ call: LuaCall) throws -> LuaReturn {
+    guard let steps = WorkflowStep.read(call, at: 1) else {
+      throw LuaArgumentError.invalid(1, "step descriptions expected")
     }
-    let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-    for (index, line) in lines.enumerated() where !line.isEmpty {
-      guard let entry = try? JSON.decode(String(decoding: line, as: UTF8.self)), let step = entry["step"].luaStringValue,
-        let key = entry["key"].luaStringValue
-      else {
-        // The unfinished last line of a run that stopped while writing it.
-        if index == lines.count - 1 { continue }
-        throw NotAJournal(path: path, line: index + 1)
+    let needs = steps.map(\.needs)
+    var selection = WorkflowPlan.Selection.all
+    if let only = try call.value(2).integerValue { selection = .only(Int(only) - 1) }
+    if let from = try call.value(3).integerValue { selection = .from(Int(from) - 1) }
+    let groups = WorkflowPlan(needs: needs, selection: selection).groups
+    try call.push(.table(LuaTable(array: groups.map { .table(LuaTable(array: $0.map { .integer(Int64($0 + 1)) })) })))
+    return .one
+  }
+
+  /// begin(name, steps, options) -> run, the earlier run's outputs of the
+  /// steps before `--from` by name, whether the run is recorded (the body
+  /// then gives every output); or nil and why the run cannot begin
+  private static func begin(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let name = try call.bytes(1)
+      guard let steps = WorkflowStep.read(call, at: 2) else {
+        throw LuaArgumentError.invalid(2, "step descriptions expected")
       }
-      entries.append((step, key, entry["output"]))
+      let options = try call.value(3, name: "options")
+      let id: Int
+      let earlier: LuaTable
+      do {
+        (id, earlier) = try runs.begin(workflow: name, steps: steps, options: options)
+      } catch let error as WorkflowRuns.BeginError {
+        call.pushNil()
+        call.push(error.description)
+        return .values(2)
+      }
+      call.push(id)
+      try call.push(.table(earlier))
+      call.push(runs.records(id))
+      return .values(3)
     }
-    let contents = entries.compactMap { Self.line($0.step, $0.key, $0.output) }.joined()
-    output = try FileOutput(path: path, kind: Self.kind, contents: Array(contents.utf8))
   }
 
-  /// Throws what opening `path` would for a file that is not a regular file
-  /// or not a journal, without reading it all.
-  static func check(_ path: String) throws {
-    var info = stat()
-    if stat(path, &info) == 0, let kind = BoundedFileReader.nonRegularKind(info.st_mode) {
-      throw BoundedFileReader.ReadError(path: path, reason: .notRegular(kind))
+  /// run(run, body, record, launcher) -> { ok =, failed =, steps = }: runs
+  /// the steps, `body(position, attempt)` for each attempt, and waits for the end
+  private static func run(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
+    { [unowned runtime] call in
+      let id = Int(try call.integer(1))
+      try call.check(2, is: .function)
+      try call.check(3, is: .function)
+      try call.check(4, is: .thread)
+      func reference(_ n: Int32) -> LuaReference {
+        call.pushValue(at: n)
+        return LuaReference(popping: call.L, in: runtime.state)
+      }
+      guard let thread = call.thread(at: 4) else { throw LuaArgumentError.invalid(4, "thread expected") }
+      let run = try runs.start(id, body: reference(2), record: reference(3), launcher: reference(4), launcherThread: thread)
+      return runtime.scheduler.suspend(call, on: run.wait)
     }
-    try FileOutput.check(path, kind: Self.kind)
   }
 
-  func lookup(step: LuaString, key: LuaString) -> LuaValue? {
-    entries.last { $0.step == step && $0.key == key }?.output
+  /// prepare(run, position, input) -> true and the earlier output to reuse,
+  /// or false: the step starts
+  private static func prepare(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let step = Int(try call.integer(2)) - 1
+      let input = try call.value(3, name: "with")
+      guard let output = try run.prepare(step, input: input) else {
+        call.push(false)
+        return .one
+      }
+      call.push(true)
+      try call.push(output.first ?? .nil)
+      return .values(2)
+    }
   }
 
-  func last(step: LuaString) -> LuaValue? {
-    entries.last { $0.step == step }?.output
+  /// accept(run, position, ...) -> nothing, or nil and why the output
+  /// cannot be kept (`output.self: a table that contains itself ...`)
+  private static func accept(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let step = Int(try call.integer(2)) - 1
+      let count = call.argumentCount - 2
+      var output: [LuaValue] = []
+      output.reserveCapacity(Int(count))
+      do {
+        var n: Int32 = 1
+        while n <= count {
+          output.append(try call.value(n + 2, name: count == 1 ? "output" : "output[\(n)]"))
+          n += 1
+        }
+      } catch let error as LuaConversionError {
+        call.pushNil()
+        call.push(error.description)
+        return .values(2)
+      }
+      run.accept(step, output: output)
+      return .none
+    }
   }
 
-  /// Records a step's output; a failed write is an error.
-  func store(step: LuaString, key: LuaString, output value: LuaValue) throws {
-    entries.append((step, key, value))
-    if let line = Self.line(step, key, value) { try output.write(line) }
-  }
-
-  /// An entry's line; nil if its step or key is not UTF-8: JSON would
-  /// change such a name, and a later run would take one step's output for
-  /// another's. Those steps are reused within this run only.
-  private static func line(_ step: LuaString, _ key: LuaString, _ value: LuaValue) -> String? {
-    guard step.string != nil, key.string != nil else { return nil }
-    return JSON.encode(["step": .string(step), "key": .string(key), "output": value], keyOrder: ["step", "key", "output"]) + "\n"
+  /// graph(name, steps, format) -> the drawing of a workflow whose steps are
+  /// { name =, uses =, needs = { ... } }, in "mermaid" or "dot"
+  private static func graph(_ call: LuaCall) throws -> LuaReturn {
+    let name = try call.bytes(1)
+    let steps = try call.value(2, name: "steps").tableValue?.array ?? []
+    let format = try call.bytes(3)
+    let graph = WorkflowGraph(
+      name: name,
+      steps: steps.map { step in
+        WorkflowGraph.Step(
+          name: step["name"].luaStringValue ?? "", uses: step["uses"].luaStringValue,
+          needs: step["needs"].tableValue?.array.compactMap(\.luaStringValue) ?? [])
+      })
+    call.push(graph.render(as: GraphFormat.allCases.first { LuaString($0.rawValue) == format } ?? .mermaid))
+    return .one
   }
 }

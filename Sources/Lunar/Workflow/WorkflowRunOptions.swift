@@ -1,4 +1,5 @@
 import LuaKit
+import LunarStore
 
 /// How a workflow returned by a script's main chunk runs: the `lunar run`
 /// flags `--only`, `--from`, `--dry-run`, `--jobs` and `--journal`, and how
@@ -20,8 +21,17 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var dryRun = false
   /// How many steps run at once; nil leaves the workflow's own default.
   public var jobs: Int?
-  /// The resume journal's path.
+  /// The resume journal's path: shorthand for `store` `sqlite:PATH` and `resume` `.last`.
   public var journal: String?
+  /// Where runs are recorded; nil records nothing (`--no-store`, and every
+  /// runner but `lunar run`).
+  public var store: StoreLocation?
+  /// The earlier run whose unchanged steps are reused (`--resume [RUN]`).
+  public var resume: RunReference?
+  /// The script file, as the store records it.
+  public var scriptFile: String?
+  /// The script's arguments, as the store records them.
+  public var scriptArguments: [String] = []
   /// How progress is drawn.
   public var progress = Progress.plain
   /// A flag of the run's own that the command line gave after the script
@@ -57,11 +67,11 @@ public struct WorkflowRunOptions: Sendable, Equatable {
     return nil
   }
 
-  /// Refuses, before anything runs, a `journal` the run could not use: one
-  /// that is not a regular file, or a file that is not a workflow journal.
-  public func checkJournal() throws {
+  /// Refuses, before anything runs, a `journal` the run could not use: a
+  /// file that is not a Lunar store, or one in a missing folder.
+  public func checkJournal() throws(StoreError) {
     guard let journal else { return }
-    try WorkflowJournal.check(journal)
+    try SQLiteRunStore.check(path: journal)
   }
 
   /// The options table `workflow.run` takes.

@@ -170,26 +170,49 @@ local function define(name, steps, where)
       if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
     end
   end
-  -- Cycles: depth-first search with colours.
-  local colour = {}
-  local function visit(s, path)
-    colour[s.name] = "grey"
-    path[#path + 1] = s.name
-    for _, need in ipairs(s.needs) do
-      if colour[need] == "grey" then
-        path[#path + 1] = need
-        error(at(s) .. ("workflow \"%s\": steps form a cycle: %s"):format(name, table.concat(path, " → ")), 0)
-      elseif colour[need] == nil then
-        visit(wf.by_name[need], path)
-      end
-    end
-    path[#path] = nil
-    colour[s.name] = "black"
-  end
+  -- Cycles: Kahn's algorithm counts the steps it can order; only when some
+  -- are left does a depth-first search find the cycle to name.
+  local waiting, dependents, ready = {}, {}, {}
   for _, s in ipairs(wf.steps) do
-    if colour[s.name] == nil then
-      local ok, err = pcall(visit, s, {})
-      if not ok then error(err, 0) end
+    waiting[s] = #s.needs
+    if #s.needs == 0 then ready[#ready + 1] = s end
+    for _, need in ipairs(s.needs) do
+      local list = dependents[need]
+      if not list then list = {}; dependents[need] = list end
+      list[#list + 1] = s
+    end
+  end
+  local ordered = 0
+  while #ready > 0 do
+    local s = ready[#ready]
+    ready[#ready] = nil
+    ordered = ordered + 1
+    for _, dependent in ipairs(dependents[s.name] or {}) do
+      waiting[dependent] = waiting[dependent] - 1
+      if waiting[dependent] == 0 then ready[#ready + 1] = dependent end
+    end
+  end
+  if ordered < #wf.steps then
+    local colour = {}
+    local function visit(s, path)
+      colour[s.name] = "grey"
+      path[#path + 1] = s.name
+      for _, need in ipairs(s.needs) do
+        if colour[need] == "grey" then
+          path[#path + 1] = need
+          error(at(s) .. ("workflow \"%s\": steps form a cycle: %s"):format(name, table.concat(path, " → ")), 0)
+        elseif colour[need] == nil then
+          visit(wf.by_name[need], path)
+        end
+      end
+      path[#path] = nil
+      colour[s.name] = "black"
+    end
+    for _, s in ipairs(wf.steps) do
+      if colour[s.name] == nil then
+        local ok, err = pcall(visit, s, {})
+        if not ok then error(err, 0) end
+      end
     end
   end
   return wf
@@ -215,65 +238,48 @@ function M.is(value) return getmetatable(value) == WORKFLOW end
 
 -- MARK: Planning
 
---- The steps selected by --only / --from, and the parallel groups (levels).
-local function plan(wf, options)
-  local selected = {}
-  if options.only then
-    local target = wf.by_name[options.only]
-    if not target then error(("--only: no step \"%s\" in workflow \"%s\""):format(options.only, wf.name), 0) end
-    local function include(s)
-      if selected[s.name] then return end
-      selected[s.name] = true
-      for _, need in ipairs(s.needs) do include(wf.by_name[need]) end
-    end
-    include(target)
-  elseif options.from then
-    local target = wf.by_name[options.from]
-    if not target then error(("--from: no step \"%s\" in workflow \"%s\""):format(options.from, wf.name), 0) end
-    selected[target.name] = true
-    local changed = true
-    while changed do
-      changed = false
-      for _, s in ipairs(wf.steps) do
-        if not selected[s.name] then
-          for _, need in ipairs(s.needs) do
-            if selected[need] then selected[s.name] = true; changed = true; break end
-          end
-        end
-      end
-    end
-  else
-    for _, s in ipairs(wf.steps) do selected[s.name] = true end
+
+-- The steps as the runner reads them, made once per workflow.
+local descriptions = setmetatable({}, { __mode = "k" })
+
+local function describe(wf)
+  local described = descriptions[wf]
+  if described then return described end
+  described = {}
+  for i, s in ipairs(wf.steps) do
+    local needs = {}
+    for j, need in ipairs(s.needs) do needs[j] = wf.by_name[need].index end
+    described[i] = {
+      name = s.name, needs = needs, queue = s.queue, continue_on_error = s.continue_on_error,
+      attempts = s.retry and s.retry.attempts, backoff = s.retry and s.retry.backoff, timeout = s.timeout, uses = s.uses,
+      condition = s["if"] ~= nil,
+    }
   end
-  local level = {}
-  local function depth(s)
-    if level[s.name] then return level[s.name] end
-    local d = 1
-    for _, need in ipairs(s.needs) do d = math.max(d, depth(wf.by_name[need]) + 1) end
-    level[s.name] = d
-    return d
-  end
-  local groups = {}
-  for _, s in ipairs(wf.steps) do
-    if selected[s.name] then
-      local d = depth(s)
-      groups[d] = groups[d] or {}
-      table.insert(groups[d], s.name)
-    end
-  end
-  local compact = {}
-  for d = 1, #wf.steps do if groups[d] then compact[#compact + 1] = groups[d] end end
-  return selected, compact
+  descriptions[wf] = described
+  return described
+end
+
+-- The position of the step `name` that flag `flag` selects.
+local function selected_position(wf, flag, name)
+  if name == nil then return nil end
+  local target = wf.by_name[name]
+  if not target then error(("%s: no step \"%s\" in workflow \"%s\""):format(flag, name, wf.name), 0) end
+  return target.index
 end
 
 --- The plan as text: the order and the parallel groups.
 function M.plan(wf, options)
   if not M.is(wf) then error(("bad argument #1 to 'plan' (workflow expected, got %s)"):format(type(wf)), 2) end
   if options ~= nil and type(options) ~= "table" then error(("bad argument #2 to 'plan' (table expected, got %s)"):format(type(options)), 2) end
-  local _, groups = plan(wf, options or {})
+  options = options or {}
+  local only = selected_position(wf, "--only", options.only)
+  local from = not only and selected_position(wf, "--from", options.from) or nil
+  local groups = host.plan(describe(wf), only, from)
   local lines = { ("workflow %s: %d group%s"):format(wf.name, #groups, #groups == 1 and "" or "s") }
   for i, group in ipairs(groups) do
-    lines[#lines + 1] = ("  %d. %s"):format(i, table.concat(group, ", "))
+    local names = {}
+    for j, position in ipairs(group) do names[j] = wf.steps[position].name end
+    lines[#lines + 1] = ("  %d. %s"):format(i, table.concat(names, ", "))
   end
   return table.concat(lines, "\n")
 end
@@ -293,12 +299,8 @@ end
 
 -- MARK: Running
 
-local SPINNER = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
-
-local function fmt_duration(seconds)
-  if seconds < 10 then return ("%.2fs"):format(seconds) end
-  return ("%.1fs"):format(seconds)
-end
+-- What a step's body returns first (WorkflowRun.BodyOutcome).
+local RAN, REUSED, SKIPPED, FAILED = 1, 2, 3, 4
 
 -- The arguments of workflow.execute and workflow.run (`fname`), checked;
 -- errors point at the code that called it. Returns the options table.
@@ -327,71 +329,30 @@ local function check_arguments(wf, options, fname)
   return options or {}
 end
 
+local function now() return lunar.now() end
+
 -- Runs the workflow; returns the results by step and whether all succeeded.
--- Errors about the options point `level` frames up.
+-- Errors about the options point `level` frames up. The runner (Swift)
+-- decides what runs when; each attempt of a step runs `body` as a task.
 local function execute(wf, options, level)
-  local jobs = math.tointeger(options.jobs or 4)
-  local selected, groups = plan(wf, options)
+  local only = selected_position(wf, "--only", options.only)
+  local from = not only and selected_position(wf, "--from", options.from) or nil
   if options.dry_run then
     print(M.plan(wf, options))
     return { ok = true, results = {} }
   end
-  local journal
-  if options.journal then
-    local message
-    journal, message = host.journal_open(options.journal)
-    if not journal then error(message, level + 1) end
-  end
-  local results = {}          -- name -> { status, output, attempts, duration, error }
+  local run, earlier, recording = host.begin(wf.name, describe(wf), {
+    only = only, from = from, jobs = math.tointeger(options.jobs or 4), progress = options.progress,
+    quiet = options.quiet and true or nil, journal = options.journal,
+  })
+  if not run then error(earlier, level + 1) end
+
   local ctx_steps = {}
-  local running, done = 0, 0
-  local total = 0
-  for _, s in ipairs(wf.steps) do if selected[s.name] then total = total + 1 end end
-  local started_at = lunar.now()
-  local wall = host.monotonic
-  local wall_start = wall()
-  local terminal = options.progress == "terminal"
-  local queues = {}
-  local order = {}
-  local live = {}   -- name -> wall start, for the spinner
+  for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
+  local inputs = {}
 
-  local function emit(kind, fields) trace_emit(kind, fields) end
-
-  local quiet = options.quiet
-  local function line(text)
-    if quiet then return end
-    if terminal then io.write("\r\27[2K") end
-    print(text)
-  end
-
-  local function finish(s, status, info)
-    local r = results[s.name]
-    r.status, r.error = status, info
-    r.duration = r.started and (lunar.now() - r.started) or 0
-    live[s.name] = nil
-    done = done + 1
-    emit("workflow.step." .. status, { step = s.name, error = info, attempts = r.attempts })
-    local detail = status == "failed" and (": " .. tostring(info)) or (status == "skipped" and info and (" (" .. info .. ")") or "")
-    if status == "succeeded" or status == "reused" then detail = " in " .. fmt_duration(r.duration) end
-    line(("[%s] step %s %s%s"):format(wf.name, s.name, status, detail))
-  end
-
-  -- Resolves a step's input: `with` as a table, or as a function of the context.
   local function context_for(s)
-    local ctx = { workflow = wf.name, step = s.name, steps = ctx_steps }
-    function ctx.now() return lunar.now() end
-    return ctx
-  end
-
-  local function input_of(s, ctx)
-    if type(s.with) == "function" then return s.with(ctx) end
-    return s.with
-  end
-
-  local function key_of(s, input)
-    local needs = {}
-    for _, need in ipairs(s.needs) do needs[need] = ctx_steps[need] and ctx_steps[need].output end
-    return host.fingerprint(input, needs, s.uses)
+    return { workflow = wf.name, step = s.name, steps = ctx_steps, now = now }
   end
 
   local action_names = {}
@@ -399,9 +360,9 @@ local function execute(wf, options, level)
     if s.uses then return s.uses end
     local name = "workflow " .. wf.name .. "/" .. s.name
     if not action_names[name] then
-      lunar.action(name, { uses = s.services or {} }, function(actx, input)
-        local ctx = context_for(s)
-        setmetatable(ctx, { __index = actx })
+      lunar.action(name, { uses = s.services or {} }, function(ctx, input)
+        -- The action's context (services, ctx:run, ctx:event) is the step's.
+        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, ctx_steps
         return s.run(ctx, input)
       end)
       action_names[name] = true
@@ -409,189 +370,69 @@ local function execute(wf, options, level)
     return name
   end
 
-  local function attempt(s, input)
-    local r = results[s.name]
-    local tries = s.retry and s.retry.attempts or 1
-    local backoff = s.retry and s.retry.backoff or 0
-    local last
-    for n = 1, tries do
-      r.attempts = n
-      local task = lunar.spawn(lunar.run, action_for(s), input)
-      local ok, value
-      if s.timeout then
-        local timer = lunar.spawn(lunar.sleep, s.timeout)
-        local first = lunar.await_any({ task, timer })
-        if first == 2 then
-          task:cancel()
-          task:result()
-          ok, value = false, ("timed out after %s s"):format(s.timeout)
-        else
-          timer:cancel()
-          ok, value = task:result()
+  -- The end of an attempt whose action returned `...`. The runner takes
+  -- the output when it records it, or to check a value that might not be
+  -- storable; a single nil, boolean, number or string always is.
+  local function ran(s, i, ...)
+    local kind = type((...))
+    if recording or select("#", ...) > 1 or kind == "table" or kind == "function" or kind == "userdata" or kind == "thread" then
+      local _, problem = host.accept(run, i, ...)
+      if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
+    end
+    ctx_steps[s.name] = { status = "succeeded", output = (...) }
+    return RAN
+  end
+
+  -- One attempt of step `i`: its condition and input (the first time),
+  -- an earlier output to reuse, or its action. The runner says "started"
+  -- itself for a step with no condition in a run it does not record;
+  -- `prepare` says it for the others, once they are known to run.
+  local function body(i, attempt)
+    local s = wf.steps[i]
+    if attempt == 1 then
+      local condition, input = s["if"], s.with
+      local ctx = (condition or type(input) == "function") and context_for(s) or nil
+      if condition then
+        local ok, go = pcall(condition, ctx)
+        if not ok then return FAILED, tostring(go) end
+        if not go then
+          ctx_steps[s.name] = { status = "skipped" }
+          return SKIPPED
         end
-      else
-        ok, value = task:result()
       end
-      if ok then return true, value end
-      last = value
-      emit("workflow.step.attempt_failed", { step = s.name, attempt = n, error = tostring(value) })
-      if n < tries then
-        line(("[%s] step %s attempt %d failed: %s; retrying"):format(wf.name, s.name, n, tostring(value)))
-        lunar.sleep(backoff * 2 ^ (n - 1))
+      if type(input) == "function" then
+        local ok
+        ok, input = pcall(input, ctx)
+        if not ok then return FAILED, tostring(input) end
       end
-    end
-    return false, last
-  end
-
-  local function run_step(s)
-    local r = results[s.name]
-    r.started = lunar.now()
-    live[s.name] = wall()
-    emit("workflow.step.started", { step = s.name })
-    if not terminal then line(("[%s] step %s started"):format(wf.name, s.name)) end
-    local ctx = context_for(s)
-    if s["if"] then
-      local ok, go = pcall(s["if"], ctx)
-      if not ok then return finish(s, "failed", go) end
-      if not go then
-        ctx_steps[s.name] = { status = "skipped" }
-        return finish(s, "skipped", "condition false")
-      end
-    end
-    local ok, input = pcall(input_of, s, ctx)
-    if not ok then return finish(s, "failed", input) end
-    local fingerprinted, key = pcall(key_of, s, input)
-    if not fingerprinted then return finish(s, "failed", at(s) .. ("step \"%s\": %s"):format(s.name, key)) end
-    if journal then
-      local previous = host.journal_lookup(journal, s.name, key)
-      if previous ~= nil then
-        r.output = previous
-        ctx_steps[s.name] = { status = "reused", output = previous }
-        return finish(s, "reused")
-      end
-    end
-    local success, value = attempt(s, input)
-    if success then
-      r.output = value
-      ctx_steps[s.name] = { status = "succeeded", output = value }
-      if journal then
-        local stored, problem = pcall(host.journal_store, journal, s.name, key, value)
-        if not stored then return finish(s, "failed", at(s) .. ("step \"%s\": %s"):format(s.name, problem)) end
-      end
-      return finish(s, "succeeded")
-    end
-    ctx_steps[s.name] = { status = "failed", error = tostring(value) }
-    return finish(s, "failed", tostring(value))
-  end
-
-  for _, s in ipairs(wf.steps) do
-    if selected[s.name] then
-      results[s.name] = { status = "waiting", attempts = 0 }
-      order[#order + 1] = s
-    end
-  end
-
-  -- Before --from: reuse journal outputs if there are any.
-  for _, s in ipairs(wf.steps) do
-    if not selected[s.name] and options.from and journal then
-      local previous = host.journal_last(journal, s.name)
-      if previous ~= nil then ctx_steps[s.name] = { status = "reused", output = previous } end
-    end
-  end
-
-  local function blocked_by(s)
-    for _, need in ipairs(s.needs) do
-      local r = results[need]
-      if r then
-        if r.status == "failed" and not wf.by_name[need].continue_on_error then return need end
-        if r.status == "skipped" and not (ctx_steps[need] and ctx_steps[need].status == "skipped" and wf.by_name[need]["if"]) then
-          return need
+      inputs[i] = input
+      if recording or condition then
+        local prepared, reused, output = pcall(host.prepare, run, i, input)
+        if not prepared then return FAILED, at(s) .. ("step \"%s\": %s"):format(s.name, reused) end
+        if reused then
+          ctx_steps[s.name] = { status = "reused", output = output }
+          return REUSED
         end
       end
     end
+    return ran(s, i, lunar.run(action_for(s), inputs[i]))
   end
 
-  local function ready(s)
-    for _, need in ipairs(s.needs) do
-      local r = results[need]
-      if r and (r.status == "waiting" or r.status == "running") then return false end
-    end
-    return true
+  -- A step failed for good: its context says so.
+  local function record(i, message)
+    ctx_steps[wf.steps[i].name] = { status = "failed", error = message }
   end
 
-  local spinner
-  if terminal then
-    spinner = lunar.spawn(function()
-      local frame = 0
-      while true do
-        frame = frame % #SPINNER + 1
-        local parts = {}
-        for _, s in ipairs(order) do
-          if live[s.name] then parts[#parts + 1] = ("%s %s %s"):format(SPINNER[frame], s.name, fmt_duration(wall() - live[s.name])) end
-        end
-        io.write("\r\27[2K" .. table.concat(parts, "  ") .. (" (%d/%d)"):format(done, total))
-        io.stdout:flush()
-        lunar.sleep(0.1)
-      end
-    end)
-  end
-
-  local tasks = {}
-  while done < total do
-    local progressed = false
-    for _, s in ipairs(order) do
-      local r = results[s.name]
-      if r.status == "waiting" then
-        local blocker = blocked_by(s)
-        if blocker then
-          r.status = "running"
-          finish(s, "skipped", "needs " .. blocker)
-          progressed = true
-        elseif ready(s) and running < jobs then
-          r.status = "running"
-          running = running + 1
-          progressed = true
-          local body = function() run_step(s); running = running - 1 end
-          if s.queue then
-            queues[s.queue] = queues[s.queue] or queue.new("workflow " .. s.queue)
-            tasks[#tasks + 1] = queues[s.queue]:submit(body)
-          else
-            tasks[#tasks + 1] = lunar.spawn(body)
-          end
-        end
-      end
-    end
-    if done >= total then break end
-    if not progressed then
-      -- Wait for any running step to finish.
-      local live_tasks = {}
-      for _, t in ipairs(tasks) do if t:status() == "pending" or t:status() == "running" then live_tasks[#live_tasks + 1] = t end end
-      if #live_tasks == 0 then break end
-      lunar.await_any(live_tasks)
+  local ok, failed, statuses, attempts = host.run(run, body, record, coroutine.create(function() end))
+  local results = {}
+  for i, status in ipairs(statuses) do
+    if status then
+      local name = wf.steps[i].name
+      local c = ctx_steps[name]
+      results[name] = { status = status, attempts = attempts[i], output = c and c.output }
     end
   end
-  for _, t in ipairs(tasks) do t:result() end
-  if spinner then
-    spinner:cancel()
-    spinner:result()
-    io.write("\r\27[2K")
-  end
-
-  -- The summary table.
-  local print = quiet and function() end or print
-  local width = 4
-  for _, s in ipairs(order) do width = math.max(width, #s.name) end
-  print(("\n%-" .. width .. "s  %-9s  %8s  %9s"):format("step", "status", "attempts", "duration"))
-  local failed = {}
-  for _, s in ipairs(order) do
-    local r = results[s.name]
-    print(("%-" .. width .. "s  %-9s  %8d  %9s"):format(s.name, r.status, r.attempts or 0, fmt_duration(r.duration or 0)))
-    if r.status == "failed" and not s.continue_on_error then failed[#failed + 1] = s.name end
-  end
-  print(("workflow %s: %s in %s"):format(wf.name, #failed == 0 and "succeeded" or "failed", fmt_duration(wall() - wall_start)))
-  local outputs = {}
-  for name, r in pairs(results) do outputs[name] = { status = r.status, output = r.output, attempts = r.attempts } end
-  return { ok = #failed == 0, failed = failed, results = outputs }
+  return { ok = ok, failed = failed, results = results }
 end
 
 --- Runs the workflow; returns the results by step and whether all succeeded.

@@ -1,0 +1,66 @@
+import LuaKit
+import LunarStore
+
+/// A workflow run's link to its store: the run's id, the steps waiting to be
+/// committed, and the earlier run a resume takes outputs from. Steps that end
+/// in the same turn of the loop are committed in one transaction (group
+/// commit); the runner releases a step's dependents only after its commit.
+final class RunRecorder {
+  /// The store the run is recorded in.
+  let store: any RunStore
+  /// The run's id in the store.
+  let run: RunID
+  /// The steps of the run this one resumes, by name; empty if none.
+  let previous: [LuaString: StepRecord]
+  private var batch: [StepRecord] = []
+  private var committed: [(StoreError?) -> Void] = []
+
+  /// Begins recording `run` in `store`, resuming the steps of `previous`.
+  init(store: any RunStore, run: NewRun, previous: [StepRecord]) throws(StoreError) {
+    self.store = store
+    self.run = try store.beginRun(run)
+    var byName: [LuaString: StepRecord] = [:]
+    for step in previous { byName[step.name] = step }
+    self.previous = byName
+  }
+
+  /// The earlier output of step `name` if it succeeded (or was reused) with
+  /// the same fingerprint.
+  func reusableOutput(of name: LuaString, fingerprint: Fingerprint) -> [LuaValue]? {
+    guard let step = previous[name], step.status == .succeeded || step.status == .reused,
+      step.fingerprint == fingerprint
+    else { return nil }
+    return step.output
+  }
+
+  /// True while records wait for `commit`.
+  var hasPending: Bool { !batch.isEmpty }
+
+  /// Adds `record` to the next commit; `then` runs once it is durable, or
+  /// with the error that kept it from being so.
+  func add(_ record: StepRecord, then: @escaping (StoreError?) -> Void) {
+    batch.append(record)
+    committed.append(then)
+  }
+
+  /// Commits every pending record in one transaction, then runs their
+  /// continuations, with the store's error if the commit failed.
+  func commit() {
+    let records = batch
+    let continuations = committed
+    batch.removeAll(keepingCapacity: true)
+    committed.removeAll(keepingCapacity: true)
+    var failure: StoreError?
+    do {
+      try store.recordSteps(records, of: run)
+    } catch {
+      failure = error
+    }
+    for continuation in continuations { continuation(failure) }
+  }
+
+  /// Records how the run ended.
+  func finish(_ status: RunStatus) throws(StoreError) {
+    try store.finishRun(run, status: status, at: .now)
+  }
+}

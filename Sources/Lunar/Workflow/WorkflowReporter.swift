@@ -1,0 +1,92 @@
+import LuaKit
+
+/// Receives what a workflow run does, in order, on the loop thread: the
+/// plain lines, the live terminal line and the summary are reporters.
+public protocol WorkflowReporter: AnyObject {
+  /// A step began running its action (never said of a reused or skipped step).
+  func stepStarted(_ step: LuaString, at time: Double)
+  /// An attempt failed and another follows after `delay` seconds.
+  func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double)
+  /// A step ended.
+  func stepFinished(_ report: StepReport)
+  /// The run ended; every step has been reported.
+  func runFinished(_ report: RunReport)
+}
+
+extension WorkflowReporter {
+  public func stepStarted(_ step: LuaString, at time: Double) {}
+  public func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double) {}
+  public func stepFinished(_ report: StepReport) {}
+  public func runFinished(_ report: RunReport) {}
+}
+
+/// How one step of a run ended.
+public struct StepReport: Sendable, Equatable {
+  /// How a step ended.
+  public enum Status: String, Sendable {
+    case succeeded, reused, failed, skipped
+  }
+
+  /// The step's name.
+  public var name: LuaString
+  /// How it ended.
+  public var status: Status
+  /// Attempts made (0 for a reused or skipped step).
+  public var attempts: Int
+  /// Seconds on the runtime clock from its start to its end.
+  public var duration: Double
+  /// The error of a failed step, or why a step was skipped.
+  public var detail: String?
+  /// A failure of this step lets the steps that need it run.
+  public var continuesOnError = false
+
+  /// A step's report.
+  public init(name: LuaString, status: Status, attempts: Int, duration: Double, detail: String? = nil, continuesOnError: Bool = false) {
+    self.name = name
+    self.status = status
+    self.attempts = attempts
+    self.duration = duration
+    self.detail = detail
+    self.continuesOnError = continuesOnError
+  }
+}
+
+/// How a whole run ended.
+public struct RunReport: Sendable, Equatable {
+  /// The workflow's name.
+  public var workflow: LuaString
+  /// Every step that was selected, in declaration order.
+  public var steps: [StepReport]
+  /// Seconds on the runtime clock the run took.
+  public var duration: Double
+
+  /// A run's report.
+  public init(workflow: LuaString, steps: [StepReport], duration: Double) {
+    self.workflow = workflow
+    self.steps = steps
+    self.duration = duration
+  }
+
+  /// The steps whose failure fails the run: failed, and not continuing on error.
+  public var failedSteps: [LuaString] {
+    steps.filter { $0.status == .failed && !$0.continuesOnError }.map(\.name)
+  }
+
+  /// True when no step failed the run.
+  public var succeeded: Bool { failedSteps.isEmpty }
+}
+
+/// Durations as the reports show them: `0.12s` under ten seconds, `12.3s` above.
+public enum DurationText {
+  /// `seconds` as `0.12s` or `12.3s`.
+  public static func format(_ seconds: Double) -> String {
+    guard seconds.isFinite, abs(seconds) < 1e15 else { return LuaValue.number(seconds).description + "s" }
+    let decimals = abs(seconds) < 10 ? 2 : 1
+    let scale = decimals == 2 ? 100.0 : 10.0
+    let scaled = Int64((abs(seconds) * scale).rounded())
+    let unit = Int64(scale)
+    let fraction = String(scaled % unit)
+    let sign = seconds < 0 && scaled > 0 ? "-" : ""
+    return sign + String(scaled / unit) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction + "s"
+  }
+}

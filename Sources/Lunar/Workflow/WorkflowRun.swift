@@ -1,0 +1,364 @@
+import LuaKit
+import LunarStore
+
+/// One run of a workflow, on the loop thread: the runner. The dispatcher
+/// decides which steps start; each attempt of a step is a task running the
+/// Lua body workflow.lua gives (condition, input, action); retries, timeouts
+/// and the store's commits are kept here; reporters hear every event. Per
+/// step it does constant work plus the step's edges.
+final class WorkflowRun {
+  /// What a step's Lua body returns first: how its attempt went.
+  enum BodyOutcome: Int64 {
+    /// The action ran and returned; `accept` has its output.
+    case ran = 1
+    /// `prepare` gave an earlier run's output.
+    case reused = 2
+    /// Its condition (`if`) was false.
+    case skipped = 3
+    /// Its condition or input (`with`) raised; the message follows. Not retried.
+    case failedBeforeRunning = 4
+  }
+
+  /// The workflow's name.
+  let workflow: LuaString
+  /// Every step, in declaration order.
+  let steps: [WorkflowStep]
+  private let plan: WorkflowPlan
+  private var dispatcher: StepDispatcher
+  private unowned let scheduler: Scheduler
+  private let clock: RuntimeClock
+  private let reporters: [any WorkflowReporter]
+  private let recorder: RunRecorder?
+  /// `body(position, attempt)`, positions from 1.
+  private let body: LuaReference
+  /// `record(position, "failed", message)`: tells the Lua side (`ctx.steps`) a step failed.
+  private let record: LuaReference
+  /// A thread that is never resumed, whose stack the runner pushes on to spawn tasks.
+  private let launcher: LuaReference
+  private let launcherThread: LuaThread
+
+  private var attempts: [Int]
+  private var startedAt: [Double?]
+  private var reports: [StepReport?]
+  /// Outputs `accept` took from an attempt that has not ended yet.
+  private var accepted: [[LuaValue]?]
+  /// Outputs of finished steps, kept for their dependents' fingerprints (with a store only).
+  private var outputs: [[LuaValue]?]
+  private var fingerprints: [Fingerprint?]
+  private var timedOut: [Bool]
+  /// Steps' running tasks, to cancel them with the run.
+  private var live: [Int: LuaTask] = [:]
+  private let runStartedAt: Double
+  private var commitScheduled = false
+  private var abandoned = false
+  private var finished = false
+  /// The wait of the code that called `workflow.run`, completed with the results.
+  let wait: Wait
+  /// Called once when the run ends.
+  var onFinish: (() -> Void)?
+
+  /// A run of `steps` selected by `plan`, at most `jobs` at once, whose
+  /// attempts run `body` on tasks spawned from `launcher`'s stack;
+  /// `earlierOutputs` are the outputs of unselected steps (`--from`).
+  init(
+    workflow: LuaString, steps: [WorkflowStep], plan: WorkflowPlan, jobs: Int, scheduler: Scheduler, clock: RuntimeClock,
+    reporters: [any WorkflowReporter], recorder: RunRecorder?, earlierOutputs: [Int: [LuaValue]], body: LuaReference,
+    record: LuaReference,
+    launcher: LuaReference, launcherThread: LuaThread
+  ) {
+    self.workflow = workflow
+    self.steps = steps
+    self.plan = plan
+    dispatcher = StepDispatcher(steps: WorkflowStep.dispatcherSteps(steps), plan: plan, jobs: jobs)
+    self.scheduler = scheduler
+    self.clock = clock
+    self.reporters = reporters
+    self.recorder = recorder
+    self.body = body
+    self.record = record
+    self.launcher = launcher
+    self.launcherThread = launcherThread
+    attempts = Array(repeating: 0, count: steps.count)
+    startedAt = Array(repeating: nil, count: steps.count)
+    reports = Array(repeating: nil, count: steps.count)
+    accepted = Array(repeating: nil, count: steps.count)
+    outputs = Array(repeating: nil, count: steps.count)
+    for (position, output) in earlierOutputs { outputs[position] = output }
+    fingerprints = Array(repeating: nil, count: steps.count)
+    timedOut = Array(repeating: false, count: steps.count)
+    runStartedAt = clock.now
+    wait = Wait(subject: "workflow \(workflow.lossyString)")
+    wait.onCancel = { [weak self] in self?.abandon() }
+  }
+
+  /// Starts the steps that need nothing.
+  func start() {
+    advance()
+  }
+
+  // MARK: Called by the step's Lua body
+
+  /// Called by an attempt that is about to run its action with `input`:
+  /// the step has started. Returns the output of an earlier run to reuse
+  /// instead, when the store has one for the same inputs.
+  func prepare(_ step: Int, input: LuaValue) throws(LuaValueCodecError) -> [LuaValue]? {
+    if let recorder {
+      var identity: [LuaValue] = [.string(steps[step].uses ?? steps[step].name), input]
+      for need in steps[step].needs {
+        let output = outputs[need] ?? []
+        identity.append(.integer(Int64(output.count)))
+        identity.append(contentsOf: output)
+      }
+      let fingerprint = try Fingerprint(of: identity)
+      fingerprints[step] = fingerprint
+      if let output = recorder.reusableOutput(of: steps[step].name, fingerprint: fingerprint) {
+        accepted[step] = output
+        return output
+      }
+    }
+    markStarted(step)
+    return nil
+  }
+
+  /// Whether the body calls `prepare`, which says the step started; for
+  /// the others, `launch` says it.
+  private func bodyPrepares(_ step: Int) -> Bool { recorder != nil || steps[step].hasCondition }
+
+  private func markStarted(_ step: Int) {
+    startedAt[step] = clock.now
+    for reporter in reporters { reporter.stepStarted(steps[step].name, at: clock.now) }
+    emit("workflow.step.started", step)
+  }
+
+  /// Takes the output of an attempt whose action returned.
+  func accept(_ step: Int, output: [LuaValue]) {
+    accepted[step] = output
+  }
+
+  // MARK: Running
+
+  private func advance() {
+    guard !abandoned else { return }
+    for decision in dispatcher.next() {
+      switch decision {
+      case .start(let step):
+        launch(step, attempt: 1)
+      case .skip(let step, let cause):
+        conclude(step, .skipped, detail: "needs \(steps[cause].name.lossyString)", decided: true)
+      }
+    }
+    if dispatcher.isFinished { finish() }
+  }
+
+  private func launch(_ step: Int, attempt: Int) {
+    attempts[step] = attempt
+    if attempt == 1 && !bodyPrepares(step) { markStarted(step) }
+    let thread = launcherThread
+    body.push(on: thread.L)
+    thread.push(step + 1)
+    thread.push(attempt)
+    let task = scheduler.spawn(on: thread.L, function: thread.top - 2, arguments: 2, label: "step \(steps[step].name.lossyString)")
+    task.journalScope = steps[step].name
+    thread.pop(3)
+    live[step] = task
+    var timer: Int?
+    if let timeout = steps[step].timeout {
+      timer = scheduler.timers.schedule(at: clock.deadline(after: timeout)) { [weak self, weak task] in
+        guard let self else { return }
+        guard let task, !task.isFinished else { return }
+        timedOut[step] = true
+        _ = scheduler.cancel(task)
+      }
+    }
+    task.onFinish.append { [weak self] task in
+      guard let self else { return }
+      if let timer { scheduler.timers.cancel(timer) }
+      live[step] = nil
+      attemptEnded(step, attempt, task)
+    }
+  }
+
+  private func attemptEnded(_ step: Int, _ attempt: Int, _ task: LuaTask) {
+    task.observed = true
+    if task.status == .done {
+      let (outcome, message) = bodyOutcome(of: task)
+      switch outcome {
+      case .ran: succeed(step, output: accepted[step] ?? [], as: .succeeded)
+      case .reused: succeed(step, output: accepted[step] ?? [], as: .reused)
+      case .skipped: conclude(step, .skipped, detail: "condition false")
+      case .failedBeforeRunning: fail(step, message ?? "failed")
+      }
+      return
+    }
+    let message =
+      timedOut[step]
+      ? "step \"\(steps[step].name.lossyString)\": timed out after \(LuaValue.number(steps[step].timeout ?? 0).formattedSeconds)s"
+      : task.errorMessage ?? "failed"
+    timedOut[step] = false
+    guard attempt < steps[step].attempts, !abandoned else { return fail(step, message) }
+    let delay = steps[step].backoff * Double(1 << min(attempt - 1, 52))
+    for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: attempt, error: message, retryingAfter: delay) }
+    if scheduler.trace.isEnabled {
+      scheduler.trace.emit(
+        "workflow.step.attempt_failed",
+        [.init("step", .string(steps[step].name)), .init("attempt", .integer(Int64(attempt))), .init("error", .string(LuaString(message)))])
+    }
+    _ = scheduler.timers.schedule(at: clock.deadline(after: delay)) { [weak self] in
+      guard let self else { return }
+      if abandoned { return fail(step, message) }
+      launch(step, attempt: attempt + 1)
+    }
+  }
+
+  /// The body's first result and, for a failure before running, its message.
+  private func bodyOutcome(of task: LuaTask) -> (BodyOutcome, String?) {
+    let thread = launcherThread
+    return thread.withStackScope {
+      let top = thread.top
+      let count = task.pushOutcome(on: thread.L)
+      guard count >= 1 else { return (.failedBeforeRunning, "not enough memory") }
+      let outcome = thread.integer(at: top + 1).flatMap(BodyOutcome.init(rawValue:)) ?? .failedBeforeRunning
+      return (outcome, count >= 2 ? thread.string(at: top + 2) : nil)
+    }
+  }
+
+  private func succeed(_ step: Int, output: [LuaValue], as status: StepReport.Status) {
+    accepted[step] = nil
+    guard let recorder else { return conclude(step, status) }
+    outputs[step] = output
+    let record = StepRecord(
+      name: steps[step].name, position: step, status: status == .reused ? .reused : .succeeded,
+      attempts: status == .reused ? 0 : attempts[step], startedAt: startedAt[step].map(timestamp),
+      finishedAt: timestamp(clock.now), fingerprint: fingerprints[step], output: output)
+    recorder.add(record) { [weak self] error in
+      guard let self else { return }
+      if let error {
+        fail(step, "step \"\(steps[step].name.lossyString)\": its output could not be recorded: \(error)")
+      } else {
+        conclude(step, status)
+      }
+    }
+    scheduleCommit()
+  }
+
+  /// Tells the Lua side the step failed, then concludes it.
+  private func fail(_ step: Int, _ message: String) {
+    let thread = launcherThread
+    record.push(on: thread.L)
+    thread.push(step + 1)
+    thread.push(message)
+    let task = scheduler.spawn(
+      on: thread.L, function: thread.top - 2, arguments: 2, label: "record \(steps[step].name.lossyString)", traced: false)
+    thread.pop(3)
+    task.onFinish.append { [weak self] task in
+      guard let self else { return }
+      task.observed = true
+      if let recorder {
+        recorder.add(
+          StepRecord(
+            name: steps[step].name, position: step, status: .failed, attempts: attempts[step],
+            startedAt: startedAt[step].map(timestamp), finishedAt: timestamp(clock.now), fingerprint: fingerprints[step],
+            error: LuaString(message))
+        ) { _ in }
+        scheduleCommit()
+      }
+      conclude(step, .failed, detail: message)
+    }
+  }
+
+  /// Reports how a step ended and lets the dispatcher go on; `decided`
+  /// steps were skipped by the dispatcher itself.
+  private func conclude(_ step: Int, _ status: StepReport.Status, detail: String? = nil, decided: Bool = false) {
+    let duration = startedAt[step].map { clock.now - $0 } ?? 0
+    let report = StepReport(
+      name: steps[step].name, status: status, attempts: status == .reused || status == .skipped ? 0 : attempts[step],
+      duration: duration, detail: detail, continuesOnError: steps[step].continuesOnError)
+    reports[step] = report
+    for reporter in reporters { reporter.stepFinished(report) }
+    if scheduler.trace.isEnabled {
+      var fields: [TraceEvent.Field] = [.init("step", .string(steps[step].name)), .init("attempts", .integer(Int64(report.attempts)))]
+      if let detail, status == .failed { fields.append(.init("error", .string(LuaString(detail)))) }
+      scheduler.trace.emit("workflow.step.\(status.rawValue)", fields)
+    }
+    if status == .skipped, let recorder {
+      recorder.add(StepRecord(name: steps[step].name, position: step, status: .skipped, attempts: report.attempts)) { _ in }
+      scheduleCommit()
+    }
+    guard !decided else { return }
+    let outcome: StepDispatcher.Outcome =
+      switch status {
+      case .succeeded: .succeeded
+      case .reused: .reused
+      case .failed: .failed
+      case .skipped: .skipped
+      }
+    dispatcher.finished(step, outcome)
+    advance()
+  }
+
+  private func scheduleCommit() {
+    guard !commitScheduled, let recorder else { return }
+    commitScheduled = true
+    scheduler.later { [weak self] _ in
+      guard let self else { return }
+      commitScheduled = false
+      recorder.commit()
+    }
+  }
+
+  /// The code that called `workflow.run` was cancelled: stop the steps.
+  private func abandon() {
+    abandoned = true
+    for task in live.values { _ = scheduler.cancel(task) }
+    finish()
+  }
+
+  private func finish() {
+    guard !finished else { return }
+    finished = true
+    let selected = steps.indices.filter { plan.selected[$0] }
+    let report = RunReport(
+      workflow: workflow,
+      steps: selected.map {
+        reports[$0] ?? StepReport(name: steps[$0].name, status: .skipped, attempts: attempts[$0], duration: 0, detail: "interrupted")
+      },
+      duration: clock.now - runStartedAt)
+    if !abandoned {
+      for reporter in reporters { reporter.runFinished(report) }
+    }
+    if let recorder {
+      if recorder.hasPending { recorder.commit() }
+      try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)
+    }
+    scheduler.complete(wait, .values(results(report)))
+    onFinish?()
+  }
+
+  /// What `workflow.run`'s host call returns: whether the run succeeded,
+  /// the names of the steps that failed it, and each step's status (false
+  /// if not selected) and attempts, by declaration position.
+  func results(_ report: RunReport) -> [LuaValue] {
+    var statuses = [LuaValue](repeating: .boolean(false), count: steps.count)
+    var attempts = [LuaValue](repeating: .integer(0), count: steps.count)
+    var next = 0
+    for position in steps.indices where plan.selected[position] {
+      let step = report.steps[next]
+      next += 1
+      statuses[position] = .string(LuaString(step.status.rawValue))
+      attempts[position] = .integer(Int64(step.attempts))
+    }
+    return [
+      .boolean(report.succeeded), .table(LuaTable(array: report.failedSteps.map { .string($0) })),
+      .table(LuaTable(array: statuses)), .table(LuaTable(array: attempts)),
+    ]
+  }
+
+  private func timestamp(_ time: Double) -> StoreTimestamp {
+    StoreTimestamp(microseconds: Int64(max(-9e15, min(9e15, (time * 1e6).rounded()))))
+  }
+
+  private func emit(_ kind: String, _ step: Int) {
+    guard scheduler.trace.isEnabled else { return }
+    scheduler.trace.emit(kind, [.init("step", .string(steps[step].name))])
+  }
+}

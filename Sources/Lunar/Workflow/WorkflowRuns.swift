@@ -1,0 +1,219 @@
+import CLuaShim
+import LuaKit
+import LunarStore
+
+/// The workflow runs of one runtime, from `begin` (the definition read, the
+/// plan made, the store opened and the earlier run found) to their end, and
+/// the stores they record in, each opened once on first use.
+final class WorkflowRuns {
+  /// Why a run cannot begin, as the caller of `workflow.run` sees it.
+  struct BeginError: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  private struct Begun {
+    let workflow: LuaString
+    let steps: [WorkflowStep]
+    let plan: WorkflowPlan
+    let jobs: Int
+    let reporters: [any WorkflowReporter]
+    let live: LiveProgress?
+    let recorder: RunRecorder?
+    let earlierOutputs: [Int: [LuaValue]]
+  }
+
+  private unowned let runtime: RuntimeCore
+  private var begun: [Int: Begun] = [:]
+  private var running: [Int: WorkflowRun] = [:]
+  private var nextID = 1
+  private var stores: [String: any RunStore] = [:]
+
+  /// The runs of `runtime`.
+  init(runtime: RuntimeCore) {
+    self.runtime = runtime
+  }
+
+  /// Reads a run of `workflow`: its `steps` as workflow.lua describes them
+  /// (see `WorkflowStep.read`) and `options` (`only`/`from` as positions
+  /// from 1, `jobs`, `progress`, `quiet`, `journal`). Returns the run's id
+  /// and, for `--from`, the earlier run's outputs of the steps before it:
+  /// `{ [name] = { output = value } }`.
+  func begin(workflow: LuaString, steps: [WorkflowStep], options: LuaValue) throws(BeginError) -> (Int, LuaTable) {
+    if let conflict = StepDispatcher.queueOrderConflict(in: WorkflowStep.dispatcherSteps(steps)) {
+      let step = steps[conflict]
+      throw BeginError(
+        description:
+          "workflow \"\(workflow.lossyString)\": step \"\(step.name.lossyString)\" can never start: queue \"\(step.queue?.lossyString ?? "")\" runs its steps in declaration order, and it needs a step declared after it in that queue"
+      )
+    }
+    let selection: WorkflowPlan.Selection
+    if let only = options["only"].integerValue {
+      selection = .only(Int(only) - 1)
+    } else if let from = options["from"].integerValue {
+      selection = .from(Int(from) - 1)
+    } else {
+      selection = .all
+    }
+    let plan = WorkflowPlan(needs: steps.map(\.needs), selection: selection)
+    let (recorder, earlier) = try record(workflow, steps: steps, selection: selection, options: options)
+    var earlierTable = LuaTable()
+    for (position, output) in earlier { earlierTable[.string(steps[position].name)] = .table(["output": output.first ?? .nil]) }
+
+    var reporters: [any WorkflowReporter] = []
+    var live: LiveProgress?
+    if options["quiet"] != .boolean(true) {
+      let write = Self.writeToStandardOutput
+      if options["progress"] == .string("terminal") {
+        let clock = runtime.clock
+        let view = LiveProgress(workflow: workflow, total: plan.selectedCount, now: { clock.now }, write: write)
+        live = view
+        reporters.append(view)
+      } else {
+        reporters.append(PlainProgress(workflow: workflow, write: write))
+      }
+      reporters.append(RunSummaryTable(write: write))
+    }
+    let id = nextID
+    nextID += 1
+    begun[id] = Begun(
+      workflow: workflow, steps: steps, plan: plan, jobs: Int(options["jobs"].integerValue ?? 4), reporters: reporters,
+      live: live, recorder: recorder, earlierOutputs: earlier)
+    return (id, earlierTable)
+  }
+
+  /// Starts run `id`, whose attempts run `body`; returns it (the caller
+  /// waits on its `wait`).
+  func start(
+    _ id: Int, body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
+  ) throws(LuaArgumentError) -> WorkflowRun {
+    guard let begun = begun.removeValue(forKey: id) else { throw LuaArgumentError.invalid(1, "no such workflow run") }
+    let run = WorkflowRun(
+      workflow: begun.workflow, steps: begun.steps, plan: begun.plan, jobs: begun.jobs, scheduler: runtime.scheduler,
+      clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder, earlierOutputs: begun.earlierOutputs,
+      body: body, record: record, launcher: launcher, launcherThread: launcherThread)
+    running[id] = run
+    let ticker = begun.live.map { tick($0) }
+    run.onFinish = { [unowned self] in
+      running[id] = nil
+      ticker?.stop()
+    }
+    run.start()
+    return run
+  }
+
+  /// Whether run `id`, begun and not started, is recorded in a store.
+  func records(_ id: Int) -> Bool { begun[id]?.recorder != nil }
+
+  /// The running run `id`.
+  func run(_ id: Int) throws(LuaArgumentError) -> WorkflowRun {
+    guard let run = running[id] else { throw LuaArgumentError.invalid(1, "no such workflow run") }
+    return run
+  }
+
+  // MARK: The store
+
+  /// The recorder of a run of `workflow` (nil without a store) and, for
+  /// `--from`, the earlier run's outputs of the steps before the selection.
+  private func record(
+    _ workflow: LuaString, steps: [WorkflowStep], selection: WorkflowPlan.Selection, options: LuaValue
+  ) throws(BeginError) -> (RunRecorder?, [Int: [LuaValue]]) {
+    let configured = runtime.configuration.workflowOptions
+    var location = configured.store
+    var resume = configured.resume
+    if let journal = options["journal"].stringValue {
+      location = StoreLocation(.sqlite(path: journal))
+      resume = .last
+    }
+    guard let location else { return (nil, [:]) }
+    do {
+      let store = try open(location)
+      var previous: RunRecord?
+      switch resume {
+      case .last?: previous = try store.lastRun(workflow: workflow, file: nil)
+      case let reference?: previous = try store.resolve(reference, workflow: workflow)
+      case nil: break
+      }
+      if case .from(let position) = selection, previous == nil {
+        previous = try store.lastRun(workflow: workflow, file: nil)
+        guard previous != nil else {
+          throw StoreError(
+            .noSuchRun,
+            "--from \(steps[position].name.lossyString): no earlier run of workflow \"\(workflow.lossyString)\" in \(store.location) to take the outputs of the steps before it from"
+          )
+        }
+      }
+      let previousSteps = try previous.map { run throws(StoreError) in try store.steps(of: run.id) } ?? []
+      var earlier: [Int: [LuaValue]] = [:]
+      var carried: [StepRecord] = []
+      if case .from = selection {
+        let positions = Dictionary(steps.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for step in previousSteps where step.status == .succeeded || step.status == .reused {
+          guard let position = positions[step.name], let output = step.output else { continue }
+          earlier[position] = output
+          carried.append(
+            StepRecord(
+              name: step.name, position: position, status: .reused, attempts: 0, fingerprint: step.fingerprint, output: output))
+        }
+      }
+      let run = NewRun(
+        workflow: workflow, file: configured.scriptFile ?? "", arguments: configured.scriptArguments,
+        resumedFrom: previous?.id)
+      let recorder = try RunRecorder(store: store, run: run, previous: resume == nil ? [] : previousSteps)
+      // The steps before --from are part of this run too, as reused: a
+      // later resume finds every output in it.
+      if !carried.isEmpty { try store.recordSteps(carried, of: recorder.run) }
+      return (recorder, earlier)
+    } catch let error as StoreError {
+      throw BeginError(description: error.message)
+    } catch {
+      throw BeginError(description: "\(error)")
+    }
+  }
+
+  private func open(_ location: StoreLocation) throws(StoreError) -> any RunStore {
+    if let store = stores[location.description] { return store }
+    let store = try location.openRunStore()
+    stores[location.description] = store
+    return store
+  }
+
+  // MARK: Output
+
+  private static func writeToStandardOutput(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { lunar_writestdout($0.baseAddress, $0.count) }
+    }
+  }
+
+  /// Moves `view`'s spinner on every tenth of a second (real time) until stopped.
+  private func tick(_ view: LiveProgress) -> Ticker {
+    let ticker = Ticker()
+    let timers = runtime.scheduler.timers
+    let clock = runtime.clock
+    func schedule() {
+      ticker.timer = timers.schedule(at: clock.deadline(after: 0.1)) { [weak ticker] in
+        guard let ticker, !ticker.stopped else { return }
+        view.tick()
+        schedule()
+      }
+    }
+    if !clock.isVirtual { schedule() }
+    ticker.cancel = { [weak ticker] in
+      if let timer = ticker?.timer { timers.cancel(timer) }
+    }
+    return ticker
+  }
+
+  /// A repeating timer's stop switch.
+  private final class Ticker {
+    var timer: Int?
+    var stopped = false
+    var cancel: (() -> Void)?
+
+    func stop() {
+      stopped = true
+      cancel?()
+    }
+  }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// `lunar run` on generated workflows of no-op steps (independent ones, and
+/// a chain) beside Dask's threaded scheduler on the same graphs, in one
+/// run. Lunar's figure is the whole process (start-up and the definition of
+/// every step included, so an upper bound on engine time); Dask's is its
+/// `get` alone. `scripts/bench` installs Dask into a virtual environment of
+/// its own and names its Python in `LUNAR_BENCH_PYTHON`.
+enum WorkflowBenchmark {
+  enum Shape: String, CaseIterable {
+    case independent, chain
+  }
+
+  static func run() throws {
+    let lunar = ProcessInfo.processInfo.environment["LUNAR_BIN"] ?? StartupBenchmark.siblingBinary("lunar")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-bench-workflows-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let dask = try daskSeconds(in: folder)
+    for shape in Shape.allCases {
+      var perStep: [Int: Double] = [:]
+      for steps in [10_000, 20_000] {
+        let file = folder.appendingPathComponent("\(shape)-\(steps).lua")
+        try Data(source(shape, steps: steps).utf8).write(to: file)
+        let child = best(of: 3) { measure(lunar, ["run", "--no-store", "--jobs", "4", file.path]) }
+        perStep[steps] = child.seconds / Double(steps)
+        let name = "workflow, \(steps) \(shape) no-op steps"
+        if let baseline = dask[shape.rawValue + " \(steps)"] {
+          Harness.report(name, subject: child.seconds * 1000, baseline: baseline * 1000, baselineName: "Dask threaded:", unit: "ms", goal: "≤ 0.25× (4× faster)")
+        } else {
+          print(String(format: "%-44@ %10.1f ms   (Dask not installed)", name as NSString, child.seconds * 1000))
+        }
+        print(String(format: "    %.1f µs per step, peak RSS %.0f MB (goals: ≤ 30 µs, ≤ 60 MB)", child.seconds / Double(steps) * 1e6, child.peakMegabytes))
+      }
+      if let small = perStep[10_000], let large = perStep[20_000] {
+        print(String(format: "    20,000 steps took %.2f× the time of 10,000 (goal: ≤ 2.2×, linear)", large * 20_000 / (small * 10_000)))
+      }
+    }
+    // The store on: every output committed before its dependents start.
+    for shape in Shape.allCases {
+      let steps = 10_000
+      let file = folder.appendingPathComponent("\(shape)-\(steps).lua")
+      let store = folder.appendingPathComponent("store-\(shape).db").path
+      let child = best(of: 3) {
+        try? FileManager.default.removeItem(atPath: store)
+        return measure(lunar, ["run", "--store", "sqlite:" + store, "--jobs", "4", file.path])
+      }
+      print(String(format: "workflow, %d %@ steps, SQLite store        %10.0f steps/s (goal: ≥ 5,000), peak RSS %.0f MB",
+        steps, shape.rawValue as NSString, Double(steps) / child.seconds, child.peakMegabytes))
+    }
+  }
+
+  /// A workflow of `steps` no-op steps, independent or each needing the one before.
+  static func source(_ shape: Shape, steps: Int) -> String {
+    """
+    local workflow = require "lunar.workflow"
+    local step = workflow.step
+    local steps = {}
+    local noop = function() end
+    for i = 1, \(steps) do
+      steps[i] = step("s" .. i) { run = noop\(shape == .chain ? ", needs = i > 1 and { \"s\" .. (i - 1) } or nil" : "") }
+    end
+    return workflow "bench" (steps)
+
+    """
+  }
+
+  struct Child {
+    var seconds: Double
+    var peakMegabytes: Double
+  }
+
+  static func best(of rounds: Int, _ body: () -> Child) -> Child {
+    var best = Child(seconds: .infinity, peakMegabytes: 0)
+    for _ in 0..<rounds {
+      let child = body()
+      if child.seconds < best.seconds { best = child }
+    }
+    return best
+  }
+
+  /// Runs a process with its output discarded; its wall time and peak RSS.
+  static func measure(_ path: String, _ arguments: [String]) -> Child {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    let start = ContinuousClock.now
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return Child(seconds: .infinity, peakMegabytes: 0) }
+    var status: Int32 = 0
+    var usage = rusage()
+    wait4(pid, &status, 0, &usage)
+    let seconds = (ContinuousClock.now - start).nanoseconds / 1e9
+    if status != 0 { print("    \(arguments.joined(separator: " ")) exited with status \(status)") }
+    return Child(seconds: seconds, peakMegabytes: Double(usage.ru_maxrss) / 1024)
+  }
+
+  /// Dask's threaded scheduler on the same graphs: seconds by "shape steps".
+  static func daskSeconds(in folder: URL) throws -> [String: Double] {
+    guard let python = ProcessInfo.processInfo.environment["LUNAR_BENCH_PYTHON"] else { return [:] }
+    let script = folder.appendingPathComponent("dask_baseline.py")
+    try Data(daskScript.utf8).write(to: script)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [script.path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    var seconds: [String: Double] = [:]
+    for line in output.split(separator: "\n") {
+      let words = line.split(separator: " ")
+      if words.count == 3, let value = Double(words[2]) { seconds["\(words[0]) \(words[1])"] = value }
+    }
+    return seconds
+  }
+
+  /// The best of three `get`s of each graph, no-op tasks, threaded scheduler.
+  static let daskScript = """
+    import time
+    from dask.threaded import get
+
+    def noop(*args):
+        return None
+
+    def graph(shape, n):
+        if shape == "independent":
+            return {f"s{i}": (noop,) for i in range(n)}, [f"s{i}" for i in range(n)]
+        g = {"s0": (noop,)}
+        for i in range(1, n):
+            g[f"s{i}"] = (noop, f"s{i-1}")
+        return g, [f"s{n-1}"]
+
+    for shape in ("independent", "chain"):
+        for n in (10000, 20000):
+            g, keys = graph(shape, n)
+            best = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                get(g, keys)
+                best = min(best, time.perf_counter() - start)
+            print(shape, n, best)
+
+    """
+}

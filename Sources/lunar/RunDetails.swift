@@ -1,0 +1,81 @@
+import LuaKit
+import LunarStore
+
+/// What `lunar runs show RUN` prints: the run's header (workflow, file,
+/// arguments, status, times, the run it resumed), then each recorded step
+/// with its status, attempts and duration, and under it its output or error.
+enum RunDetails {
+  /// The text for `run` and its recorded `steps`, each line ending in a newline.
+  static func text(_ run: RunRecord, steps: [StepRecord]) -> String {
+    var header: [(String, String)] = [
+      ("run", run.id.description),
+      ("workflow", RunText.name(run.workflow)),
+      ("file", RunText.printable(run.file)),
+      ("arguments", run.arguments.isEmpty ? "(none)" : run.arguments.map(shellWord).joined(separator: " ")),
+      ("status", status(of: run)),
+      ("started", RunText.localTime(run.startedAt)),
+      ("duration", RunText.duration(of: run)),
+    ]
+    if let earlier = run.resumedFrom { header.append(("resumed from", "run \(earlier)")) }
+    let labelWidth = header.map(\.0.count).max() ?? 0
+    var text = header.map { label, value in label.padded(to: labelWidth) + "  " + value + "\n" }.joined()
+    text += "\n"
+    guard !steps.isEmpty else { return text + "no steps recorded\n" }
+
+    let names = steps.map { RunText.name($0.name) }
+    let nameWidth = names.reduce(4) { max($0, $1.count) }
+    func row(_ name: String, _ status: String, _ attempts: String, _ duration: String) -> String {
+      name.padded(to: nameWidth) + "  " + status.padded(to: 9) + "  " + attempts.leftPadded(to: 8) + "  "
+        + duration.leftPadded(to: 9)
+    }
+    text += row("step", "status", "attempts", "duration") + "\n"
+    for (name, step) in zip(names, steps) {
+      text += row(name, step.status.rawValue, String(step.attempts), RunText.duration(from: step.startedAt, to: step.finishedAt))
+        + "\n"
+      if let error = step.error {
+        // A traceback's lines stay under the step, indented as its first.
+        let lines = error.lossyString.split(separator: "\n", omittingEmptySubsequences: false)
+        text += "    error: " + lines.joined(separator: "\n           ") + "\n"
+      } else if let output = step.output {
+        text += ValueText.output(output, label: "output: ", indent: 4) + "\n"
+      }
+    }
+    return text
+  }
+
+  /// The run's status; for one recorded as running, which process runs it
+  /// or that it is gone.
+  private static func status(of run: RunRecord) -> String {
+    guard run.status == .running else { return run.status.rawValue }
+    if RunText.processIsGone(run) {
+      return "interrupted? (process \(run.pid) ended without recording the run's end)"
+    }
+    return "running (process \(run.pid) on \(RunText.printable(run.host)))"
+  }
+
+  /// `word` as a shell would need it typed: quoted when it is empty or holds
+  /// anything but plain characters.
+  private static func shellWord(_ word: String) -> String {
+    let plain = word.unicodeScalars.allSatisfy { scalar in
+      scalar.value >= 0xA0 || plainCharacters.contains(scalar)
+    }
+    if plain && !word.isEmpty { return word }
+    return "'" + RunText.printable(word).split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''")
+      + "'"
+  }
+
+  private static let plainCharacters = Set(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,".unicodeScalars)
+}
+
+extension String {
+  /// The string followed by spaces up to `width` characters.
+  fileprivate func padded(to width: Int) -> String {
+    count >= width ? self : self + String(repeating: " ", count: width - count)
+  }
+
+  /// The string after spaces up to `width` characters.
+  fileprivate func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: " ", count: width - count) + self
+  }
+}

@@ -1,0 +1,82 @@
+import LuaKit
+import Testing
+
+@testable import Lunar
+
+@Suite struct WorkflowReporterTests {
+  final class Output {
+    var text = ""
+    func write(_ s: String) { text += s }
+  }
+
+  @Test func plainLinesSayHowEachStepEnded() {
+    let output = Output()
+    let plain = PlainProgress(workflow: "report", write: output.write)
+    plain.stepStarted("fetch", at: 0)
+    plain.attemptFailed("fetch", attempt: 1, error: "x.lua:3: offline", retryingAfter: 0.5)
+    plain.stepFinished(StepReport(name: "fetch", status: .succeeded, attempts: 2, duration: 1.234))
+    plain.stepFinished(StepReport(name: "old", status: .reused, attempts: 0, duration: 0))
+    plain.stepFinished(StepReport(name: "send", status: .failed, attempts: 1, duration: 12.345, detail: "x.lua:9: boom"))
+    plain.stepFinished(StepReport(name: "after", status: .skipped, attempts: 0, duration: 0, detail: "needs send"))
+    #expect(output.text == """
+      [report] step fetch started
+      [report] step fetch attempt 1 failed: x.lua:3: offline; retrying
+      [report] step fetch succeeded in 1.23s
+      [report] step old reused in 0.00s
+      [report] step send failed: x.lua:9: boom
+      [report] step after skipped (needs send)
+
+      """)
+  }
+
+  @Test func theLiveLineShowsOnlyWhatRuns() {
+    let output = Output()
+    var now = 10.0
+    let live = LiveProgress(workflow: "w", total: 3, now: { now }, write: output.write)
+    live.stepStarted("a", at: 10)
+    now = 10.5
+    live.stepStarted("b", at: 10.5)
+    output.text = ""
+    now = 11
+    live.tick()
+    #expect(output.text == "\r\u{1B}[2K⠙ a 1.00s  ⠙ b 0.50s (0/3)")
+    output.text = ""
+    live.stepFinished(StepReport(name: "a", status: .succeeded, attempts: 1, duration: 1))
+    #expect(output.text == "\r\u{1B}[2K[w] step a succeeded in 1.00s\n\r\u{1B}[2K⠙ b 0.50s (1/3)")
+  }
+
+  @Test func theSummaryListsEveryStepAndTheOutcome() {
+    let report = RunReport(workflow: "nightly", steps: [
+      StepReport(name: "fetch", status: .succeeded, attempts: 1, duration: 0.25),
+      StepReport(name: "notify-all", status: .failed, attempts: 3, duration: 61, detail: "boom"),
+    ], duration: 61.3)
+    #expect(RunSummaryTable.text(report) == """
+
+      step        status     attempts   duration
+      fetch       succeeded         1      0.25s
+      notify-all  failed            3      61.0s
+      workflow nightly: failed in 61.3s
+
+      """)
+    #expect(report.failedSteps == ["notify-all"])
+  }
+
+  @Test func aFailureThatContinuesLeavesTheRunSucceeded() {
+    let report = RunReport(workflow: "w", steps: [
+      StepReport(name: "lint", status: .failed, attempts: 1, duration: 0, detail: "style", continuesOnError: true),
+      StepReport(name: "build", status: .succeeded, attempts: 1, duration: 0),
+    ], duration: 0)
+    #expect(report.succeeded)
+    #expect(RunSummaryTable.text(report).hasSuffix("workflow w: succeeded in 0.00s (1 step failed and continued)\n"))
+  }
+
+  @Test func durationsRoundAsShown() {
+    #expect(DurationText.format(0) == "0.00s")
+    #expect(DurationText.format(0.005) == "0.01s")
+    #expect(DurationText.format(9.999) == "10.00s")
+    #expect(DurationText.format(10.04) == "10.0s")
+    #expect(DurationText.format(3600) == "3600.0s")
+    #expect(DurationText.format(.infinity) == "infs")
+    #expect(DurationText.format(9e15) == "9e+15s")
+  }
+}
