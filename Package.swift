@@ -64,7 +64,7 @@ let package = Package(
     // Benchmarks; run by scripts/bench, never by swift test.
     .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
-    .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua"]),
+    .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     // Test helpers shared by the test targets (a real local HTTP server).
     .target(name: "TestSupport", path: "Tests/TestSupport"),
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
@@ -72,7 +72,7 @@ let package = Package(
     .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
     // Writes steps to a store in a loop; the store's crash and concurrency
     // tests kill and race it. Never shipped.
-    .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit"]),
+    .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit", "TestSupport"]),
     .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar", "LunarStore", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
   ],

@@ -9,22 +9,11 @@
 import Glibc
 import LuaKit
 import LunarStore
+import TestSupport
 
-/// A reproducible random source (SplitMix64).
-struct Random {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
 
 /// A step's output with every kind of value in it, varying with `random`.
-func output(_ random: inout Random, step: Int) -> [LuaValue] {
+func output(_ random: inout SplitMix64, step: Int) -> [LuaValue] {
   let bytes = (0..<random.below(40)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
   var table = LuaTable(array: [.integer(Int64(step)), .string(LuaString(bytes: bytes)), .number(-0.0)])
   table[.integer(Int64(10 + random.below(5)))] = .boolean(true)  // a gap: keyed, not array
@@ -55,7 +44,7 @@ do {
   let store = try SQLiteRunStore(path: arguments[2])
   let run = try store.beginRun(NewRun(workflow: LuaString(workflow), file: "probe.lua", arguments: [arguments[6]]))
   say("run \(run)")
-  var random = Random(state: seed)
+  var random = SplitMix64(seed: seed)
   var step = 0
   while step < steps {
     var records: [StepRecord] = []

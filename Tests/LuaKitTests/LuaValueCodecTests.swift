@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 @testable import LuaKit
 
@@ -22,20 +23,6 @@ func identical(_ a: LuaValue, _ b: LuaValue) -> Bool {
 /// The same values, bit for bit, in the same order.
 func identical(_ a: [LuaValue], _ b: [LuaValue]) -> Bool {
   a.count == b.count && zip(a, b).allSatisfy { identical($0, $1) }
-}
-
-/// A small reproducible random source (SplitMix64), so a failing fuzz case
-/// can be run again from its seed.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
 }
 
 /// Random values of every kind, nested up to `depth` tables.

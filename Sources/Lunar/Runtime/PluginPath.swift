@@ -52,15 +52,7 @@ final class PluginPath {
     var prefix = ""
     for folder in folders { prefix += Self.pluginTemplates(folder) }
     pluginPathPrefix = prefix
-    state.withStackScope {
-      state.getGlobal("package")
-      guard state.type(at: -1) == .table else { return }
-      state.pushField("path", of: -1)
-      let current = state.string(at: -1) ?? ""
-      state.pop()
-      state.push(prefix + current)
-      state.setField("path", of: -2)
-    }
+    updatePackagePath { current in prefix + current }
     return folders
   }
 
@@ -80,16 +72,24 @@ final class PluginPath {
     guard let slash = path.lastIndex(of: "/") else { return }
     let folder = (slash == path.startIndex ? "" : String(path[..<slash])) + "/plugins"
     let templates = Self.pluginTemplates(folder)
+    updatePackagePath { current in
+      // Only while the path is still Lunar's own (LUA_INIT has not run).
+      guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return nil }
+      if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
+      return pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count)
+    }
+  }
+
+  /// Sets `package.path` to what `change` makes of it; nil leaves it.
+  private func updatePackagePath(_ change: (String) -> String?) {
     state.withStackScope {
       state.getGlobal("package")
       guard state.type(at: -1) == .table else { return }
       state.pushField("path", of: -1)
       let current = state.string(at: -1) ?? ""
       state.pop()
-      // Only while the path is still Lunar's own (LUA_INIT has not run).
-      guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return }
-      if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
-      state.push(pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count))
+      guard let changed = change(current) else { return }
+      state.push(changed)
       state.setField("path", of: -2)
     }
   }

@@ -1,0 +1,19 @@
+/// A small reproducible random source (SplitMix64): a failing fuzz case,
+/// or a crash test's random kill point, can be run again from its seed.
+public struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  /// A generator that starts from `seed`.
+  public init(seed: UInt64) { state = seed }
+
+  public mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  /// A number in `0..<n`.
+  public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
