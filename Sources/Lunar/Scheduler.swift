@@ -343,18 +343,25 @@ public final class Scheduler {
       finishCancelledBeforeStart(task)
       return true
     }
-    if let wait = task.waitingOn {
-      task.waitingOn = nil
-      wait.waiter = .none
-      let undo = wait.onCancel
-      wait.onCancel = nil
-      undo?()
-      enqueue(task, .result(cancelledFailure()))
+    if task.waitingOn != nil {
+      abandonWait(of: task, raising: cancelledFailure())
     } else if let hook = task.cancelHook {
       task.cancelHook = nil
       hook()
     }
     return true
+  }
+
+  /// Takes `task` off the wait it is suspended in, undoing that wait's
+  /// work (its `onCancel`), and resumes it with `failure` raised there.
+  func abandonWait(of task: LuaTask, raising failure: WaitResult) {
+    guard let wait = task.waitingOn else { return }
+    task.waitingOn = nil
+    wait.waiter = .none
+    let undo = wait.onCancel
+    wait.onCancel = nil
+    undo?()
+    enqueue(task, .result(failure))
   }
 
   /// A failure that raises `lunar.cancelled`.
