@@ -67,6 +67,9 @@ public final class Scheduler {
 
   /// Tasks whose coroutine is running, innermost last.
   private(set) var running: [LuaTask] = []
+  /// The task whose Lua code runs now, outside any loop (nil while a loop
+  /// runs, nested or not): its deadline is the one the count hook checks.
+  var computing: LuaTask?
   /// Nested loops in progress: who waits, on what, on which thread.
   private var nested: [(label: String, wait: Wait, thread: OpaquePointer)] = []
   /// The error value cancelled tasks fail with (`lunar.cancelled`).
@@ -187,7 +190,10 @@ public final class Scheduler {
     task.waitingOn = nil
     running.append(task)
     var results: Int32 = 0
+    let outer = computing
+    compute(task)
     let status = lunar_resume(co, L, arguments, &results)
+    compute(outer)
     running.removeLast()
     switch status {
     case LUA_YIELD:
@@ -238,6 +244,13 @@ public final class Scheduler {
     // an error while closing replaces the original.
     _ = lua_resetthread(co)
     let cancelled = isCancelledValue(on: co, at: -1)
+    if !cancelled, let deadline = task.deadline, deadline.hasPassed(now: lunar_monotonic()) {
+      // Whatever ended it once time was up (the hook's error, or that
+      // error with a position added on its way out of a coroutine.wrap),
+      // it failed because time was up.
+      lua_settop(co, -2)
+      deadline.message.push(on: co)
+    }
     task.errorMessage = LuaState(borrowing: co).errorMessage(at: -1)
     task.outcome = LuaReference(popping: co, in: state)
     settle(task, as: cancelled ? .cancelled : .failed)
@@ -288,6 +301,7 @@ public final class Scheduler {
   private func settle(_ task: LuaTask, as status: LuaTask.Status) {
     task.status = status
     task.cancelHook = nil
+    clearDeadline(task)
     if let thread = task.thread {
       thread.push(on: state.L)
       lunar_settaskthread(state.L, -1, nil)
@@ -443,8 +457,13 @@ public final class Scheduler {
     let label = task?.label ?? (nested.isEmpty ? "main chunk" : "a callback")
     nested.append((label, wait, L))
     defer { nested.removeLast() }
+    // The code beneath waits, and its deadline's timer (not the hook)
+    // stops it; what the loop runs meanwhile is not under it.
+    let outer = computing
+    compute(nil)
+    defer { compute(outer) }
     do {
-      try runUntil(on: L) { wait.isComplete || (task?.cancelRequested ?? false) }
+      try runUntil(on: L) { wait.isComplete || (task.map { $0.cancelRequested || $0.deadline?.passed == true } ?? false) }
       // A finished wait beneath this one was held until now, and stays held
       // until the code above it returns too; this one's own frame goes on.
       noteHeldFrames()
@@ -464,7 +483,8 @@ public final class Scheduler {
     if !wait.isComplete {
       wait.onCancel?()
       wait.onCancel = nil
-      complete(wait, cancelledFailure())
+      let timeUp = task.flatMap { $0.cancelRequested ? nil : $0.deadline }.flatMap { $0.passed ? $0.failure : nil }
+      complete(wait, timeUp ?? cancelledFailure())
     }
     return nil
   }

@@ -118,6 +118,11 @@ extension RuntimeCore {
     }
     swiftWork[taskID] = task
     task.cancelHook = { swiftTask.cancel() }
+    if task.deadline?.passed == true {
+      // Its deadline passed while it waited for its turn. Later, not now:
+      // failing it now would start the queue's next job inside this call.
+      scheduler.later { [unowned scheduler] _ in scheduler.deadlinePassed(task) }
+    }
   }
 
   func finishSwiftWork(_ taskID: Int, _ result: Result<ChargedValue, any Error>) {
