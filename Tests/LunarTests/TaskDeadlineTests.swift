@@ -20,14 +20,20 @@ private struct DeadlinePlugin: LunarPlugin {
       runtime.scheduler.clearDeadline(try call.object(1, of: taskClass))
       return .none
     }
-    // A task whose body is Swift work that never ends unless stopped.
+    // A task whose body is Swift work that takes seconds unless stopped.
     module.function("swiftwork") { [unowned runtime] call in
       let task = runtime.scheduler.makeTask(label: "swift work", origin: "swift")
       runtime.runSwiftWork(task) {
-        try await Task.sleep(for: .seconds(3600))
-        return .nil
+        try await Task.sleep(for: .seconds(5))
+        return "finished"
       }
       LuaState(borrowing: call.L).push(task, as: taskClass)
+      return .one
+    }
+    // Swift work that returns at once, queued on the queue `q`.
+    module.function("swiftjob") { call in
+      let queue = try call.object(1, of: LuaQueue.self, named: "lunar.queue")
+      LuaState(borrowing: call.L).push(queue.submit { "ran" }, as: taskClass)
       return .one
     }
     try runtime.install(module)
@@ -85,8 +91,8 @@ private struct DeadlinePlugin: LunarPlugin {
   @Test(arguments: [
     "lunar.sleep(3600)",
     "while true do pcall(lunar.sleep, 3600) end",
-    // A nested wait: the comparator cannot yield.
-    "table.sort({3, 2, 1}, function(a, b) lunar.sleep(3600); return a < b end)",
+    // A nested wait: a gsub replacement function cannot yield.
+    "string.gsub('x', '.', function(c) lunar.sleep(3600); return c end)",
   ])
   func aWaitingTaskFailsWhenTimeIsUpOnTheVirtualClock(body: String) async throws {
     let results = try await outcome(of: body, seconds: 2)
@@ -166,5 +172,17 @@ private struct DeadlinePlugin: LunarPlugin {
       return ok, err, #ran
       """)
     #expect(results == [false, .string(LuaString(Self.message)), 0])
+  }
+
+  @Test func swiftWorkNotStartedWhenTimeIsUpNeverRuns() async throws {
+    let results = try await runtime().run("""
+      local deadline = require 'deadline'
+      local queue = require('lunar.queue').new('q')
+      queue:submit(function() lunar.sleep(1) end)
+      local t = deadline.swiftjob(queue)
+      deadline.set(t, 0.05, '\(Self.message)')
+      return t:result()
+      """)
+    #expect(results == [false, .string(LuaString(Self.message))])
   }
 }

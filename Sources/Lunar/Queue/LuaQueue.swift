@@ -103,6 +103,13 @@ extension RuntimeCore {
   /// `not enough memory`.
   public func runSwiftWork(_ task: LuaTask, _ work: @escaping @Sendable () async throws -> LuaValue) {
     task.status = .running
+    if task.deadline?.passed == true {
+      // Its deadline passed while it waited for its turn: it fails without
+      // running. Later, not now: failing it now would start a queue's next
+      // job inside this call.
+      scheduler.later { [unowned scheduler] _ in scheduler.deadlinePassed(task) }
+      return
+    }
     scheduler.inFlight += 1
     let inbox = self.inbox
     let taskID = task.id
@@ -118,11 +125,6 @@ extension RuntimeCore {
     }
     swiftWork[taskID] = task
     task.cancelHook = { swiftTask.cancel() }
-    if task.deadline?.passed == true {
-      // Its deadline passed while it waited for its turn. Later, not now:
-      // failing it now would start the queue's next job inside this call.
-      scheduler.later { [unowned scheduler] _ in scheduler.deadlinePassed(task) }
-    }
   }
 
   func finishSwiftWork(_ taskID: Int, _ result: Result<ChargedValue, any Error>) {
