@@ -2,6 +2,7 @@
 #include "CLuaShim.h"
 
 #include <errno.h>
+#include <math.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -23,6 +24,8 @@ struct lunar_Control {
   _Atomic(lua_State *) running;     // the thread running Lua code now
   const char *_Atomic message;      // what the interrupt raises
   sem_t wakeup;                     // the runtime loop sleeps on it
+  double deadline;                  // lunar_setdeadline's; loop thread only
+  int deadlinemessage;              // registry slot of the error it raises
 };
 
 static inline lunar_Control *control(lua_State *L) {
@@ -118,6 +121,7 @@ lua_State *lunar_newstate(size_t limit) {
   lunar_Control *c = calloc(1, sizeof(lunar_Control));
   if (c == NULL) return NULL;
   c->limit = limit;
+  c->deadline = HUGE_VAL;
   atomic_init(&c->references, 1);
   sem_init(&c->wakeup, 0, 0);
   lua_State *L = lua_newstate(lunar_alloc, c);
@@ -298,6 +302,7 @@ void lunar_pushtraceback(lua_State *L) {
 }
 
 static void interrupt_hook(lua_State *L, lua_Debug *ar);
+static void watch_deadline(lunar_Control *c, lua_State *L);
 
 static void hook_if_interrupted(lunar_Control *c, lua_State *L) {
   if (atomic_load(&c->interrupted))
@@ -310,11 +315,16 @@ int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
   // Publish the running thread before checking the flag: a signal handler
   // sets the flag before reading `running`, so one of the two sees the other.
   atomic_store(&c->running, co);
+  // A coroutine the task resumes computes for the task: same deadline.
+  watch_deadline(c, co);
   hook_if_interrupted(c, co);
   int saved = arm(co, 1);
   int status = lua_resume(co, from, nargs, nresults);
   arm(co, saved);
   atomic_store(&c->running, previous);
+  // Time may be up now: then the resumer is stopped at its next step too,
+  // and cannot catch the error the coroutine ended with and go on.
+  watch_deadline(c, previous);
   hook_if_interrupted(c, previous);
   return status;
 }
@@ -329,6 +339,7 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar) {
   lunar_Control *c = control(L);
   if (!atomic_load(&c->interrupted)) {
     lua_sethook(L, NULL, 0, 0);
+    watch_deadline(c, L);
     return;
   }
   const char *message = atomic_load(&c->message);
@@ -364,6 +375,65 @@ void lunar_clearinterrupt(lua_State *L) {
   atomic_store(&c->interrupted, LUNAR_INTERRUPT_NONE);
   atomic_store(&c->taken, 0);
   lua_sethook(L, NULL, 0, 0);
+}
+
+// MARK: - Deadlines
+
+double lunar_monotonic(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+// How many instructions run between two looks at the clock. Lua 5.4 stops
+// at every instruction of a thread that has a count hook, whatever the
+// count, so the count only decides how often the clock is read (a few tens
+// of nanoseconds a time) and how late a deadline may be seen: a thousand
+// instructions are a few microseconds.
+#define DEADLINE_INSTRUCTIONS 1000
+
+#define EVERY_STEP (LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT)
+
+static void deadline_hook(lua_State *L, lua_Debug *ar);
+
+// Hooks thread L for the deadline of the code running now, if it has one;
+// a thread already past it is stopped at its next step. A hook left on a
+// thread that no longer runs under a deadline removes itself when it next
+// fires. An interrupt's hook is never replaced (lunar_resume sets it after
+// this), and an interrupt that replaced this one wins.
+static void watch_deadline(lunar_Control *c, lua_State *L) {
+  if (L == NULL || c->deadline == HUGE_VAL || atomic_load(&c->interrupted)) return;
+  if (lunar_monotonic() >= c->deadline) lua_sethook(L, deadline_hook, EVERY_STEP, 1);
+  else lua_sethook(L, deadline_hook, LUA_MASKCOUNT, DEADLINE_INSTRUCTIONS);
+}
+
+// Raises the deadline's message once it has passed. From then on the hook
+// fires at every call, return and instruction, as the interrupt hook does:
+// a pcall that catches the error is stopped again at once, so the error
+// unwinds the whole task. The message is raised as it is (lua_error, not
+// luaL_error): no position is prefixed.
+static void deadline_hook(lua_State *L, lua_Debug *ar) {
+  lunar_Control *c = control(L);
+  if (atomic_load(&c->interrupted)) {
+    lua_sethook(L, interrupt_hook, EVERY_STEP, 1);
+    interrupt_hook(L, ar);
+    return;
+  }
+  if (c->deadline == HUGE_VAL) {
+    lua_sethook(L, NULL, 0, 0);
+    return;
+  }
+  if (lunar_monotonic() < c->deadline) return;
+  if (lua_gethookcount(L) != 1) lua_sethook(L, deadline_hook, EVERY_STEP, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->deadlinemessage);
+  lua_error(L);
+}
+
+void lunar_setdeadline(lua_State *L, double at, int message) {
+  lunar_Control *c = control(L);
+  c->deadline = at != at ? HUGE_VAL : at;
+  c->deadlinemessage = message;
+  watch_deadline(c, atomic_load(&c->running));
 }
 
 // The loop thread is inside one long C call (a backtracking string.find, a

@@ -102,6 +102,18 @@ int lunar_sigintcount(void);
 /// Stops routing SIGINT to this state.
 void lunar_releasesigint(lua_State *L);
 
+// MARK: - Deadlines (a task's time limit while it computes)
+
+/// Seconds on CLOCK_MONOTONIC, the clock deadlines are on.
+double lunar_monotonic(void);
+/// Puts the Lua code that runs from now on (the thread running now and
+/// every coroutine resumed until the next call) under deadline `at`, in
+/// lunar_monotonic seconds: once it passes, a count hook raises the string
+/// in registry slot `message`, and raises it again at every step after,
+/// so no pcall can keep the code running. HUGE_VAL: no deadline; 0: one
+/// already passed. Loop thread only.
+void lunar_setdeadline(lua_State *L, double at, int message);
+
 // MARK: - The runtime's wake-up
 
 /// Wakes a loop sleeping in lunar_sleep (thread-safe, signal-safe).

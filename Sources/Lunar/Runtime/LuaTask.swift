@@ -36,6 +36,8 @@ public final class LuaTask {
   /// What the task waits for now, if anything.
   var waitingOn: Wait?
   var cancelRequested = false
+  /// Its time limit, if it has one (`Scheduler.setDeadline`).
+  var deadline: TaskDeadline?
   /// False for tasks that leave no trace events (and are not listed).
   public internal(set) var traced: Bool {
     get { storedTraced }

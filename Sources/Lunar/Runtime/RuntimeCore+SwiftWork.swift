@@ -75,6 +75,13 @@ extension RuntimeCore {
   /// fails the task with `not enough memory`.
   public func runSwiftWork(_ task: LuaTask, _ work: @escaping @Sendable () async throws -> LuaValue) {
     task.status = .running
+    if task.deadline?.passed == true {
+      // Its deadline passed while it waited for its turn: it fails without
+      // running. Later, not now: failing it now would start a queue's next
+      // job inside this call.
+      scheduler.later { [unowned scheduler] _ in scheduler.deadlinePassed(task) }
+      return
+    }
     let budget = memoryBudget
     let ticket = offLoopWork.start({ () async -> Result<ChargedValue, any Error> in
       do {

@@ -73,6 +73,9 @@ public final class Scheduler {
 
   /// Tasks whose coroutine is running, innermost last.
   private(set) var running: [LuaTask] = []
+  /// The task whose Lua code runs now, outside any loop (nil while a loop
+  /// runs, nested or not): its deadline is the one the count hook checks.
+  var computing: LuaTask?
   /// Nested loops in progress: who waits, on what, on which thread.
   private var nested: [(label: String, wait: Wait, thread: OpaquePointer)] = []
   /// The error value cancelled tasks fail with (`lunar.cancelled`).
@@ -195,7 +198,10 @@ public final class Scheduler {
     task.waitingOn = nil
     running.append(task)
     var results: Int32 = 0
+    let outer = computing
+    compute(task)
     let status = lunar_resume(co, L, arguments, &results)
+    compute(outer)
     running.removeLast()
     switch status {
     case LUA_YIELD:
@@ -246,6 +252,13 @@ public final class Scheduler {
     // an error while closing replaces the original.
     _ = lua_resetthread(co)
     let cancelled = isCancelledValue(on: co, at: -1)
+    if !cancelled, let deadline = task.deadline, deadline.hasPassed(now: lunar_monotonic()) {
+      // Whatever ended it once time was up (the hook's error, or that
+      // error with a position added on its way out of a coroutine.wrap),
+      // it failed because time was up.
+      lua_settop(co, -2)
+      deadline.message.push(on: co)
+    }
     task.errorMessage = LuaState(borrowing: co).errorMessage(at: -1)
     task.outcome = LuaReference(popping: co, in: state)
     settle(task, as: cancelled ? .cancelled : .failed)
@@ -296,6 +309,7 @@ public final class Scheduler {
   private func settle(_ task: LuaTask, as status: LuaTask.Status) {
     task.status = status
     task.cancelHook = nil
+    clearDeadline(task)
     if let thread = task.thread {
       thread.push(on: state.L)
       lunar_settaskthread(state.L, -1, nil)
@@ -351,18 +365,25 @@ public final class Scheduler {
       finishCancelledBeforeStart(task)
       return true
     }
-    if let wait = task.waitingOn {
-      task.waitingOn = nil
-      wait.waiter = .none
-      let undo = wait.onCancel
-      wait.onCancel = nil
-      undo?()
-      enqueue(task, .result(cancelledFailure()))
+    if task.waitingOn != nil {
+      abandonWait(of: task, raising: cancelledFailure())
     } else if let hook = task.cancelHook {
       task.cancelHook = nil
       hook()
     }
     return true
+  }
+
+  /// Takes `task` off the wait it is suspended in, undoing that wait's
+  /// work (its `onCancel`), and resumes it with `failure` raised there.
+  func abandonWait(of task: LuaTask, raising failure: WaitResult) {
+    guard let wait = task.waitingOn else { return }
+    task.waitingOn = nil
+    wait.waiter = .none
+    let undo = wait.onCancel
+    wait.onCancel = nil
+    undo?()
+    enqueue(task, .result(failure))
   }
 
   /// A failure that raises `lunar.cancelled`.
@@ -444,8 +465,13 @@ public final class Scheduler {
     let label = task?.label ?? (nested.isEmpty ? "main chunk" : "a callback")
     nested.append((label, wait, L))
     defer { nested.removeLast() }
+    // The code beneath waits, and its deadline's timer (not the hook)
+    // stops it; what the loop runs meanwhile is not under it.
+    let outer = computing
+    compute(nil)
+    defer { compute(outer) }
     do {
-      try runUntil(on: L) { wait.isComplete || (task?.cancelRequested ?? false) }
+      try runUntil(on: L) { wait.isComplete || (task.map { $0.cancelRequested || $0.deadline?.passed == true } ?? false) }
       // A finished wait beneath this one was held until now, and stays held
       // until the code above it returns too; this one's own frame goes on.
       noteHeldFrames()
@@ -465,7 +491,8 @@ public final class Scheduler {
     if !wait.isComplete {
       wait.onCancel?()
       wait.onCancel = nil
-      complete(wait, cancelledFailure())
+      let timeUp = task.flatMap { $0.cancelRequested ? nil : $0.deadline }.flatMap { $0.passed ? $0.failure : nil }
+      complete(wait, timeUp ?? cancelledFailure())
     }
     return nil
   }
