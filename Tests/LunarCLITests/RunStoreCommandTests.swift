@@ -251,4 +251,22 @@ import TestSupport
     #expect(outcome.stdout.contains("wait  succeeded         1      90.0s"))
     #expect(outcome.stdout.contains("workflow t: succeeded in 90.0s"))
   }
+
+  @Test func aTimeoutStopsAStepThatComputesAndOneThatCatchesIt() async throws {
+    let script = """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "busy" {
+        step "spin" { timeout = 0.2, run = function() while true do end end },
+        step "catch" { timeout = 0.2, run = function() while true do pcall(function() while true do end end) end end },
+        step "after" { needs = { "spin" }, continue_on_error = false, run = function() print("never") end },
+      }
+      """
+    let outcome = try await LunarProcess.run(["run", "--no-store", "-"], input: script)
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.contains(#"[busy] step spin failed: step "spin": timed out after 0.2s"#), "\(outcome.stdout)")
+    #expect(outcome.stdout.contains(#"[busy] step catch failed: step "catch": timed out after 0.2s"#))
+    #expect(outcome.stdout.contains("[busy] step after skipped (needs spin)"))
+    #expect(!outcome.stdout.contains("never"))
+  }
 }

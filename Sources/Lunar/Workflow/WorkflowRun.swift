@@ -45,7 +45,6 @@ final class WorkflowRun {
   /// Outputs of finished steps, kept for their dependents' fingerprints (with a store only).
   private var outputs: [[LuaValue]?]
   private var fingerprints: [Fingerprint?]
-  private var timedOut: [Bool]
   /// Steps' running tasks, to cancel them with the run.
   private var live: [Int: LuaTask] = [:]
   private let runStartedAt: Double
@@ -85,7 +84,6 @@ final class WorkflowRun {
     outputs = Array(repeating: nil, count: steps.count)
     for (position, output) in earlierOutputs { outputs[position] = output }
     fingerprints = Array(repeating: nil, count: steps.count)
-    timedOut = Array(repeating: false, count: steps.count)
     runStartedAt = clock.now
     wait = Wait(subject: "workflow \(workflow.lossyString)")
     wait.onCancel = { [weak self] in self?.abandon() }
@@ -161,18 +159,13 @@ final class WorkflowRun {
     task.journalScope = steps[step].name
     thread.pop(3)
     live[step] = task
-    var timer: Int?
     if let timeout = steps[step].timeout {
-      timer = scheduler.timers.schedule(at: clock.deadline(after: timeout)) { [weak self, weak task] in
-        guard let self else { return }
-        guard let task, !task.isFinished else { return }
-        timedOut[step] = true
-        _ = scheduler.cancel(task)
-      }
+      // Whether the attempt waits or computes (see Scheduler.setDeadline).
+      let message = "step \"\(steps[step].name.lossyString)\": timed out after \(LuaValue.number(timeout).formattedSeconds)s"
+      scheduler.setDeadline(task, after: timeout, message: message)
     }
     task.onFinish.append { [weak self] task in
       guard let self else { return }
-      if let timer { scheduler.timers.cancel(timer) }
       live[step] = nil
       attemptEnded(step, attempt, task)
     }
@@ -190,11 +183,7 @@ final class WorkflowRun {
       }
       return
     }
-    let message =
-      timedOut[step]
-      ? "step \"\(steps[step].name.lossyString)\": timed out after \(LuaValue.number(steps[step].timeout ?? 0).formattedSeconds)s"
-      : task.errorMessage ?? "failed"
-    timedOut[step] = false
+    let message = task.errorMessage ?? "failed"
     guard attempt < steps[step].attempts, !abandoned else { return fail(step, message) }
     let delay = steps[step].backoff * Double(1 << min(attempt - 1, 52))
     for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: attempt, error: message, retryingAfter: delay) }
