@@ -26,6 +26,9 @@ local KNOWN = { uses = true, run = true, with = true, needs = true, queue = true
 
 local function fail(message) error(message, 3) end
 
+-- The needs of a step that needs nothing, shared (never changed).
+local NO_NEEDS = setmetatable({}, { __newindex = function() error("a step's needs cannot be changed", 2) end })
+
 -- A number as a message shows it: the value if it is one, else its type.
 local function shown(value)
   return type(value) == "number" and tostring(value) or type(value)
@@ -125,7 +128,10 @@ function M.step(name)
   end
   return function(spec)
     if type(spec) ~= "table" then error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2) end
-    local s = { name = name, position = debug and debug.getinfo(2, "Sl"), spec = spec }
+    -- Where the step is defined: its file and line, kept without the rest
+    -- of getinfo's table (a workflow may have tens of thousands of steps).
+    local info = debug and debug.getinfo(2, "Sl")
+    local s = { name = name, src = info and info.short_src, line = info and info.currentline, spec = spec }
     for key, value in pairs(spec) do
       if KNOWN[key] then s[key] = value end
     end
@@ -133,7 +139,7 @@ function M.step(name)
     if problem then error(("step \"%s\": %s"):format(name, problem), 2) end
     s.spec = nil
     s["if"] = s["if"] or s.when
-    s.needs = s.needs or {}
+    s.needs = s.needs or NO_NEEDS
     if type(s.needs) == "string" then s.needs = { s.needs } end
     return setmetatable(s, STEP)
   end
@@ -143,9 +149,8 @@ end
 -- "file:line: " of a step's definition (the workflow call itself is often a
 -- tail call, `return workflow "x" {...}`, which leaves no position).
 local function at(s)
-  local info = s and s.position
-  if not info or not info.currentline or info.currentline < 0 then return "" end
-  return info.short_src .. ":" .. info.currentline .. ": "
+  if not s or not s.line or s.line < 0 then return "" end
+  return s.src .. ":" .. s.line .. ": "
 end
 
 local function define(name, steps, where)
@@ -247,8 +252,11 @@ local function describe(wf)
   if described then return described end
   described = {}
   for i, s in ipairs(wf.steps) do
-    local needs = {}
-    for j, need in ipairs(s.needs) do needs[j] = wf.by_name[need].index end
+    local needs = NO_NEEDS
+    if #s.needs > 0 then
+      needs = {}
+      for j, need in ipairs(s.needs) do needs[j] = wf.by_name[need].index end
+    end
     described[i] = {
       name = s.name, needs = needs, queue = s.queue, continue_on_error = s.continue_on_error,
       attempts = s.retry and s.retry.attempts, backoff = s.retry and s.retry.backoff, timeout = s.timeout, uses = s.uses,
