@@ -168,6 +168,7 @@ import TestSupport
     let resumed = try await LunarProcess.run(["run", "--store", store, "--resume", script])
     #expect(resumed.status == 0, "\(resumed.stderr)")
     #expect(resumed.stdout.contains("[values] step nothing reused"))
+    #expect(!resumed.stdout.contains("step nothing started"), "a reused step never said it started")
     #expect(try String(contentsOfFile: count, encoding: .utf8) == "x")
   }
 
@@ -267,6 +268,25 @@ import TestSupport
     #expect(outcome.stdout.contains(#"[busy] step spin failed: step "spin": timed out after 0.2s"#), "\(outcome.stdout)")
     #expect(outcome.stdout.contains(#"[busy] step catch failed: step "catch": timed out after 0.2s"#))
     #expect(outcome.stdout.contains("[busy] step after skipped (needs spin)"))
+    #expect(!outcome.stdout.contains("never"))
+  }
+
+  @Test func aStepSkippedByItsConditionNeverStartsAndNeitherDoesWhatNeedsIt() async throws {
+    let script = """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "maybe" {
+        step "check" { ["if"] = function() return false end, run = function() print("never") end },
+        step "after" { needs = { "check" }, run = function() print("never either") end },
+        step "other" { run = function() return 1 end },
+      }
+      """
+    let outcome = try await LunarProcess.run(["run", "--no-store", "-"], input: script)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("[maybe] step check skipped (condition false)"))
+    #expect(outcome.stdout.contains("[maybe] step after skipped (needs check)"))
+    #expect(!outcome.stdout.contains("step check started") && !outcome.stdout.contains("step after started"))
+    #expect(outcome.stdout.contains("[maybe] step other started"))
     #expect(!outcome.stdout.contains("never"))
   }
 }
