@@ -129,4 +129,24 @@ import TestSupport
       }
     }
   }
+
+  @Test func underTheSandboxOnlyTheCommandLineChoosesTheStore() async throws {
+    let state = try TemporaryFolder()
+    let elsewhere = state.url.appendingPathComponent("from-environment.db").path
+    let workflow = """
+      local workflow = require "lunar.workflow"
+      return workflow "w" { workflow.step "a" { run = function() return 1 end } }
+      """
+    let outcome = try await LunarProcess.run(
+      ["run", "--sandbox", "-"], input: workflow,
+      environment: ["XDG_STATE_HOME": state.url.path, "LUNAR_STORE": "sqlite:" + elsewhere])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("[w] step a succeeded"))
+    let written = try FileManager.default.contentsOfDirectory(atPath: state.url.path)
+    #expect(written.isEmpty, "neither the default store nor LUNAR_STORE's was written: \(written)")
+    let chosen = state.url.appendingPathComponent("chosen.db").path
+    let recorded = try await LunarProcess.run(["run", "--sandbox", "--store", "sqlite:" + chosen, "-"], input: workflow)
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    #expect(FileManager.default.fileExists(atPath: chosen), "--store chose it")
+  }
 }
