@@ -9,6 +9,7 @@ public final class LiveProgress: WorkflowReporter {
   private static let clearLine = "\r\u{1B}[2K"
 
   private let workflow: String
+  private let workflowName: LuaString
   private let total: Int
   private let now: () -> Double
   private let write: (String) -> Void
@@ -21,6 +22,7 @@ public final class LiveProgress: WorkflowReporter {
   /// step durations are shown on.
   public init(workflow: LuaString, total: Int, now: @escaping () -> Double, write: @escaping (String) -> Void) {
     self.workflow = workflow.lossyString
+    workflowName = workflow
     self.total = total
     self.now = now
     self.write = write
@@ -39,7 +41,7 @@ public final class LiveProgress: WorkflowReporter {
   public func stepFinished(_ report: StepReport) {
     if let index = running.firstIndex(where: { $0.name == report.name }) { running.remove(at: index) }
     finished += 1
-    write(Self.clearLine + PlainProgress.line(workflow: workflow, report))
+    write(Self.clearLine + PlainProgress.line(workflow: workflowName, report))
     redraw()
   }
 

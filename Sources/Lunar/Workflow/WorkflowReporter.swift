@@ -80,13 +80,36 @@ public struct RunReport: Sendable, Equatable {
 public enum DurationText {
   /// `seconds` as `0.12s` or `12.3s`.
   public static func format(_ seconds: Double) -> String {
-    guard seconds.isFinite, abs(seconds) < 1e15 else { return LuaValue.number(seconds).description + "s" }
+    var bytes: [UInt8] = []
+    append(seconds, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends the text `format` gives, as UTF-8; a line of a large run is
+  /// built without a string per piece.
+  public static func append(_ seconds: Double, to bytes: inout [UInt8]) {
+    guard seconds.isFinite, abs(seconds) < 1e15 else {
+      bytes.append(contentsOf: (LuaValue.number(seconds).description + "s").utf8)
+      return
+    }
     let decimals = abs(seconds) < 10 ? 2 : 1
-    let scale = decimals == 2 ? 100.0 : 10.0
-    let scaled = Int64((abs(seconds) * scale).rounded())
-    let unit = Int64(scale)
-    let fraction = String(scaled % unit)
-    let sign = seconds < 0 && scaled > 0 ? "-" : ""
-    return sign + String(scaled / unit) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction + "s"
+    let unit: Int64 = decimals == 2 ? 100 : 10
+    let scaled = Int64((abs(seconds) * Double(unit)).rounded())
+    if seconds < 0 && scaled > 0 { bytes.append(UInt8(ascii: "-")) }
+    appendDigits(scaled / unit, to: &bytes)
+    bytes.append(UInt8(ascii: "."))
+    var fraction = scaled % unit
+    var divisor = unit / 10
+    while divisor > 0 {
+      bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor))
+      fraction %= divisor
+      divisor /= 10
+    }
+    bytes.append(UInt8(ascii: "s"))
+  }
+
+  private static func appendDigits(_ value: Int64, to bytes: inout [UInt8]) {
+    if value >= 10 { appendDigits(value / 10, to: &bytes) }
+    bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
   }
 }
