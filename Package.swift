@@ -30,9 +30,17 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
-    // State that outlives a process: the run store, its SQLite backend,
-    // fingerprints. Knows LuaKit's values, not the workflow engine.
-    .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite"]),
+    // Debian's libpq-dev, found through pkg-config: the run store on a
+    // PostgreSQL server.
+    .systemLibrary(
+      name: "CPostgres",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"])]
+    ),
+    // State that outlives a process: the run store, its SQLite and
+    // PostgreSQL backends, fingerprints. Knows LuaKit's values, not the
+    // workflow engine.
+    .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite", "CPostgres"]),
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
