@@ -74,7 +74,7 @@ let package = Package(
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     // Test helpers shared by the test targets (a real local HTTP server).
-    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    .target(name: "TestSupport", dependencies: ["CPostgres"], path: "Tests/TestSupport"),
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
     .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
