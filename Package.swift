@@ -30,9 +30,17 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
-    // State that outlives a process: the run store, its SQLite backend,
-    // fingerprints. Knows LuaKit's values, not the workflow engine.
-    .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite"]),
+    // Debian's libpq-dev, found through pkg-config: the run store on a
+    // PostgreSQL server.
+    .systemLibrary(
+      name: "CPostgres",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"])]
+    ),
+    // State that outlives a process: the run store, its SQLite and
+    // PostgreSQL backends, fingerprints. Knows LuaKit's values, not the
+    // workflow engine.
+    .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite", "CPostgres"]),
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
@@ -66,7 +74,7 @@ let package = Package(
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     // Test helpers shared by the test targets (a real local HTTP server).
-    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    .target(name: "TestSupport", dependencies: ["CPostgres"], path: "Tests/TestSupport"),
     .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
     .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),

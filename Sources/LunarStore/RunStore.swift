@@ -1,8 +1,9 @@
 import LuaKit
 
 /// Where workflow runs are recorded: runs, and the steps of each with their
-/// outputs, durable once a call returns. SQLite now (`SQLiteRunStore`),
-/// PostgreSQL later, behind this one protocol.
+/// outputs, durable once a call returns: in a SQLite file
+/// (`SQLiteRunStore`) or on a PostgreSQL server (`PostgresRunStore`),
+/// behind this one protocol.
 ///
 /// Every call is synchronous and may block on I/O or on another process's
 /// lock (up to the store's busy timeout).

@@ -5,8 +5,6 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   public enum Kind: Sendable, Equatable {
     /// A `--store` URL or `LUNAR_STORE` value that names no store.
     case badLocation
-    /// A kind of store this Lunar cannot open yet.
-    case unsupported
     /// A file that is not a Lunar store: refused and left untouched.
     case notAStore
     /// A store written by a newer Lunar.

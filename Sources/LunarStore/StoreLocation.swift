@@ -4,8 +4,8 @@ import Glibc
 /// default SQLite file `${XDG_STATE_HOME:-$HOME/.local/state}/lunar/lunar.db`.
 ///
 /// URLs: `sqlite:PATH` (relative to the current folder; `~/` is the home
-/// folder; `sqlite:///ABSOLUTE/PATH` also works) and `postgres://...` or
-/// `postgresql://...` (recognised; not supported yet).
+/// folder; `sqlite:///ABSOLUTE/PATH` also works) and libpq's
+/// `postgres://...` or `postgresql://...`.
 public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
   /// The kind of store and where it is.
   public enum Backend: Sendable, Equatable {
@@ -58,6 +58,13 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
       self.init(.sqlite(path: path))
     case "postgres", "postgresql":
       self.init(.postgres(url: url))
+      if var problem = PostgresConnection.problem(with: url) {
+        // libpq quotes the token it could not read, which may be a password.
+        for password in Self.passwords(in: url) where !password.isEmpty {
+          problem = problem.replacing(password, with: "***")
+        }
+        throw StoreError(.badLocation, "'\(self)' is not a PostgreSQL URL: \(problem)")
+      }
     default:
       throw StoreError(.badLocation, "unknown kind of store '\(scheme):' in '\(url)': use sqlite:PATH or postgres://...")
     }
@@ -100,9 +107,10 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Opens the store here: creates the default location's folders (0700)
-  /// if missing, then opens or creates the SQLite file. With
-  /// `createIfMissing` false nothing is created: a missing store is a
-  /// `.missing` error.
+  /// if missing, then opens or creates the SQLite file, or connects to the
+  /// PostgreSQL server and creates the store's tables if its schema is
+  /// empty. With `createIfMissing` false nothing is created: a missing
+  /// store is a `.missing` error.
   public func openRunStore(createIfMissing: Bool = true, options: SQLiteRunStore.Options = .init()) throws(StoreError)
     -> any RunStore
   {
@@ -110,9 +118,8 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
     case .sqlite(let path):
       if isDefault && createIfMissing { try Self.createFolders(for: path) }
       return try SQLiteRunStore(path: path, createIfMissing: createIfMissing, options: options)
-    case .postgres:
-      throw StoreError(
-        .unsupported, "\(self): PostgreSQL stores arrive with durable queues; this Lunar supports sqlite:PATH stores only")
+    case .postgres(let url):
+      return try PostgresRunStore(url: url, location: description, createIfMissing: createIfMissing)
     }
   }
 
@@ -120,16 +127,41 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     switch backend {
     case .sqlite(let path): return "sqlite:" + path
-    case .postgres(let url):
-      // postgres://user:secret@host/db → postgres://user:***@host/db
-      guard let schemeEnd = url.firstIndex(of: ":"), url[schemeEnd...].hasPrefix("://") else { return url }
-      let authority = url.index(schemeEnd, offsetBy: 3)
-      let authorityEnd = url[authority...].firstIndex(of: "/") ?? url.endIndex
-      guard let at = url[authority..<authorityEnd].lastIndex(of: "@"),
-        let colon = url[authority..<at].firstIndex(of: ":")
-      else { return url }
-      return String(url[...colon]) + "***" + String(url[at...])
+    case .postgres(let url): return Self.hidingPasswords(url)
     }
+  }
+
+  /// `url` with its password, in the authority or as a `password=`
+  /// parameter, shown as `***`.
+  private static func hidingPasswords(_ url: String) -> String {
+    var url = Substring(url)
+    // postgres://user:secret@host/db → postgres://user:***@host/db
+    if let password = authorityPassword(in: url) { url = url[..<password.lowerBound] + "***" + url[password.upperBound...] }
+    // ...?host=db&password=secret → ...?host=db&password=***
+    guard let query = url.firstIndex(of: "?") else { return String(url) }
+    let parameters = url[url.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter in
+      parameter.lowercased().hasPrefix("password=") ? parameter.prefix("password=".count) + "***" : parameter
+    }
+    return String(url[...query]) + parameters.joined(separator: "&")
+  }
+
+  /// The passwords `url` holds, as written.
+  private static func passwords(in url: String) -> [String] {
+    let authority = authorityPassword(in: Substring(url)).map { [String(url[$0])] } ?? []
+    guard let query = url.firstIndex(of: "?") else { return authority }
+    return authority
+      + url[url.index(after: query)...].split(separator: "&").filter { $0.lowercased().hasPrefix("password=") }
+      .map { String($0.dropFirst("password=".count)) }
+  }
+
+  /// Where the password of `user:password@host` is in `url`, if it has one.
+  private static func authorityPassword(in url: Substring) -> Range<Substring.Index>? {
+    guard let schemeEnd = url.firstIndex(of: ":"), url[schemeEnd...].hasPrefix("://") else { return nil }
+    let authority = url.index(schemeEnd, offsetBy: 3)
+    let authorityEnd = url[authority...].firstIndex { $0 == "/" || $0 == "?" } ?? url.endIndex
+    guard let at = url[authority..<authorityEnd].lastIndex(of: "@"), let colon = url[authority..<at].firstIndex(of: ":")
+    else { return nil }
+    return url.index(after: colon)..<at
   }
 
   /// The current folder, for anchoring relative paths.

@@ -2,8 +2,9 @@
 // store, printing a line after each commit, so a test can kill it at any
 // point (or race two of them) and check that what it reported is there.
 //
-//   LunarStoreProbe write PATH WORKFLOW STEPS BATCH SEED
+//   LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED
 //
+// STORE is a SQLite file's path or a postgres:// URL.
 // prints `run ID`, then `committed NAME SHA256-OF-OUTPUT` for each step of
 // each committed batch, then `done`.
 import Glibc
@@ -37,11 +38,13 @@ func fail(_ message: String) -> Never {
 let arguments = CommandLine.arguments
 guard arguments.count == 7, arguments[1] == "write", let steps = Int(arguments[4]), let batch = Int(arguments[5]),
   batch > 0, let seed = UInt64(arguments[6])
-else { fail("usage: LunarStoreProbe write PATH WORKFLOW STEPS BATCH SEED") }
+else { fail("usage: LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED") }
 let workflow = arguments[3]
 
 do {
-  let store = try SQLiteRunStore(path: arguments[2])
+  let store: any RunStore =
+    arguments[2].hasPrefix("postgres")
+    ? try StoreLocation(parsing: arguments[2], currentFolder: "/").openRunStore() : try SQLiteRunStore(path: arguments[2])
   let run = try store.beginRun(NewRun(workflow: LuaString(workflow), file: "probe.lua", arguments: [arguments[6]]))
   say("run \(run)")
   var random = SplitMix64(seed: seed)

@@ -29,7 +29,7 @@ enum RunCommand {
       OptionSpec(name: "from", value: "STEP", help: "workflows: run STEP and everything after it"),
       OptionSpec(name: "dry-run", help: "workflows: print the plan (order, parallel groups), run nothing"),
       OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4)"),
-      OptionSpec(name: "store", value: "URL", help: "workflows: record runs in URL (sqlite:PATH; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
+      OptionSpec(name: "store", value: "URL", help: "workflows: record runs in URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "no-store", help: "workflows: record nothing"),
       OptionSpec(
         name: "resume", value: "RUN", help: "workflows: reuse the steps of run RUN (default: the last run) whose inputs are unchanged",

@@ -12,7 +12,7 @@ enum RunsCommand {
     operands: "[show RUN]",
     options: [
       OptionSpec(
-        name: "store", value: "URL", help: "read runs from URL (sqlite:PATH; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
+        name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "workflow", value: "NAME", help: "only runs of workflow NAME (for show: last means its last run)"),
       OptionSpec(name: "limit", value: "N", help: "list at most N runs (default \(defaultLimit))"),
     ],

@@ -13,15 +13,16 @@ final class ProbeProcess {
   private let output: URL
   private let errors: URL
 
-  /// Starts `LunarStoreProbe write PATH WORKFLOW STEPS BATCH SEED`.
-  init(store path: String, workflow: String, steps: Int, batch: Int, seed: UInt64) throws {
+  /// Starts `LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED` (STORE: a
+  /// SQLite file's path or a postgres:// URL).
+  init(store: String, workflow: String, steps: Int, batch: Int, seed: UInt64) throws {
     let folder = FileManager.default.temporaryDirectory
     output = folder.appendingPathComponent("probe-\(UUID().uuidString).out")
     errors = folder.appendingPathComponent("probe-\(UUID().uuidString).err")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
     _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
     process.executableURL = URL(fileURLWithPath: Self.binary)
-    process.arguments = ["write", path, workflow, String(steps), String(batch), String(seed)]
+    process.arguments = ["write", store, workflow, String(steps), String(batch), String(seed)]
     process.standardOutput = try FileHandle(forWritingTo: output)
     process.standardError = try FileHandle(forWritingTo: errors)
     try process.run()

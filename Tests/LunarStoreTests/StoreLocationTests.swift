@@ -37,17 +37,29 @@ private func parse(_ url: String, in folder: String = "/work/here", home: String
     }
   }
 
-  @Test func postgresIsRecognisedButNotYetOpened() throws {
+  @Test func postgresURLsAreKeptWithTheirPasswordsHiddenInMessages() throws {
     let location = try parse("postgresql://lunar:hunter2@db.example:5432/runs")
     #expect(location.backend == .postgres(url: "postgresql://lunar:hunter2@db.example:5432/runs"))
     #expect(location.description == "postgresql://lunar:***@db.example:5432/runs")
     #expect(try parse("postgres://db/runs").backend == .postgres(url: "postgres://db/runs"))
-    let error = #expect(throws: StoreError.self) { try location.openRunStore() }
-    #expect(error?.kind == .unsupported)
+    #expect(try parse("postgres://u:p@db?sslmode=require").description == "postgres://u:***@db?sslmode=require")
     #expect(
-      error?.message
-        == "postgresql://lunar:***@db.example:5432/runs: PostgreSQL stores arrive with durable queues; this Lunar supports sqlite:PATH stores only"
-    )
+      try parse("postgres:///runs?host=/run/pg&password=hunter2&user=ada").description
+        == "postgres:///runs?host=/run/pg&password=***&user=ada")
+  }
+
+  @Test func aMalformedPostgresURLIsOneLine() {
+    let cases: [(String, String)] = [
+      ("postgres://db/runs?colour=blue", "'postgres://db/runs?colour=blue' is not a PostgreSQL URL: invalid URI query parameter: \"colour\""),
+      ("postgres://[::1/runs", "'postgres://[::1/runs' is not a PostgreSQL URL: end of string reached when looking for matching \"]\" in IPv6 host address in URI: \"postgres://[::1/runs\""),
+      ("postgres://u:secret@db/runs?password=se%zzcret", "'postgres://u:***@db/runs?password=***' is not a PostgreSQL URL: invalid percent-encoded token: \"***\""),
+    ]
+    for (url, message) in cases {
+      let error = #expect(throws: StoreError.self) { try parse(url) }
+      #expect(error?.kind == .badLocation)
+      #expect(error?.message == message)
+      #expect(error?.message.contains("secret") == false)
+    }
   }
 
   @Test func theOptionBeatsTheEnvironmentWhichBeatsTheDefault() throws {

@@ -1,0 +1,139 @@
+import CPostgres
+import Glibc
+
+/// One connection to a PostgreSQL server: a thin, safe wrapper over libpq.
+/// Values always travel as binary parameters (`PQexecParams`), never spliced
+/// into SQL, and results come back in binary form (bytes exactly).
+///
+/// Not Sendable: a libpq connection is used from one thread at a time
+/// (`PostgresRunStore` keeps it behind a lock).
+public final class PostgresConnection {
+  private let handle: OpaquePointer
+
+  /// Connects to the server `url` names (a libpq URI or key=value string);
+  /// gives up after `connectTimeoutSeconds` unless the URL says otherwise.
+  /// - Throws: `PostgresError` with libpq's reason on one line (an
+  ///   unreachable server, a refused password, a malformed URL).
+  public init(url: String, connectTimeoutSeconds: Int = 10) throws(PostgresError) {
+    // Settings before `dbname` are defaults the URL's own settings override
+    // (expand_dbname); `client_encoding` makes text columns UTF-8 whatever
+    // the server's encoding.
+    let settings: [(String, String)] = [
+      ("connect_timeout", String(connectTimeoutSeconds)), ("application_name", "lunar"),
+      ("client_encoding", "UTF8"), ("dbname", url),
+    ]
+    let connection = Self.withCStrings(settings.map(\.0)) { keywords in
+      Self.withCStrings(settings.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
+    }
+    guard let connection else { throw PostgresError(message: "out of memory connecting to PostgreSQL") }
+    guard PQstatus(connection) == CONNECTION_OK else {
+      let error = PostgresError(message: String(cString: PQerrorMessage(connection)))
+      PQfinish(connection)
+      throw error
+    }
+    handle = connection
+  }
+
+  deinit { PQfinish(handle) }
+
+  /// Checks that `url` is a well-formed libpq URL or connection string,
+  /// without connecting; returns libpq's complaint if it is not.
+  public static func problem(with url: String) -> String? {
+    var message: UnsafeMutablePointer<CChar>?
+    guard let options = PQconninfoParse(url, &message) else {
+      defer { PQfreemem(message) }
+      return message.map { PostgresError.oneLine(String(cString: $0)) } ?? "out of memory"
+    }
+    PQconninfoFree(options)
+    return nil
+  }
+
+  /// Connects again if the connection was lost (the server restarted, a
+  /// network blip); a call that failed with it stays failed. Only between
+  /// transactions: statements of one never span two connections.
+  public func reconnectIfLost() {
+    if PQstatus(handle) == CONNECTION_BAD { PQreset(handle) }
+  }
+
+  /// Runs `sql`, one or more statements without parameters, ignoring rows.
+  public func execute(_ sql: String) throws(PostgresError) {
+    _ = try check(PQexec(handle, sql))
+  }
+
+  /// Runs `sql` (one statement) with `parameters` as `$1`, `$2`, ... and
+  /// returns its rows.
+  @discardableResult
+  public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresResult {
+    // Every parameter's bytes in one buffer (plus a byte, so an empty value
+    // still has an address: a null pointer would mean SQL NULL).
+    var storage: [UInt8] = []
+    var spans: [(offset: Int, count: Int)?] = []
+    var types: [Oid] = []
+    for parameter in parameters {
+      let bytes: [UInt8]?
+      switch parameter {
+      case .null: (bytes, _) = (nil, types.append(0))
+      case .integer(let value): (bytes, _) = (withUnsafeBytes(of: value.bigEndian, Array.init), types.append(Self.int8))
+      case .text(let text): (bytes, _) = (Array(text.utf8), types.append(Self.text))
+      case .bytes(let value): (bytes, _) = (value, types.append(Self.bytea))
+      }
+      spans.append(bytes.map { (storage.count, $0.count) })
+      storage += bytes ?? []
+    }
+    storage.append(0)
+    let lengths = spans.map { Int32($0?.count ?? 0) }
+    let formats = [Int32](repeating: 1, count: parameters.count)
+    let result = storage.withUnsafeBufferPointer { buffer in
+      let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+      let values: [UnsafePointer<CChar>?] = spans.map { $0.map { base + $0.offset } }
+      return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+    }
+    return try check(result)
+  }
+
+  /// Runs `body` in a transaction: committed if it returns, rolled back if
+  /// it throws (or the commit fails).
+  public func transaction<T>(_ body: () throws -> T) throws -> T {
+    try execute("BEGIN")
+    do {
+      let result = try body()
+      try execute("COMMIT")
+      return result
+    } catch {
+      if PQtransactionStatus(handle) != PQTRANS_IDLE { try? execute("ROLLBACK") }
+      throw error
+    }
+  }
+
+  /// The result `result` if it succeeded, else its error (freed either way
+  /// when it is not returned).
+  private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
+    guard let result else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    let status = PQresultStatus(result)
+    guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
+      let state = PQresultErrorField(result, Self.sqlState).map { String(cString: $0) } ?? ""
+      let message =
+        PQresultErrorField(result, Self.primaryMessage).map { String(cString: $0) }
+        ?? String(cString: PQresultErrorMessage(result))
+      PQclear(result)
+      // A lost connection's message is on the connection, not the result.
+      throw PostgresError(state: state, message: message.isEmpty ? String(cString: PQerrorMessage(handle)) : message)
+    }
+    return PostgresResult(result)
+  }
+
+  private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) } + [nil])
+  }
+
+  // Type OIDs of the parameters (pg_type.oid, fixed in every server).
+  private static let int8: Oid = 20
+  private static let text: Oid = 25
+  private static let bytea: Oid = 17
+  // PG_DIAG_SQLSTATE and PG_DIAG_MESSAGE_PRIMARY, character macros Swift
+  // cannot import.
+  private static let sqlState = Int32(UInt8(ascii: "C"))
+  private static let primaryMessage = Int32(UInt8(ascii: "M"))
+}

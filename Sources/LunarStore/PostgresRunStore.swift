@@ -1,0 +1,238 @@
+import LuaKit
+import Synchronization
+
+/// The run store on a PostgreSQL server: for runs on several hosts, or a
+/// team's shared server. Each commit is durable as the server's settings
+/// make it (by default, across a crash of the server: `synchronous_commit`
+/// on, WAL fsynced).
+public final class PostgresRunStore: RunStore {
+  /// The server's URL, any password hidden.
+  public let location: String
+  private let connection: Mutex<PostgresConnection>
+
+  /// Connects to the server `url` names (a libpq URL, `postgres://...`),
+  /// creates the store's tables in the connection's current schema if it is
+  /// empty (unless `createIfMissing` is false: then an empty schema is a
+  /// `.missing` error) and migrates an older store.
+  /// - Parameter location: `url` as messages show it (without its password).
+  /// - Throws: `StoreError` for a server that cannot be reached or refuses
+  ///   the login, a schema that holds another application's tables (left
+  ///   untouched), a store of a newer Lunar, or a database failure.
+  public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
+    let db: PostgresConnection
+    do {
+      db = try PostgresConnection(url: url)
+    } catch {
+      throw StoreError(.database, "cannot connect to store \(location): \(error)")
+    }
+    try PostgresStoreSchema.migrate(db, location: location, createIfMissing: createIfMissing)
+    self.location = location
+    self.connection = Mutex(db)
+  }
+
+  public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
+    let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
+    return try withConnection { db in
+      let row = try db.query(
+        """
+        INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
+        """,
+        [
+          .bytes(run.workflow.bytes), .text(run.file), .bytes(arguments), .text(RunStatus.running.rawValue),
+          .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
+          .text(run.host), .integer(Int64(run.pid)),
+        ])
+      return RunID(row.int64(0, 0))
+    }
+  }
+
+  public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
+    guard !steps.isEmpty else { return }
+    // Encoded before the transaction begins, so a bad value holds no lock.
+    var rows: [[PostgresValue]] = []
+    rows.reserveCapacity(steps.count)
+    for step in steps {
+      let output = try step.output.map { values throws(StoreError) in
+        try Self.encode(values, root: "output", step: step.name)
+      }
+      rows.append([
+        .integer(run.rawValue), .bytes(step.name.bytes), .integer(Int64(step.position)), .text(step.status.rawValue),
+        .integer(Int64(step.attempts)), step.startedAt.map { .integer($0.microseconds) } ?? .null,
+        step.finishedAt.map { .integer($0.microseconds) } ?? .null, step.fingerprint.map { .bytes($0.bytes) } ?? .null,
+        output.map { .bytes($0) } ?? .null, step.error.map { .bytes($0.bytes) } ?? .null,
+      ])
+    }
+    try withConnection { db in
+      try db.transaction {
+        for row in rows {
+          try db.query(
+            """
+            INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, fingerprint, output, error)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT (run, name) DO UPDATE SET
+              position = excluded.position, status = excluded.status, attempts = excluded.attempts,
+              started_at = excluded.started_at, finished_at = excluded.finished_at,
+              fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error
+            """, row)
+        }
+      }
+    } explaining: { error in
+      // The step's run must exist (a foreign key).
+      error.state == PostgresError.foreignKeyViolation ? StoreError(.noSuchRun, "no run \(run) in \(location)") : nil
+    }
+  }
+
+  public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
+    try withConnection { db in
+      let changed = try db.query(
+        "UPDATE run SET status = $1, finished_at = $2 WHERE id = $3 RETURNING id",
+        [.text(status.rawValue), .integer(time.microseconds), .integer(run.rawValue)])
+      if changed.count == 0 { throw StoreError(.noSuchRun, "no run \(run) in \(location)") }
+    }
+  }
+
+  public func run(_ id: RunID) throws(StoreError) -> RunRecord? {
+    try withConnection { db in
+      let rows = try db.query("SELECT \(Self.runColumns) FROM run WHERE id = $1", [.integer(id.rawValue)])
+      return rows.count == 0 ? nil : try self.readRun(rows, 0)
+    }
+  }
+
+  public func lastRun(workflow: LuaString?, file: String?) throws(StoreError) -> RunRecord? {
+    var conditions: [String] = []
+    var parameters: [PostgresValue] = []
+    if let workflow {
+      parameters.append(.bytes(workflow.bytes))
+      conditions.append("workflow = $\(parameters.count)")
+    }
+    if let file {
+      parameters.append(.text(file))
+      conditions.append("file = $\(parameters.count)")
+    }
+    let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+    return try withConnection { db in
+      let rows = try db.query("SELECT \(Self.runColumns) FROM run \(filter) ORDER BY id DESC LIMIT 1", parameters)
+      return rows.count == 0 ? nil : try self.readRun(rows, 0)
+    }
+  }
+
+  public func steps(of run: RunID) throws(StoreError) -> [StepRecord] {
+    try withConnection { db in
+      // bytea orders by its bytes, as SQLite orders a BLOB.
+      let rows = try db.query(
+        """
+        SELECT name, position, status, attempts, started_at, finished_at, fingerprint, output, error
+        FROM step WHERE run = $1 ORDER BY position, name
+        """, [.integer(run.rawValue)])
+      var steps: [StepRecord] = []
+      steps.reserveCapacity(rows.count)
+      for row in 0..<rows.count {
+        let name = LuaString(bytes: rows.bytes(row, 0))
+        guard let status = StepStatus(rawValue: rows.text(row, 2)) else {
+          throw StoreError(
+            .badValue, "store \(self.location): step \(name.quoted) of run \(run) has an unknown status '\(rows.text(row, 2))'")
+        }
+        var output: [LuaValue]?
+        if !rows.isNull(row, 7) {
+          do {
+            output = try LuaValueCodec.decode(rows.bytes(row, 7))
+          } catch {
+            throw StoreError(.badValue, "store \(self.location): the output of step \(name.quoted) of run \(run): \(error)")
+          }
+        }
+        steps.append(
+          StepRecord(
+            name: name, position: Int(rows.int64(row, 1)), status: status, attempts: Int(rows.int64(row, 3)),
+            startedAt: rows.isNull(row, 4) ? nil : StoreTimestamp(microseconds: rows.int64(row, 4)),
+            finishedAt: rows.isNull(row, 5) ? nil : StoreTimestamp(microseconds: rows.int64(row, 5)),
+            fingerprint: rows.isNull(row, 6) ? nil : Fingerprint(bytes: rows.bytes(row, 6)), output: output,
+            error: rows.isNull(row, 8) ? nil : LuaString(bytes: rows.bytes(row, 8))))
+      }
+      return steps
+    }
+  }
+
+  public func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary] {
+    let filter = workflow == nil ? "" : "WHERE workflow = $2"
+    let parameters: [PostgresValue] = [.integer(Int64(limit))] + (workflow.map { [.bytes($0.bytes)] } ?? [])
+    return try withConnection { db in
+      // The newest runs first, then their steps: counting only what is listed.
+      let rows = try db.query(
+        """
+        WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT $1)
+        SELECT \(Self.runColumns(of: "recent")),
+          count(*) FILTER (WHERE step.status = 'succeeded'), count(*) FILTER (WHERE step.status = 'failed'),
+          count(*) FILTER (WHERE step.status = 'skipped'), count(*) FILTER (WHERE step.status = 'reused')
+        FROM recent LEFT JOIN step ON step.run = recent.id
+        GROUP BY \(Self.runColumns(of: "recent")) ORDER BY recent.id DESC
+        """, parameters)
+      var summaries: [RunSummary] = []
+      for row in 0..<rows.count {
+        summaries.append(
+          RunSummary(
+            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, 10)), failed: Int(rows.int64(row, 11)),
+            skipped: Int(rows.int64(row, 12)), reused: Int(rows.int64(row, 13))))
+      }
+      return summaries
+    }
+  }
+
+  /// The columns `readRun` reads, in its order.
+  private static let runColumns = runColumns(of: "run")
+
+  private static func runColumns(of table: String) -> String {
+    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
+      .map { table + "." + $0 }.joined(separator: ", ")
+  }
+
+  /// The run in row `row` of `rows`, from the columns `runColumns` names.
+  private func readRun(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
+    let id = RunID(rows.int64(row, 0))
+    guard let status = RunStatus(rawValue: rows.text(row, 4)) else {
+      throw StoreError(.badValue, "store \(location): run \(id) has an unknown status '\(rows.text(row, 4))'")
+    }
+    let arguments: [String]
+    do {
+      arguments = try LuaValueCodec.decode(rows.bytes(row, 3)).map { $0.luaStringValue?.lossyString ?? "" }
+    } catch {
+      throw StoreError(.badValue, "store \(location): the arguments of run \(id): \(error)")
+    }
+    return RunRecord(
+      id: id, workflow: LuaString(bytes: rows.bytes(row, 1)), file: rows.text(row, 2), arguments: arguments,
+      status: status, startedAt: StoreTimestamp(microseconds: rows.int64(row, 5)),
+      finishedAt: rows.isNull(row, 6) ? nil : StoreTimestamp(microseconds: rows.int64(row, 6)),
+      resumedFrom: rows.isNull(row, 7) ? nil : RunID(rows.int64(row, 7)), host: rows.text(row, 8),
+      pid: Int32(truncatingIfNeeded: rows.int64(row, 9)))
+  }
+
+  /// Runs `body` with the connection, alone (connecting again first if the
+  /// connection was lost); any failure becomes a `StoreError`, the one
+  /// `explain` gives for a PostgreSQL error if it gives one.
+  private func withConnection<T: Sendable>(
+    _ body: (PostgresConnection) throws -> T, explaining explain: (PostgresError) -> StoreError? = { _ in nil }
+  ) throws(StoreError) -> T {
+    let location = self.location
+    return try connection.withLock { (db) throws(StoreError) -> T in
+      db.reconnectIfLost()
+      do {
+        return try body(db)
+      } catch let error as StoreError {
+        throw error
+      } catch let error as PostgresError {
+        throw explain(error) ?? StoreError(.database, "store \(location): \(error)")
+      } catch {
+        throw StoreError(.database, "store \(location): \(error)")
+      }
+    }
+  }
+
+  /// The bytes of `values`; an error names the step they belong to, if any.
+  private static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
+    do {
+      return try LuaValueCodec.encode(values, root: root)
+    } catch {
+      throw StoreError(.badValue, (step.map { "step \($0.quoted): " } ?? "") + error.description)
+    }
+  }
+}

@@ -1,0 +1,98 @@
+/// The run store's tables on PostgreSQL, versioned like `StoreSchema`: the
+/// one-row table `lunar_store` holds the version, and each migration takes
+/// the store one version further. The tables live in the connection's
+/// current schema (the first of its `search_path`).
+enum PostgresStoreSchema {
+  /// Migration `i` takes a store from version `i` to `i + 1`. Only ever
+  /// append: stores in use have run the earlier ones.
+  static let migrations: [[String]] = [
+    [
+      "CREATE TABLE lunar_store (version integer NOT NULL)",
+      """
+      CREATE TABLE run (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,  -- a sequence: ids are never reused
+        workflow bytea NOT NULL,               -- the name's bytes
+        file text NOT NULL,
+        arguments bytea NOT NULL,              -- LuaValueCodec: a list of strings
+        status text NOT NULL,                  -- RunStatus
+        started_at bigint NOT NULL,            -- microseconds since 1970 UTC
+        finished_at bigint,
+        resumed_from bigint REFERENCES run(id) ON DELETE SET NULL,
+        host text NOT NULL,
+        pid integer NOT NULL
+      )
+      """,
+      "CREATE INDEX run_by_workflow ON run(workflow, id)",
+      """
+      CREATE TABLE step (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                   -- the name's bytes
+        position integer NOT NULL,             -- declaration order, from 0
+        status text NOT NULL,                  -- StepStatus
+        attempts integer NOT NULL,
+        started_at bigint,
+        finished_at bigint,
+        fingerprint bytea,                     -- SHA-256 of the inputs' encoding
+        output bytea,                          -- LuaValueCodec: the values returned
+        error bytea,                           -- the error message's bytes
+        PRIMARY KEY (run, name)
+      )
+      """,
+      "INSERT INTO lunar_store (version) VALUES (0)",
+    ]
+  ]
+
+  /// The version this Lunar writes.
+  static var current: Int { migrations.count }
+
+  /// The advisory lock every opening process takes while it reads or
+  /// migrates the version, so two processes never migrate at once: "LUNR".
+  static let lockKey: Int64 = 0x4C55_4E52
+
+  /// Brings the store on `db` (named `location` in messages) to `current`:
+  /// initialises an empty schema (unless `createIfMissing` is false: then
+  /// it is a `.missing` error), migrates an older store, refuses a newer one
+  /// or a schema that holds another application's tables, touching nothing.
+  static func migrate(_ db: PostgresConnection, location: String, createIfMissing: Bool) throws(StoreError) {
+    do {
+      try db.transaction {
+        try db.query("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)])
+        let version: Int
+        if try relationCount(db, named: "lunar_store") == 1 {
+          version = Int(try db.query("SELECT version FROM lunar_store").int64(0, 0))
+        } else if try relationCount(db, named: nil) == 0 {
+          guard createIfMissing else { throw StoreError(.missing, "no store at \(location)") }
+          version = 0
+        } else {
+          throw StoreError(
+            .notAStore,
+            "\(location) is not a Lunar store (its schema holds tables of another application); Lunar leaves it untouched")
+        }
+        guard version <= current else {
+          throw StoreError(
+            .newerStore,
+            "\(location) was written by a newer Lunar (store version \(version); this Lunar knows up to \(current)); use that Lunar or a newer one"
+          )
+        }
+        guard version < current else { return }
+        for sql in migrations[version...].joined() { try db.execute(sql) }
+        try db.query("UPDATE lunar_store SET version = $1", [.integer(Int64(current))])
+      }
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError(.database, "store \(location): \(error)")
+    }
+  }
+
+  /// How many tables, views, sequences and the like the current schema
+  /// holds (named `name` only, if given).
+  private static func relationCount(_ db: PostgresConnection, named name: String?) throws(PostgresError) -> Int64 {
+    try db.query(
+      """
+      SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND ($1::text IS NULL OR c.relname = $1::text)
+      """, [name.map { .text($0) } ?? .null]
+    ).int64(0, 0)
+  }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import LuaKit
+import Testing
+import TestSupport
+
+@testable import LunarStore
+
+/// An open store of either kind, what keeps it (its folder or schema), and
+/// how to open it again (a second connection, or after a restart).
+struct StoreFixture {
+  let store: any RunStore
+  let reopen: () throws -> any RunStore
+  let keeps: AnyObject
+
+  /// A SQLite store in a fresh folder, removed with it.
+  static func sqlite() throws -> StoreFixture {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("runs.db").path
+    return StoreFixture(store: try SQLiteRunStore(path: path), reopen: { try SQLiteRunStore(path: path) }, keeps: folder)
+  }
+
+  /// A PostgreSQL store in a fresh schema of the test server, dropped with it.
+  static func postgres() throws -> StoreFixture {
+    let schema = try TestPostgresSchema()
+    let location = StoreLocation(.postgres(url: schema.url))
+    return StoreFixture(store: try location.openRunStore(), reopen: { try location.openRunStore() }, keeps: schema)
+  }
+}
+
+func at(_ seconds: Int64) -> StoreTimestamp { StoreTimestamp(microseconds: 1_700_000_000_000_000 + seconds * 1_000_000) }
+
+/// Values of every kind, as a step might return them.
+let everyKind: [LuaValue] = [
+  .table(
+    LuaTable(
+      array: [.string(LuaString(bytes: [0, 0xFF, 0xFE])), .integer(Int64.min), .number(-0.0)],
+      fields: [
+        .integer(10): .number(.infinity), .boolean(true): .number(Double(bitPattern: 0x7FF8_0000_0000_BEEF)),
+        .number(2.5): .table(LuaTable(array: ["nested"])), "name": .boolean(false),
+      ])),
+  .nil,
+]
+
+/// What every run store does, whatever keeps it: each test opens a fixture
+/// of each kind (SQLiteRunStoreTests, PostgresRunStoreTests) and runs these.
+enum RunStoreBehaviour {
+  static func stepsComeBackAsRecorded(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    let run = try store.beginRun(
+      NewRun(workflow: "deploy", file: "deploy.lua", arguments: ["--env", "prod"], startedAt: at(0), host: "h", pid: 42))
+    let fingerprint = try Fingerprint(of: ["uses", everyKind[0]])
+    try store.recordSteps(
+      [
+        StepRecord(
+          name: "build", position: 0, status: .succeeded, attempts: 2, startedAt: at(1), finishedAt: at(2),
+          fingerprint: fingerprint, output: everyKind),
+        StepRecord(name: "notify", position: 2, status: .succeeded, startedAt: at(3), finishedAt: at(3), output: []),
+        StepRecord(
+          name: LuaString(bytes: [0x74, 0xFF]), position: 1, status: .failed, attempts: 3, startedAt: at(2),
+          finishedAt: at(4), error: LuaString(bytes: Array("test.lua:3: boom \u{1}".utf8) + [0xFE])),
+      ], of: run)
+    try store.recordSteps([StepRecord(name: "skipped", position: 3, status: .skipped, attempts: 0)], of: run)
+    try store.finishRun(run, status: .failed, at: at(5))
+
+    let steps = try store.steps(of: run)
+    #expect(steps.map(\.name) == ["build", LuaString(bytes: [0x74, 0xFF]), "notify", "skipped"])
+    #expect(steps.map(\.status) == [.succeeded, .failed, .succeeded, .skipped])
+    #expect(steps.map(\.attempts) == [2, 3, 1, 0])
+    #expect(try steps[0].output.map { try LuaValueCodec.encode($0) } == LuaValueCodec.encode(everyKind))
+    #expect(steps[0].fingerprint == fingerprint && steps[1].fingerprint == nil)
+    #expect(steps[0].startedAt == at(1) && steps[0].finishedAt == at(2) && steps[3].startedAt == nil)
+    #expect(steps[1].output == nil && steps[1].error == LuaString(bytes: Array("test.lua:3: boom \u{1}".utf8) + [0xFE]))
+    // A step that returned nothing is recorded as done, with no values; not as nil.
+    #expect(steps[2].output == [] && steps[3].output == nil)
+
+    let record = try #require(try store.run(run))
+    #expect(record.workflow == "deploy" && record.file == "deploy.lua" && record.arguments == ["--env", "prod"])
+    #expect(record.status == .failed && record.startedAt == at(0) && record.finishedAt == at(5))
+    #expect(record.host == "h" && record.pid == 42 && record.resumedFrom == nil)
+  }
+
+  static func aRetryReplacesTheStepsEarlierRecord(_ fixture: StoreFixture) throws {
+    let run = try fixture.store.beginRun(NewRun(workflow: "w", file: "w.lua"))
+    try fixture.store.recordSteps([StepRecord(name: "a", position: 0, status: .failed, error: "first")], of: run)
+    try fixture.store.recordSteps([StepRecord(name: "a", position: 0, status: .succeeded, attempts: 2, output: [1])], of: run)
+    let steps = try fixture.store.steps(of: run)
+    #expect(steps.count == 1)
+    #expect(steps[0].status == .succeeded && steps[0].attempts == 2 && steps[0].error == nil && steps[0].output == [1])
+  }
+
+  static func aBatchIsRecordedWholeOrNotAtAll(_ fixture: StoreFixture) throws {
+    let run = try fixture.store.beginRun(NewRun(workflow: "w", file: "w.lua"))
+    var deep = LuaValue.table(LuaTable())
+    for _ in 0..<LuaValueCodec.maximumDepth { deep = .table(LuaTable(array: [deep])) }
+    let error = #expect(throws: StoreError.self) {
+      try fixture.store.recordSteps(
+        [StepRecord(name: "fine", position: 0, status: .succeeded, output: [1]),
+         StepRecord(name: "deep", position: 1, status: .succeeded, output: [deep])], of: run)
+    }
+    #expect(error?.kind == .badValue)
+    #expect(
+      error?.message
+        == "step \"deep\": output[1]\(String(repeating: "[1]", count: 200)): tables nested deeper than 200 levels cannot be stored")
+    #expect(try fixture.store.steps(of: run).isEmpty)
+    let missing = #expect(throws: StoreError.self) {
+      try fixture.store.recordSteps([StepRecord(name: "a", position: 0, status: .succeeded)], of: RunID(99))
+    }
+    #expect(missing?.kind == .noSuchRun)
+    #expect(missing?.message == "no run 99 in \(fixture.store.location)")
+  }
+
+  static func runsAreFoundByTheBytesOfTheirWorkflowsName(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    let composed = try store.beginRun(NewRun(workflow: "\u{E9}", file: "a.lua"))
+    let decomposed = try store.beginRun(NewRun(workflow: "e\u{301}", file: "a.lua"))
+    let otherFile = try store.beginRun(NewRun(workflow: "\u{E9}", file: "b.lua"))
+    #expect(try store.lastRun(workflow: "\u{E9}", file: nil)?.id == otherFile)
+    #expect(try store.lastRun(workflow: "\u{E9}", file: "a.lua")?.id == composed)
+    #expect(try store.lastRun(workflow: "e\u{301}", file: nil)?.id == decomposed)
+    #expect(try store.lastRun(workflow: nil, file: nil)?.id == otherFile)
+    #expect(try store.lastRun(workflow: "nothing", file: nil) == nil)
+    #expect(try store.runs(workflow: "e\u{301}", limit: 10).map(\.run.id) == [decomposed])
+  }
+
+  static func runsAreListedNewestFirstWithTheirStepCounts(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    var ids: [RunID] = []
+    for index in 0..<4 {
+      let run = try store.beginRun(NewRun(workflow: index == 2 ? "other" : "main", file: "m.lua"))
+      let statuses: [StepStatus] = Array([.succeeded, .succeeded, .failed, .skipped, .reused, .reused, .reused].prefix(index * 2 + 1))
+      try store.recordSteps(
+        statuses.enumerated().map { StepRecord(name: LuaString("s\($0.offset)"), position: $0.offset, status: $0.element) },
+        of: run)
+      ids.append(run)
+    }
+    try store.finishRun(ids[3], status: .succeeded, at: .now)
+    let all = try store.runs(workflow: nil, limit: 10)
+    #expect(all.map(\.run.id) == ids.reversed())
+    #expect(all[0].run.status == .succeeded && all[1].run.status == .running)
+    #expect(all.map { [$0.succeeded, $0.failed, $0.skipped, $0.reused] } == [[2, 1, 1, 3], [2, 1, 1, 1], [2, 1, 0, 0], [1, 0, 0, 0]])
+    #expect(try store.runs(workflow: "main", limit: 2).map(\.run.id) == [ids[3], ids[1]])
+    #expect(try store.runs(workflow: "none", limit: 2).isEmpty)
+  }
+
+  static func lastOrAnIdResolvesToARun(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    #expect(try RunReference(parsing: "last") == .last)
+    #expect(try RunReference(parsing: "12") == .id(RunID(12)))
+    for bad in ["", "0", "-1", "+3", "1.5", "latest", "９"] {
+      let error = #expect(throws: StoreError.self) { try RunReference(parsing: bad) }
+      #expect(error?.message == "a run is 'last' or a run id (a positive number), got '\(bad)'")
+    }
+    let none = #expect(throws: StoreError.self) { try store.resolve(.last) }
+    #expect(none?.message == "no runs in \(fixture.store.location)")
+    let first = try store.beginRun(NewRun(workflow: "a", file: "a.lua"))
+    let second = try store.beginRun(NewRun(workflow: "b", file: "b.lua", resumedFrom: first))
+    #expect(try store.resolve(.last).id == second)
+    #expect(try store.resolve(.last).resumedFrom == first)
+    #expect(try store.resolve(.last, workflow: "a").id == first)
+    #expect(try store.resolve(.id(first)).workflow == "a")
+    let missing = #expect(throws: StoreError.self) { try store.resolve(.id(RunID(7))) }
+    #expect(missing?.message == "no run 7 in \(fixture.store.location)")
+    let noneOfThat = #expect(throws: StoreError.self) { try store.resolve(.last, workflow: "c") }
+    #expect(noneOfThat?.message == "no runs of workflow 'c' in \(fixture.store.location)")
+  }
+
+  static func aCommitIsSeenByAnotherConnectionAndAfterReopening(_ fixture: StoreFixture) throws {
+    let other = try fixture.reopen()
+    let run = try fixture.store.beginRun(NewRun(workflow: "w", file: "w.lua"))
+    try fixture.store.recordSteps([StepRecord(name: "a", position: 0, status: .succeeded, output: everyKind)], of: run)
+    #expect(try other.steps(of: run).map(\.name) == ["a"])
+    let reopened = try fixture.reopen()
+    #expect(try reopened.steps(of: run).first?.output.map { try LuaValueCodec.encode($0) } == LuaValueCodec.encode(everyKind))
+  }
+}
