@@ -31,7 +31,7 @@ final class WorkflowRun {
   private let recorder: RunRecorder?
   /// `body(position, attempt)`, positions from 1.
   private let body: LuaReference
-  /// `record(position, "failed", message)`: tells the Lua side (`ctx.steps`) a step failed.
+  /// `record(position, message)`: tells the Lua side (`ctx.steps`) a step failed.
   private let record: LuaReference
   /// A thread that is never resumed, whose stack the runner pushes on to spawn tasks.
   private let launcher: LuaReference
@@ -61,9 +61,8 @@ final class WorkflowRun {
   /// `earlierOutputs` are the outputs of unselected steps (`--from`).
   init(
     workflow: LuaString, steps: [WorkflowStep], plan: WorkflowPlan, jobs: Int, scheduler: Scheduler, clock: RuntimeClock,
-    reporters: [any WorkflowReporter], recorder: RunRecorder?, earlierOutputs: [Int: [LuaValue]], body: LuaReference,
-    record: LuaReference,
-    launcher: LuaReference, launcherThread: LuaThread
+    reporters: [any WorkflowReporter], recorder: RunRecorder?, earlierOutputs: [Int: [LuaValue]],
+    body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
   ) {
     self.workflow = workflow
     self.steps = steps
