@@ -574,15 +574,17 @@ import Testing
     let provider: any LaunchProvider =
       kind == "rll" ? RocketLaunchLiveProvider(endpoint: endpoint, timeout: 0) : LaunchLibrary2Provider(endpoint: endpoint, timeout: 0)
     let task = Task { await Self.result(provider) }
-    // Wait until the request is really at the server (held there).
-    let deadline = ContinuousClock.now + .seconds(5)
+    // Wait until the request is really at the server (held there). The
+    // bound is generous: under a full parallel test run the task may wait
+    // long for a thread of the pool; only a request that never comes fails.
+    let deadline = ContinuousClock.now + .seconds(60)
     while server.requests.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
     #expect(server.requests.count == 1)
     // If the cancel did not reach the transfer, only the watchdog's release
     // ends the request: the test then fails on the flag instead of hanging.
     let releasedByWatchdog = Mutex(false)
     let watchdog = Task {
-      try? await Task.sleep(for: .seconds(10))
+      try? await Task.sleep(for: .seconds(60))
       releasedByWatchdog.withLock { $0 = true }
       server.release()
     }
