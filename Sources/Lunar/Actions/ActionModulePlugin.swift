@@ -186,6 +186,20 @@ struct ActionModulePlugin: ModulePlugin {
       actions[name] = { uses = uses, list = list, fn = fn }
     end
 
+    local NO_SERVICES, NO_LIST = {}, {}
+
+    --- Registers an action whose name and services its caller has already
+    --- checked (a workflow's `run` steps: one action per step, so a large
+    --- workflow registers thousands): `services` is a list of known names.
+    function M.define_checked(name, services, fn)
+      local uses, list = NO_SERVICES, NO_LIST
+      if services and #services > 0 then
+        uses, list = {}, services
+        for _, service in ipairs(services) do uses[service] = true end
+      end
+      actions[name] = { uses = uses, list = list, fn = fn }
+    end
+
     -- What every action context shares; the context holds its action's
     -- name and chain.
     local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain) end
@@ -196,35 +210,32 @@ struct ActionModulePlugin: ModulePlugin {
     end
     local function context_now() return lunar.now() end
 
-    -- The metatable of `action`'s contexts, made once per action: it finds
-    -- the services the action declared.
-    local function context_metatable(name, action)
-      local meta = action.meta
-      if meta then return meta end
-      meta = {
-        __index = function(_, key)
-          -- A plugin's service (`launches`) gets its Lua face when its
-          -- module loads: load it for an action that declared the service.
-          if services[key] == nil and action.uses[key] and package.loaded["lunar." .. key] == nil
-            and package.preload["lunar." .. key] ~= nil then
-            require("lunar." .. key)
-          end
-          if services[key] == nil and (stubs == nil or stubs[key] == nil) then return nil end
-          if not action.uses[key] then
-            error(("action '%s' did not declare service '%s' (it uses: %s)")
-              :format(name, key, #action.list > 0 and table.concat(action.list, ", ") or "nothing"), 2)
-          end
-          if stubs and stubs[key] ~= nil then return stubs[key] end
-          return services[key]
-        end,
-      }
-      action.meta = meta
-      return meta
-    end
+    -- The one metatable of action contexts: it finds the services the
+    -- context's action declared (its name is the context's `action`).
+    local CONTEXT = {
+      __index = function(ctx, key)
+        local name = rawget(ctx, "action")
+        local action = actions[name]
+        if action == nil then return nil end
+        -- A plugin's service (`launches`) gets its Lua face when its
+        -- module loads: load it for an action that declared the service.
+        if services[key] == nil and action.uses[key] and package.loaded["lunar." .. key] == nil
+          and package.preload["lunar." .. key] ~= nil then
+          require("lunar." .. key)
+        end
+        if services[key] == nil and (stubs == nil or stubs[key] == nil) then return nil end
+        if not action.uses[key] then
+          error(("action '%s' did not declare service '%s' (it uses: %s)")
+            :format(name, key, #action.list > 0 and table.concat(action.list, ", ") or "nothing"), 2)
+        end
+        if stubs and stubs[key] ~= nil then return stubs[key] end
+        return services[key]
+      end,
+    }
 
-    local function make_context(name, action, chain)
+    local function make_context(name, chain)
       return setmetatable({ action = name, chain = chain, run = context_run, event = context_event, now = context_now },
-        context_metatable(name, action))
+        CONTEXT)
     end
 
     -- Plugins asked for an action they might provide, each required once:
@@ -293,7 +304,7 @@ struct ActionModulePlugin: ModulePlugin {
         started = lunar.now()
         M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
       end
-      local ok, output = pcall(action.fn, make_context(name, action, next_chain), input)
+      local ok, output = pcall(action.fn, make_context(name, next_chain), input)
       if not ok then
         if tracing then
           M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })

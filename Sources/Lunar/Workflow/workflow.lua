@@ -368,7 +368,7 @@ local function execute(wf, options, level)
     if s.uses then return s.uses end
     local name = "workflow " .. wf.name .. "/" .. s.name
     if not action_names[name] then
-      lunar.action(name, { uses = s.services or {} }, function(ctx, input)
+      actions.define_checked(name, s.services, function(ctx, input)
         -- The action's context (services, ctx:run, ctx:event) is the step's.
         ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, ctx_steps
         return s.run(ctx, input)
