@@ -26,6 +26,18 @@ local KNOWN = { uses = true, run = true, with = true, needs = true, queue = true
 
 local function fail(message) error(message, 3) end
 
+-- The short source (`x.lua`) of the functions that define steps, by function.
+local sources = setmetatable({}, { __mode = "k" })
+local function source_of(func)
+  if func == nil then return nil end
+  local source = sources[func]
+  if source == nil then
+    source = debug.getinfo(func, "S").short_src
+    sources[func] = source
+  end
+  return source
+end
+
 -- The needs of a step that needs nothing, shared (never changed).
 local NO_NEEDS = setmetatable({}, { __newindex = function() error("a step's needs cannot be changed", 2) end })
 
@@ -128,10 +140,10 @@ function M.step(name)
   end
   return function(spec)
     if type(spec) ~= "table" then error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2) end
-    -- Where the step is defined: its file and line, kept without the rest
-    -- of getinfo's table (a workflow may have tens of thousands of steps).
-    local info = debug and debug.getinfo(2, "Sl")
-    local s = { name = name, src = info and info.short_src, line = info and info.currentline, spec = spec }
+    -- Where the step is defined: its file and line. The file is found once
+    -- per defining function (a workflow may have tens of thousands of steps).
+    local info = debug and debug.getinfo(2, "fl")
+    local s = { name = name, src = info and source_of(info.func), line = info and info.currentline, spec = spec }
     for key, value in pairs(spec) do
       if KNOWN[key] then s[key] = value end
     end
