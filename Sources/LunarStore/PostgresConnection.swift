@@ -91,6 +91,32 @@ public final class PostgresConnection {
     return try check(result)
   }
 
+  /// Waits up to `timeout` for a notification on a channel this connection
+  /// `LISTEN`s to; true if one or more came (all are consumed), false when
+  /// the time is up.
+  /// - Throws: `PostgresError` when the connection is lost.
+  public func waitForNotification(timeout: Duration) throws(PostgresError) -> Bool {
+    if consumeNotifications() { return true }
+    let (seconds, attoseconds) = timeout.components
+    let milliseconds = Int32(clamping: max(0, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
+    var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+    guard descriptor.fd >= 0 else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    let ready = poll(&descriptor, 1, milliseconds)
+    guard ready > 0 else { return false }
+    guard PQconsumeInput(handle) == 1 else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    return consumeNotifications()
+  }
+
+  /// Frees the notifications libpq has read; true if there were any.
+  private func consumeNotifications() -> Bool {
+    var any = false
+    while let notification = PQnotifies(handle) {
+      PQfreemem(notification)
+      any = true
+    }
+    return any
+  }
+
   /// Runs `body` in a transaction: committed if it returns, rolled back if
   /// it throws (or the commit fails).
   public func transaction<T>(_ body: () throws -> T) throws -> T {

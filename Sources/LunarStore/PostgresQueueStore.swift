@@ -25,13 +25,19 @@ public final class PostgresQueueStore: QueueStore {
 
   /// The server's URL, any password hidden.
   public let location: String
+  private let url: String
   private let connection: Mutex<PostgresConnection>
+  /// A second connection, made on the first `waitForWork`, that listens on
+  /// `notificationChannel` (the first is shared by every call and cannot
+  /// wait).
+  private let listener = Mutex<PostgresConnection?>(nil)
 
   /// Connects to the server `url` names as `PostgresRunStore` does (creating
   /// or migrating the store as needed; the runs and the queues share it).
   /// - Parameter location: `url` as messages show it (without its password).
   public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
     self.location = location
+    self.url = url
     self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
   }
 
@@ -161,6 +167,32 @@ public final class PostgresQueueStore: QueueStore {
         try db.query("UPDATE queue SET halted_by = NULL WHERE name = $1", [.bytes(queue.bytes)])
         try db.query("SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex'))", [.bytes(queue.bytes)])
         return !rows.isNull(0, 0)
+      }
+    }
+  }
+
+  /// Waits up to `timeout` for a notification that a queue may have work
+  /// (a job submitted, finished or cancelled, a queue resumed); true if one
+  /// came, false when the time is up. Claim after it returns either way.
+  /// The first call starts listening: a notification sent before it is
+  /// missed, so an idle worker should wait with a timeout of a few seconds
+  /// at most. A lost connection is an error; the next call connects again.
+  public func waitForWork(timeout: Duration) throws(StoreError) -> Bool {
+    let (url, location) = (self.url, self.location)
+    return try listener.withLock { (listener) throws(StoreError) -> Bool in
+      do {
+        let db: PostgresConnection
+        if let listening = listener {
+          db = listening
+        } else {
+          db = try PostgresConnection(url: url)
+          try db.execute("LISTEN \(Self.notificationChannel)")
+          listener = db
+        }
+        return try db.waitForNotification(timeout: timeout)
+      } catch {
+        listener = nil
+        throw StoreError(.database, "store \(location): waiting for work: \(error)")
       }
     }
   }

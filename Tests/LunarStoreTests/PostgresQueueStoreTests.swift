@@ -26,6 +26,24 @@ struct PostgresQueueStoreTests {
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.postgres()) }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.postgres()) }
 
+  @Test func anIdleWorkerHearsOfWorkThroughNotifications() throws {
+    let schema = try TestPostgresSchema()
+    let worker = try PostgresQueueStore(url: schema.url, location: "test")
+    let submitter = try PostgresQueueStore(url: schema.url, location: "test")
+    // The first wait starts listening; nothing has happened yet.
+    #expect(try worker.waitForWork(timeout: .milliseconds(1)) == false)
+    let job = try submitter.submit("q")
+    #expect(try worker.waitForWork(timeout: .seconds(60)) == true)
+    let claimed = try #require(try worker.claim(WorkerID("w")))
+    #expect(try worker.waitForWork(timeout: .milliseconds(1)) == false)
+    // A job finishing frees its queue's next one: that is news too.
+    try submitter.complete(job: job.id, token: claimed.token, outcome: .succeeded(output: []), at: at(1))
+    #expect(try worker.waitForWork(timeout: .seconds(60)) == true)
+    // A failed statement sends nothing.
+    #expect(throws: StoreError.self) { try submitter.complete(job: job.id, token: claimed.token, outcome: .succeeded(output: []), at: at(2)) }
+    #expect(try worker.waitForWork(timeout: .milliseconds(1)) == false)
+  }
+
   /// A schema as a Lunar of store version 1 left it, with one run.
   private func versionOneSchema(extra: String = "") throws -> TestPostgresSchema {
     let schema = try TestPostgresSchema()
