@@ -14,11 +14,12 @@ import Synchronization
 /// which is final.
 ///
 /// Every enqueue, completion, cancellation and resumption sends a
-/// notification on the channel `lunar_queue` (`notificationChannel`), its
-/// payload the queue's name in hex, when it commits: an idle worker can
-/// `LISTEN lunar_queue` instead of polling (stores in other schemas of the
-/// same database share the channel; a notification is a hint to claim, never
-/// a promise of work).
+/// notification on the channel `lunar_queue` (`notificationChannel`) when
+/// it commits, its payload the queue's name in hex, a space, and the
+/// store's schema (stores in other schemas of one database share the
+/// channel): an idle worker can `LISTEN lunar_queue` instead of polling
+/// (`waitForWork`). A notification is a hint to claim, never a promise of
+/// work.
 public final class PostgresQueueStore: QueueStore {
   /// The channel notified when a queue may have work.
   public static let notificationChannel = "lunar_queue"
@@ -30,7 +31,7 @@ public final class PostgresQueueStore: QueueStore {
   /// A second connection, made on the first `waitForWork`, that listens on
   /// `notificationChannel` (the first is shared by every call and cannot
   /// wait).
-  private let listener = Mutex<PostgresConnection?>(nil)
+  private let listener = Mutex<(db: PostgresConnection, schema: String)?>(nil)
 
   /// Connects to the server `url` names as `PostgresRunStore` does (creating
   /// or migrating the store as needed; the runs and the queues share it).
@@ -58,7 +59,7 @@ public final class PostgresQueueStore: QueueStore {
           ON CONFLICT (name) DO UPDATE SET last_sequence = queue.last_sequence + 1 RETURNING last_sequence)
         INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at)
         SELECT $1, q.last_sequence, $2, $3, $4, 'waiting', 0, $5
-        FROM q CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex'))) AS notified
+        FROM q CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())) AS notified
         RETURNING id, sequence
         """,
         [.bytes(queue.bytes), .bytes(action.bytes), .bytes(input), .text(policy.rawValue), .integer(now.microseconds)])
@@ -136,7 +137,7 @@ public final class PostgresQueueStore: QueueStore {
           UPDATE queue SET halted_by = done.id FROM done
           WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name)
         SELECT done.id FROM done
-        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(done.queue, 'hex'))) AS notified
+        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(done.queue, 'hex') || ' ' || current_schema())) AS notified
         """,
         [.integer(job.rawValue), .integer(token.rawValue), .text(outcome.status.rawValue), .integer(now.microseconds),
          output.map { .bytes($0) } ?? .null, error.map { .bytes($0) } ?? .null])
@@ -153,7 +154,7 @@ public final class PostgresQueueStore: QueueStore {
         WITH cancelled AS (
           UPDATE job SET status = 'cancelled', finished_at = $2 WHERE id = $1 AND status = 'waiting' RETURNING id, queue)
         SELECT cancelled.id FROM cancelled
-        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(cancelled.queue, 'hex'))) AS notified
+        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(cancelled.queue, 'hex') || ' ' || current_schema())) AS notified
         """, [.integer(job.rawValue), .integer(now.microseconds)])
       guard rows.count == 1 else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
     }
@@ -165,7 +166,7 @@ public final class PostgresQueueStore: QueueStore {
         let rows = try db.query("SELECT halted_by FROM queue WHERE name = $1 FOR UPDATE", [.bytes(queue.bytes)])
         guard rows.count == 1 else { throw QueueRefusal.noSuchQueue(queue, in: self.location) }
         try db.query("UPDATE queue SET halted_by = NULL WHERE name = $1", [.bytes(queue.bytes)])
-        try db.query("SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex'))", [.bytes(queue.bytes)])
+        try db.query("SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())", [.bytes(queue.bytes)])
         return !rows.isNull(0, 0)
       }
     }
@@ -181,15 +182,20 @@ public final class PostgresQueueStore: QueueStore {
     let (url, location) = (self.url, self.location)
     return try listener.withLock { (listener) throws(StoreError) -> Bool in
       do {
-        let db: PostgresConnection
-        if let listening = listener {
-          db = listening
+        let listening: (db: PostgresConnection, schema: String)
+        if let open = listener {
+          listening = open
         } else {
-          db = try PostgresConnection(url: url)
+          let db = try PostgresConnection(url: url)
           try db.execute("LISTEN \(Self.notificationChannel)")
-          listener = db
+          listening = (db, try db.query("SELECT current_schema()").text(0, 0))
+          listener = listening
         }
-        return try db.waitForNotification(timeout: timeout)
+        // Only this store's news: the payload ends with its schema.
+        let suffix = " " + listening.schema
+        return try listening.db.waitForNotification(timeout: timeout) { payload in
+          payload.utf8.count > suffix.utf8.count && payload.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+        }
       } catch {
         listener = nil
         throw StoreError(.database, "store \(location): waiting for work: \(error)")

@@ -42,6 +42,10 @@ struct PostgresQueueStoreTests {
     // A failed statement sends nothing.
     #expect(throws: StoreError.self) { try submitter.complete(job: job.id, token: claimed.token, outcome: .succeeded(output: []), at: at(2)) }
     #expect(try worker.waitForWork(timeout: .milliseconds(1)) == false)
+    // A store in another schema of the same database is not this one's news.
+    let elsewhere = try TestPostgresSchema()
+    try PostgresQueueStore(url: elsewhere.url, location: "elsewhere").submit("q")
+    #expect(try worker.waitForWork(timeout: .milliseconds(1)) == false)
   }
 
   /// A schema as a Lunar of store version 1 left it, with one run.
