@@ -91,6 +91,35 @@ public final class PostgresConnection {
     return try check(result)
   }
 
+  /// Waits up to `timeout` for a notification on a channel this connection
+  /// `LISTEN`s to whose payload `wanted` accepts; true if one came (every
+  /// notification read is consumed), false when the time is up.
+  /// - Throws: `PostgresError` when the connection is lost.
+  public func waitForNotification(timeout: Duration, payload wanted: (String) -> Bool) throws(PostgresError) -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+    guard descriptor.fd >= 0 else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    while true {
+      if consumeNotifications(wanted) { return true }
+      let (seconds, attoseconds) = (deadline - clock.now).components
+      let milliseconds = max(0, seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
+      guard poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0 else { return false }
+      guard PQconsumeInput(handle) == 1 else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    }
+  }
+
+  /// Frees the notifications libpq has read; true if `wanted` accepted the
+  /// payload of any.
+  private func consumeNotifications(_ wanted: (String) -> Bool) -> Bool {
+    var any = false
+    while let notification = PQnotifies(handle) {
+      any = any || wanted(String(cString: notification.pointee.extra))
+      PQfreemem(notification)
+    }
+    return any
+  }
+
   /// Runs `body` in a transaction: committed if it returns, rolled back if
   /// it throws (or the commit fails).
   public func transaction<T>(_ body: () throws -> T) throws -> T {

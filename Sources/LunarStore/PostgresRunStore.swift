@@ -19,15 +19,8 @@ public final class PostgresRunStore: RunStore {
   ///   the login, a schema that holds another application's tables (left
   ///   untouched), a store of a newer Lunar, or a database failure.
   public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
-    let db: PostgresConnection
-    do {
-      db = try PostgresConnection(url: url)
-    } catch {
-      throw StoreError(.database, "cannot connect to store \(location): \(error)")
-    }
-    try PostgresStoreSchema.migrate(db, location: location, createIfMissing: createIfMissing)
     self.location = location
-    self.connection = Mutex(db)
+    self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
   }
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {

@@ -1,4 +1,4 @@
-/// The run store's tables on PostgreSQL, versioned like `StoreSchema`: the
+/// The store's tables on PostgreSQL, versioned like `StoreSchema`: the
 /// one-row table `lunar_store` holds the version, and each migration takes
 /// the store one version further. The tables live in the connection's
 /// current schema (the first of its `search_path`).
@@ -39,7 +39,44 @@ enum PostgresStoreSchema {
       )
       """,
       "INSERT INTO lunar_store (version) VALUES (0)",
-    ]
+    ],
+    // Version 2: durable ordered queues (QueueStore).
+    [
+      """
+      CREATE TABLE queue (
+        name bytea PRIMARY KEY,                -- the name's bytes
+        last_sequence bigint NOT NULL,         -- the sequence of its newest job
+        halted_by bigint                       -- the failed job that halted it (policy stop), until resumed
+      )
+      """,
+      """
+      CREATE TABLE job (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        queue bytea NOT NULL REFERENCES queue(name),
+        sequence bigint NOT NULL,              -- its place in its queue, from 1
+        action bytea NOT NULL,                 -- the action's name's bytes
+        input bytea NOT NULL,                  -- LuaValueCodec
+        policy text NOT NULL,                  -- QueuePolicy
+        status text NOT NULL,                  -- JobStatus
+        attempts integer NOT NULL,             -- claims so far
+        claim bigint,                          -- the latest claim's number (job_claim): the fencing token
+        worker text,                           -- the latest claim's worker
+        enqueued_at bigint NOT NULL,           -- microseconds since 1970 UTC
+        started_at bigint,                     -- the latest claim's time
+        lease_expires_at bigint,               -- while running
+        finished_at bigint,
+        output bytea,                          -- LuaValueCodec, once succeeded
+        error bytea,                           -- the error's bytes, once failed
+        UNIQUE (queue, sequence)
+      )
+      """,
+      // A queue's head is its first unfinished job: found without reading
+      // the finished ones.
+      "CREATE INDEX job_unfinished ON job(queue, sequence) WHERE status IN ('waiting', 'running')",
+      "CREATE UNIQUE INDEX job_by_claim ON job(claim)",
+      // Claim numbers, store-wide: a sequence never hands one out twice.
+      "CREATE SEQUENCE job_claim",
+    ],
   ]
 
   /// The version this Lunar writes.
@@ -48,6 +85,21 @@ enum PostgresStoreSchema {
   /// The advisory lock every opening process takes while it reads or
   /// migrates the version, so two processes never migrate at once: "LUNR".
   static let lockKey: Int64 = 0x4C55_4E52
+
+  /// A connection to the store on the server `url` names (shown as
+  /// `location`), its schema brought to `current` by `migrate`.
+  /// - Throws: `StoreError` for a server that cannot be reached or refuses
+  ///   the login, and whatever `migrate` refuses.
+  static func connect(url: String, location: String, createIfMissing: Bool) throws(StoreError) -> PostgresConnection {
+    let db: PostgresConnection
+    do {
+      db = try PostgresConnection(url: url)
+    } catch {
+      throw StoreError(.database, "cannot connect to store \(location): \(error)")
+    }
+    try migrate(db, location: location, createIfMissing: createIfMissing)
+    return db
+  }
 
   /// Brings the store on `db` (named `location` in messages) to `current`:
   /// initialises an empty schema (unless `createIfMissing` is false: then

@@ -48,51 +48,8 @@ public final class SQLiteRunStore: RunStore {
   ///   untouched: nothing is opened), a store of a newer Lunar, or a
   ///   database failure.
   public init(path: String, createIfMissing: Bool = true, options: Options = Options()) throws(StoreError) {
-    let finding: StoreFileCheck.Finding
-    do {
-      finding = try StoreFileCheck.inspect(path)
-    } catch where error.kind == .badLocation && !createIfMissing {
-      // The folder is missing: with nothing to create, so is the store.
-      throw StoreError(.missing, "no store at \(path)")
-    }
-    if finding != .lunarStore && !createIfMissing { throw StoreError(.missing, "no store at \(path)") }
-    let db: SQLiteDatabase
-    do {
-      db = try SQLiteDatabase(path: path, flags: finding == .missing ? [.readWrite, .create] : [.readWrite])
-      db.setBusyTimeout(milliseconds: options.busyTimeoutMilliseconds)
-      try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = \(options.durability.rawValue)")
-    } catch {
-      throw StoreError(error, path: path)
-    }
-    // The first migration commits in rollback-journal mode, so a new
-    // store's application id is in the file itself, where StoreFileCheck
-    // reads it, before any WAL file exists.
-    try StoreSchema.migrate(db, path: path)
-    try Self.useWriteAheadLog(db, path: path, timeoutMilliseconds: options.busyTimeoutMilliseconds)
     self.path = path
-    self.connection = Mutex(db)
-  }
-
-  /// Switches to WAL (a setting kept in the file) unless it is on already.
-  /// The switch needs the database to itself; another process opening the
-  /// store at the same moment makes it wait and try again.
-  private static func useWriteAheadLog(_ db: SQLiteDatabase, path: String, timeoutMilliseconds: Int32) throws(StoreError) {
-    var waited: Int32 = 0
-    while true {
-      do {
-        if case .text(let mode) = try db.scalar("PRAGMA journal_mode"), mode == "wal" { return }
-        if case .text(let mode) = try db.scalar("PRAGMA journal_mode = WAL"), mode == "wal" { return }
-      } catch let error where error.isBusy && waited < timeoutMilliseconds {
-        // Waited for below.
-      } catch {
-        throw StoreError(error, path: path)
-      }
-      guard waited < timeoutMilliseconds else {
-        throw StoreError(.database, "store \(path): cannot switch to write-ahead logging: the store stayed busy")
-      }
-      usleep(10_000)
-      waited += 10
-    }
+    self.connection = Mutex(try SQLiteStoreFile.open(path: path, createIfMissing: createIfMissing, options: options))
   }
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {

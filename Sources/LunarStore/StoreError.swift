@@ -1,4 +1,4 @@
-/// Why the run store could not do what was asked, in one line a user
+/// Why the store could not do what was asked, in one line a user
 /// understands (the command line prefixes it with `lunar: `).
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The kinds of failure, for callers that react to one.
@@ -15,6 +15,15 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case badReference
     /// No run with that id, or no run at all.
     case noSuchRun
+    /// No queued job with that id.
+    case noSuchJob
+    /// No queue of that name: no job was ever submitted to it.
+    case noSuchQueue
+    /// A heartbeat or completion with a claim token that is no longer the
+    /// job's (it was claimed again, or it finished): refused.
+    case staleClaim
+    /// A cancellation of a job that already started or finished: refused.
+    case notWaiting
     /// A value that cannot be stored, or a stored one that cannot be read back.
     case badValue
     /// The database failed: I/O, a full disk, a lock held past the timeout.

@@ -123,6 +123,20 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
+  /// Opens the queues of the store here, creating or migrating the store
+  /// as `openRunStore` does.
+  public func openQueueStore(createIfMissing: Bool = true, options: SQLiteRunStore.Options = .init()) throws(StoreError)
+    -> any QueueStore
+  {
+    switch backend {
+    case .sqlite(let path):
+      if isDefault && createIfMissing { try Self.createFolders(for: path) }
+      return try SQLiteQueueStore(path: path, createIfMissing: createIfMissing, options: options)
+    case .postgres(let url):
+      return try PostgresQueueStore(url: url, location: description, createIfMissing: createIfMissing)
+    }
+  }
+
   /// `sqlite:PATH`, or the PostgreSQL URL with any password hidden.
   public var description: String {
     switch backend {

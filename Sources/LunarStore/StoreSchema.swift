@@ -37,7 +37,42 @@ enum StoreSchema {
         PRIMARY KEY (run, name)
       ) WITHOUT ROWID
       """,
-    ]
+    ],
+    // Version 2: durable ordered queues (QueueStore).
+    [
+      """
+      CREATE TABLE queue (
+        name BLOB PRIMARY KEY,                 -- the name's bytes
+        last_sequence INTEGER NOT NULL,        -- the sequence of its newest job
+        halted_by INTEGER                      -- the failed job that halted it (policy stop), until resumed
+      ) WITHOUT ROWID
+      """,
+      """
+      CREATE TABLE job (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- AUTOINCREMENT: ids are never reused
+        queue BLOB NOT NULL REFERENCES queue(name),
+        sequence INTEGER NOT NULL,             -- its place in its queue, from 1
+        action BLOB NOT NULL,                  -- the action's name's bytes
+        input BLOB NOT NULL,                   -- LuaValueCodec
+        policy TEXT NOT NULL,                  -- QueuePolicy
+        status TEXT NOT NULL,                  -- JobStatus
+        attempts INTEGER NOT NULL,             -- claims so far
+        claim INTEGER,                         -- the latest claim's store-wide number: the fencing token
+        worker TEXT,                           -- the latest claim's worker
+        enqueued_at INTEGER NOT NULL,          -- microseconds since 1970 UTC
+        started_at INTEGER,                    -- the latest claim's time
+        lease_expires_at INTEGER,              -- while running
+        finished_at INTEGER,
+        output BLOB,                           -- LuaValueCodec, once succeeded
+        error BLOB,                            -- the error's bytes, once failed
+        UNIQUE (queue, sequence)
+      )
+      """,
+      // A queue's head is its first unfinished job: found without reading
+      // the finished ones.
+      "CREATE INDEX job_unfinished ON job(queue, sequence) WHERE status IN ('waiting', 'running')",
+      "CREATE UNIQUE INDEX job_by_claim ON job(claim) WHERE claim IS NOT NULL",
+    ],
   ]
 
   /// The version this Lunar writes.

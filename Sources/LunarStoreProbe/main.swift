@@ -1,12 +1,21 @@
-// A child process for the store's tests: writes the steps of one run to a
-// store, printing a line after each commit, so a test can kill it at any
-// point (or race two of them) and check that what it reported is there.
+// A child process for the store's tests, in one of two modes.
 //
 //   LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED
 //
+// writes the steps of one run to a store, printing a line after each
+// commit, so a test can kill it at any point (or race two of them) and
+// check that what it reported is there: `run ID`, then `committed NAME
+// SHA256-OF-OUTPUT` for each step of each committed batch, then `done`.
+//
+//   LunarStoreProbe queue STORE WORKER SUBMIT TOTAL QUEUES SEED
+//
+// submits SUBMIT jobs to queues chosen at random among QUEUES, while
+// claiming and completing jobs as worker WORKER, until the store holds
+// TOTAL jobs, all finished: prints `submitted ID QUEUE SEQUENCE INDEX` for
+// each job it submitted, `ran ID TOKEN ATTEMPT succeeded|failed` for each
+// it completed, then `done`.
+//
 // STORE is a SQLite file's path or a postgres:// URL.
-// prints `run ID`, then `committed NAME SHA256-OF-OUTPUT` for each step of
-// each committed batch, then `done`.
 import Glibc
 import LuaKit
 import LunarStore
@@ -35,17 +44,52 @@ func fail(_ message: String) -> Never {
   exit(1)
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count == 7, arguments[1] == "write", let steps = Int(arguments[4]), let batch = Int(arguments[5]),
-  batch > 0, let seed = UInt64(arguments[6])
-else { fail("usage: LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED") }
-let workflow = arguments[3]
+/// Opens the queues of the store `store` names.
+func openQueues(_ store: String) throws -> any QueueStore {
+  store.hasPrefix("postgres")
+    ? try StoreLocation(parsing: store, currentFolder: "/").openQueueStore() : try SQLiteQueueStore(path: store)
+}
 
-do {
+/// The bytes of queue number `index`: not UTF-8, as names are bytes.
+func queueName(_ index: Int) -> LuaString { LuaString(bytes: Array("q\(index)".utf8) + [0xFF]) }
+
+/// The `queue` mode: submits and works until every job of the store is done.
+func work(store: String, worker: String, submit: Int, total: Int64, queues: Int, seed: UInt64) throws {
+  let store = try openQueues(store)
+  var random = SplitMix64(seed: seed)
+  var submitted = 0
+  while true {
+    if submitted < submit {
+      let queue = random.below(queues)
+      let input = try LuaValueCodec.encode([.string(LuaString(worker)), .integer(Int64(submitted))])
+      let job = try store.enqueue(queue: queueName(queue), action: "probe", input: input, policy: .continue, at: .now)
+      say("submitted \(job.id) \(queue) \(job.sequence) \(submitted)")
+      submitted += 1
+    }
+    if let job = try store.claim(worker: WorkerID(worker), queues: nil, lease: .seconds(60), at: .now) {
+      _ = try store.heartbeat(job: job.id, token: job.token, lease: .seconds(60), at: .now)
+      let fails = random.below(8) == 0
+      let outcome: JobOutcome =
+        fails ? .failed(error: Array("job \(job.id) failed".utf8)) : .succeeded(output: try LuaValueCodec.encode([.integer(job.sequence)]))
+      try store.complete(job: job.id, token: job.token, outcome: outcome, at: .now)
+      say("ran \(job.id) \(job.token) \(job.attempt) \(outcome.status.rawValue)")
+    } else if submitted == submit {
+      let summaries = try store.queues()
+      if summaries.map(\.submitted).reduce(0, +) == total && summaries.allSatisfy({ $0.waiting == 0 && $0.running == nil }) {
+        break
+      }
+      usleep(500)
+    }
+  }
+  say("done")
+}
+
+/// The `write` mode: writes the steps of one run.
+func write(store: String, workflow: String, steps: Int, batch: Int, seed: UInt64) throws {
   let store: any RunStore =
-    arguments[2].hasPrefix("postgres")
-    ? try StoreLocation(parsing: arguments[2], currentFolder: "/").openRunStore() : try SQLiteRunStore(path: arguments[2])
-  let run = try store.beginRun(NewRun(workflow: LuaString(workflow), file: "probe.lua", arguments: [arguments[6]]))
+    store.hasPrefix("postgres")
+    ? try StoreLocation(parsing: store, currentFolder: "/").openRunStore() : try SQLiteRunStore(path: store)
+  let run = try store.beginRun(NewRun(workflow: LuaString(workflow), file: "probe.lua", arguments: [String(seed)]))
   say("run \(run)")
   var random = SplitMix64(seed: seed)
   var step = 0
@@ -69,6 +113,22 @@ do {
   }
   try store.finishRun(run, status: .succeeded, at: .now)
   say("done")
+}
+
+let arguments = CommandLine.arguments
+do {
+  if arguments.count == 7, arguments[1] == "write", let steps = Int(arguments[4]), let batch = Int(arguments[5]),
+    batch > 0, let seed = UInt64(arguments[6])
+  {
+    try write(store: arguments[2], workflow: arguments[3], steps: steps, batch: batch, seed: seed)
+  } else if arguments.count == 8, arguments[1] == "queue", let submit = Int(arguments[4]), let total = Int64(arguments[5]),
+    let queues = Int(arguments[6]), queues > 0, let seed = UInt64(arguments[7])
+  {
+    try work(store: arguments[2], worker: arguments[3], submit: submit, total: total, queues: queues, seed: seed)
+  } else {
+    fail(
+      "usage: LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED | queue STORE WORKER SUBMIT TOTAL QUEUES SEED")
+  }
 } catch {
   fail("\(error)")
 }

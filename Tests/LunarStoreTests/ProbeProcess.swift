@@ -1,6 +1,7 @@
 import Foundation
 
-/// A `LunarStoreProbe` child writing steps to a store (see its main.swift):
+/// A `LunarStoreProbe` child writing steps to a store or working its queues
+/// (see its main.swift):
 /// started, watched through its output, killed or waited for.
 final class ProbeProcess {
   /// The probe built beside this test bundle.
@@ -15,14 +16,19 @@ final class ProbeProcess {
 
   /// Starts `LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED` (STORE: a
   /// SQLite file's path or a postgres:// URL).
-  init(store: String, workflow: String, steps: Int, batch: Int, seed: UInt64) throws {
+  convenience init(store: String, workflow: String, steps: Int, batch: Int, seed: UInt64) throws {
+    try self.init(arguments: ["write", store, workflow, String(steps), String(batch), String(seed)])
+  }
+
+  /// Starts `LunarStoreProbe` with `arguments`.
+  init(arguments: [String]) throws {
     let folder = FileManager.default.temporaryDirectory
     output = folder.appendingPathComponent("probe-\(UUID().uuidString).out")
     errors = folder.appendingPathComponent("probe-\(UUID().uuidString).err")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
     _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
     process.executableURL = URL(fileURLWithPath: Self.binary)
-    process.arguments = ["write", store, workflow, String(steps), String(batch), String(seed)]
+    process.arguments = arguments
     process.standardOutput = try FileHandle(forWritingTo: output)
     process.standardError = try FileHandle(forWritingTo: errors)
     try process.run()

@@ -1,0 +1,301 @@
+import LuaKit
+import Synchronization
+
+/// Durable ordered queues on a PostgreSQL server, for workers on any number
+/// of hosts, in the same schema as the runs.
+///
+/// A claim is one statement: it picks each queue's head (the unfinished job
+/// of lowest sequence) and locks the oldest claimable one with
+/// `FOR UPDATE SKIP LOCKED`, then takes it. Two workers after the same head
+/// never both get it: the second skips the locked row, or, once the first
+/// has committed, finds on locking the row's newest version that it is no
+/// longer claimable and drops it. A job later in a queue is only ever a
+/// candidate when the statement's snapshot shows every earlier job finished,
+/// which is final.
+///
+/// Every enqueue, completion, cancellation and resumption sends a
+/// notification on the channel `lunar_queue` (`notificationChannel`) when
+/// it commits, its payload the queue's name in hex, a space, and the
+/// store's schema (stores in other schemas of one database share the
+/// channel): an idle worker can `LISTEN lunar_queue` instead of polling
+/// (`waitForWork`). A notification is a hint to claim, never a promise of
+/// work.
+public final class PostgresQueueStore: QueueStore {
+  /// The channel notified when a queue may have work.
+  public static let notificationChannel = "lunar_queue"
+
+  /// The server's URL, any password hidden.
+  public let location: String
+  private let url: String
+  private let connection: Mutex<PostgresConnection>
+  /// A second connection, made on the first `waitForWork`, that listens on
+  /// `notificationChannel` (the first is shared by every call and cannot
+  /// wait).
+  private let listener = Mutex<(db: PostgresConnection, schema: String)?>(nil)
+
+  /// Connects to the server `url` names as `PostgresRunStore` does (creating
+  /// or migrating the store as needed; the runs and the queues share it).
+  /// - Parameter location: `url` as messages show it (without its password).
+  public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
+    self.location = location
+    self.url = url
+    self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
+  }
+
+  public func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
+    throws(StoreError) -> EnqueuedJob
+  {
+    try QueueLimits.check(name: queue, "queue")
+    try QueueLimits.check(name: action, "action")
+    try QueueLimits.check(value: input, "input")
+    return try withConnection { db in
+      // The upsert locks the queue's row until the job is committed, so
+      // concurrent submitters get the next numbers in turn, and a job is
+      // visible before any later one of its queue.
+      let rows = try db.query(
+        """
+        WITH q AS (
+          INSERT INTO queue (name, last_sequence) VALUES ($1, 1)
+          ON CONFLICT (name) DO UPDATE SET last_sequence = queue.last_sequence + 1 RETURNING last_sequence)
+        INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at)
+        SELECT $1, q.last_sequence, $2, $3, $4, 'waiting', 0, $5
+        FROM q CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())) AS notified
+        RETURNING id, sequence
+        """,
+        [.bytes(queue.bytes), .bytes(action.bytes), .bytes(input), .text(policy.rawValue), .integer(now.microseconds)])
+      return EnqueuedJob(id: JobID(rows.int64(0, 0)), queue: queue, sequence: rows.int64(0, 1))
+    }
+  }
+
+  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> ClaimedJob?
+  {
+    try QueueLimits.check(worker: worker)
+    let lease = try QueueLimits.microseconds(of: lease)
+    if let queues, queues.isEmpty { return nil }
+    let names: [PostgresValue] = (queues ?? []).map { .bytes($0.bytes) }
+    // Parameters $1 to $3 are the time, worker and expiry; the names follow.
+    let filter =
+      queues == nil ? "" : "AND q.name IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
+    let expiry = now.microseconds + lease
+    return try withConnection { db in
+      let rows = try db.query(
+        """
+        WITH head AS (
+          SELECT j.id FROM job j
+          WHERE j.id IN (
+            SELECT (SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running')
+                    ORDER BY h.sequence LIMIT 1)
+            FROM queue q WHERE q.halted_by IS NULL \(filter))
+          AND (j.status = 'waiting' OR j.lease_expires_at <= $1)
+          ORDER BY j.id LIMIT 1
+          FOR UPDATE OF j SKIP LOCKED)
+        UPDATE job SET status = 'running', attempts = job.attempts + 1, claim = nextval('job_claim'), worker = $2,
+          started_at = $1, lease_expires_at = $3
+        FROM head WHERE job.id = head.id
+        RETURNING job.id, job.queue, job.sequence, job.action, job.input, job.attempts, job.claim
+        """, [.integer(now.microseconds), .text(worker.name), .integer(expiry)] + names)
+      guard rows.count == 1 else { return nil }
+      return ClaimedJob(
+        id: JobID(rows.int64(0, 0)), queue: LuaString(bytes: rows.bytes(0, 1)), sequence: rows.int64(0, 2),
+        action: LuaString(bytes: rows.bytes(0, 3)), input: rows.bytes(0, 4), attempt: Int(rows.int64(0, 5)),
+        token: ClaimToken(rows.int64(0, 6)), leaseExpiresAt: StoreTimestamp(microseconds: expiry))
+    }
+  }
+
+  public func heartbeat(job: JobID, token: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> StoreTimestamp
+  {
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withConnection { db in
+      let rows = try db.query(
+        "UPDATE job SET lease_expires_at = $1 WHERE id = $2 AND status = 'running' AND claim = $3 RETURNING id",
+        [.integer(expiry), .integer(job.rawValue), .integer(token.rawValue)])
+      guard rows.count == 1 else {
+        throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "heartbeat", in: self.location)
+      }
+      return StoreTimestamp(microseconds: expiry)
+    }
+  }
+
+  public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
+    let (output, error): ([UInt8]?, [UInt8]?)
+    switch outcome {
+    case .succeeded(let bytes): (output, error) = (bytes, nil)
+    case .failed(let bytes): (output, error) = (nil, bytes)
+    }
+    try QueueLimits.check(value: output ?? error ?? [], output == nil ? "error" : "output")
+    try withConnection { db in
+      // One statement: the job finishes, a failure under policy stop halts
+      // its queue, and waiting workers hear of it, all or nothing.
+      let rows = try db.query(
+        """
+        WITH done AS (
+          UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6
+          WHERE id = $1 AND status = 'running' AND claim = $2 RETURNING id, queue, policy),
+        halted AS (
+          UPDATE queue SET halted_by = done.id FROM done
+          WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name)
+        SELECT done.id FROM done
+        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(done.queue, 'hex') || ' ' || current_schema())) AS notified
+        """,
+        [.integer(job.rawValue), .integer(token.rawValue), .text(outcome.status.rawValue), .integer(now.microseconds),
+         output.map { .bytes($0) } ?? .null, error.map { .bytes($0) } ?? .null])
+      guard rows.count == 1 else {
+        throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "completion", in: self.location)
+      }
+    }
+  }
+
+  public func cancel(job: JobID, at now: StoreTimestamp) throws(StoreError) {
+    try withConnection { db in
+      let rows = try db.query(
+        """
+        WITH cancelled AS (
+          UPDATE job SET status = 'cancelled', finished_at = $2 WHERE id = $1 AND status = 'waiting' RETURNING id, queue)
+        SELECT cancelled.id FROM cancelled
+        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(cancelled.queue, 'hex') || ' ' || current_schema())) AS notified
+        """, [.integer(job.rawValue), .integer(now.microseconds)])
+      guard rows.count == 1 else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
+    }
+  }
+
+  public func resume(queue: LuaString) throws(StoreError) -> Bool {
+    try withConnection { db in
+      try db.transaction {
+        let rows = try db.query("SELECT halted_by FROM queue WHERE name = $1 FOR UPDATE", [.bytes(queue.bytes)])
+        guard rows.count == 1 else { throw QueueRefusal.noSuchQueue(queue, in: self.location) }
+        try db.query("UPDATE queue SET halted_by = NULL WHERE name = $1", [.bytes(queue.bytes)])
+        try db.query("SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())", [.bytes(queue.bytes)])
+        return !rows.isNull(0, 0)
+      }
+    }
+  }
+
+  /// Waits up to `timeout` for a notification that a queue may have work
+  /// (a job submitted, finished or cancelled, a queue resumed); true if one
+  /// came, false when the time is up. Claim after it returns either way.
+  /// The first call starts listening: a notification sent before it is
+  /// missed, so an idle worker should wait with a timeout of a few seconds
+  /// at most. A lost connection is an error; the next call connects again.
+  public func waitForWork(timeout: Duration) throws(StoreError) -> Bool {
+    let (url, location) = (self.url, self.location)
+    return try listener.withLock { (listener) throws(StoreError) -> Bool in
+      do {
+        let listening: (db: PostgresConnection, schema: String)
+        if let open = listener {
+          listening = open
+        } else {
+          let db = try PostgresConnection(url: url)
+          try db.execute("LISTEN \(Self.notificationChannel)")
+          listening = (db, try db.query("SELECT current_schema()").text(0, 0))
+          listener = listening
+        }
+        // Only this store's news: the payload ends with its schema.
+        let suffix = " " + listening.schema
+        return try listening.db.waitForNotification(timeout: timeout) { payload in
+          payload.utf8.count > suffix.utf8.count && payload.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+        }
+      } catch {
+        listener = nil
+        throw StoreError(.database, "store \(location): waiting for work: \(error)")
+      }
+    }
+  }
+
+  public func job(_ id: JobID) throws(StoreError) -> JobRecord? {
+    try withConnection { db in try self.readJob(db, id: id) }
+  }
+
+  public func job(queue: LuaString, sequence: Int64) throws(StoreError) -> JobRecord? {
+    try withConnection { db in
+      let rows = try db.query(
+        "SELECT \(Self.jobColumns) FROM job WHERE queue = $1 AND sequence = $2", [.bytes(queue.bytes), .integer(sequence)])
+      return rows.count == 0 ? nil : try self.readJob(rows, 0)
+    }
+  }
+
+  public func queues() throws(StoreError) -> [QueueSummary] {
+    try withConnection { db in
+      // At most one job of a queue runs, so the join adds no rows.
+      let rows = try db.query(
+        """
+        SELECT q.name, q.last_sequence, q.halted_by,
+          (SELECT count(*) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
+          (SELECT min(w.enqueued_at) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
+          r.id, r.worker
+        FROM queue q LEFT JOIN job r ON r.queue = q.name AND r.status = 'running'
+        ORDER BY q.name
+        """)
+      return (0..<rows.count).map { row in
+        QueueSummary(
+          name: LuaString(bytes: rows.bytes(row, 0)), submitted: rows.int64(row, 1), waiting: Int(rows.int64(row, 3)),
+          running: rows.isNull(row, 5) ? nil : JobID(rows.int64(row, 5)),
+          runningWorker: rows.isNull(row, 6) ? nil : WorkerID(rows.text(row, 6)),
+          haltedBy: rows.isNull(row, 2) ? nil : JobID(rows.int64(row, 2)),
+          oldestWaitingSince: rows.isNull(row, 4) ? nil : StoreTimestamp(microseconds: rows.int64(row, 4)))
+      }
+    }
+  }
+
+  public func jobs(queue: LuaString, limit: Int) throws(StoreError) -> [JobRecord] {
+    try QueueLimits.check(limit: limit)
+    return try withConnection { db in
+      let rows = try db.query(
+        "SELECT \(Self.jobColumns) FROM job WHERE queue = $1 ORDER BY sequence DESC LIMIT $2",
+        [.bytes(queue.bytes), .integer(Int64(limit))])
+      var jobs: [JobRecord] = []
+      for row in 0..<rows.count { jobs.append(try self.readJob(rows, row)) }
+      return jobs
+    }
+  }
+
+  /// The columns `readJob` reads, in its order.
+  private static let jobColumns = [
+    "id", "queue", "sequence", "action", "input", "policy", "status", "attempts", "worker", "claim", "enqueued_at",
+    "started_at", "lease_expires_at", "finished_at", "output", "error",
+  ].joined(separator: ", ")
+
+  private func readJob(_ db: PostgresConnection, id: JobID) throws -> JobRecord? {
+    let rows = try db.query("SELECT \(Self.jobColumns) FROM job WHERE id = $1", [.integer(id.rawValue)])
+    return rows.count == 0 ? nil : try readJob(rows, 0)
+  }
+
+  /// The job in row `row` of `rows`, from the columns `jobColumns` names.
+  private func readJob(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> JobRecord {
+    let id = JobID(rows.int64(row, 0))
+    guard let policy = QueuePolicy(rawValue: rows.text(row, 5)) else {
+      throw StoreError(.badValue, "store \(location): job \(id) has an unknown policy '\(rows.text(row, 5))'")
+    }
+    guard let status = JobStatus(rawValue: rows.text(row, 6)) else {
+      throw StoreError(.badValue, "store \(location): job \(id) has an unknown status '\(rows.text(row, 6))'")
+    }
+    func time(_ column: Int) -> StoreTimestamp? {
+      rows.isNull(row, column) ? nil : StoreTimestamp(microseconds: rows.int64(row, column))
+    }
+    return JobRecord(
+      id: id, queue: LuaString(bytes: rows.bytes(row, 1)), sequence: rows.int64(row, 2),
+      action: LuaString(bytes: rows.bytes(row, 3)), input: rows.bytes(row, 4), policy: policy, status: status,
+      attempts: Int(rows.int64(row, 7)), worker: rows.isNull(row, 8) ? nil : WorkerID(rows.text(row, 8)),
+      claim: rows.isNull(row, 9) ? nil : ClaimToken(rows.int64(row, 9)),
+      enqueuedAt: StoreTimestamp(microseconds: rows.int64(row, 10)), startedAt: time(11), leaseExpiresAt: time(12),
+      finishedAt: time(13), output: rows.isNull(row, 14) ? nil : rows.bytes(row, 14),
+      error: rows.isNull(row, 15) ? nil : rows.bytes(row, 15))
+  }
+
+  /// Runs `body` with the connection, alone (connecting again first if the
+  /// connection was lost); any failure becomes a `StoreError`.
+  private func withConnection<T: Sendable>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
+    let location = self.location
+    return try connection.withLock { (db) throws(StoreError) -> T in
+      db.reconnectIfLost()
+      do {
+        return try body(db)
+      } catch let error as StoreError {
+        throw error
+      } catch {
+        throw StoreError(.database, "store \(location): \(error)")
+      }
+    }
+  }
+}

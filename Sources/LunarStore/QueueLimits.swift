@@ -1,0 +1,50 @@
+import LuaKit
+
+/// What a queue store accepts, checked before any lock is taken so a bad
+/// request fails alone, in one line that names what is wrong.
+public enum QueueLimits {
+  /// The longest queue or action name, in bytes (a PostgreSQL notification
+  /// carries a queue's name in hex, in at most 8,000 bytes).
+  public static let maximumNameBytes = 1_000
+  /// The largest input, output or error a job keeps, in bytes.
+  public static let maximumValueBytes = 16 * 1024 * 1024
+
+  /// Throws unless `name` is a usable name of a `what` ("queue", "action").
+  static func check(name: LuaString, _ what: String) throws(StoreError) {
+    guard !name.bytes.isEmpty else { throw StoreError(.badValue, "a \(what) name must not be empty") }
+    guard name.bytes.count <= maximumNameBytes else {
+      throw StoreError(
+        .badValue, "a \(what) name is at most \(maximumNameBytes) bytes long, got \(name.bytes.count) bytes")
+    }
+  }
+
+  /// Throws unless `bytes`, the `what` of a job ("input", "output"), fits.
+  static func check(value bytes: [UInt8], _ what: String) throws(StoreError) {
+    guard bytes.count <= maximumValueBytes else {
+      throw StoreError(
+        .badValue, "a job's \(what) is at most \(maximumValueBytes) bytes once encoded, got \(bytes.count) bytes")
+    }
+  }
+
+  /// Throws unless `worker` names a worker.
+  static func check(worker: WorkerID) throws(StoreError) {
+    guard !worker.name.isEmpty else { throw StoreError(.badValue, "a worker id must not be empty") }
+    guard worker.name.utf8.count <= maximumNameBytes else {
+      throw StoreError(.badValue, "a worker id is at most \(maximumNameBytes) bytes long, got \(worker.name.utf8.count) bytes")
+    }
+  }
+
+  /// `lease` in microseconds, unless it is not positive or absurdly long.
+  static func microseconds(of lease: Duration) throws(StoreError) -> Int64 {
+    let (seconds, attoseconds) = lease.components
+    guard seconds >= 0, seconds < 366 * 86_400, lease > .zero else {
+      throw StoreError(.badValue, "a lease must be longer than 0 seconds and shorter than a year, got \(lease)")
+    }
+    return max(1, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+  }
+
+  /// Throws unless `limit` is positive.
+  static func check(limit: Int) throws(StoreError) {
+    guard limit > 0 else { throw StoreError(.badValue, "a limit must be positive, got \(limit)") }
+  }
+}

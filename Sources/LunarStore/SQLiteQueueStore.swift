@@ -1,0 +1,256 @@
+import LuaKit
+import Synchronization
+
+/// Durable ordered queues in the store's SQLite file, for workers on one
+/// host. Every change is one `BEGIN IMMEDIATE` transaction: it holds the
+/// file's write lock from its first statement, so claims (reading a queue's
+/// head and taking it) are serialized across every process using the file.
+public final class SQLiteQueueStore: QueueStore {
+  /// The database file.
+  public let path: String
+  public var location: String { "sqlite:" + path }
+  private let connection: Mutex<SQLiteDatabase>
+
+  /// Opens the store at `path` as `SQLiteRunStore` does (creating or
+  /// migrating it as needed; the runs and the queues share the file).
+  public init(path: String, createIfMissing: Bool = true, options: SQLiteRunStore.Options = .init()) throws(StoreError) {
+    self.path = path
+    self.connection = Mutex(try SQLiteStoreFile.open(path: path, createIfMissing: createIfMissing, options: options))
+  }
+
+  public func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
+    throws(StoreError) -> EnqueuedJob
+  {
+    try QueueLimits.check(name: queue, "queue")
+    try QueueLimits.check(name: action, "action")
+    try QueueLimits.check(value: input, "input")
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        // The queue's row is written first: inside the write lock, its
+        // counter is the one source of sequence numbers.
+        guard
+          case .integer(let sequence) = try db.scalar(
+            """
+            INSERT INTO queue (name, last_sequence) VALUES (?, 1)
+            ON CONFLICT (name) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence
+            """, [.blob(queue.bytes)])
+        else { throw StoreError(.database, "store \(self.path): no sequence number for queue \(queue.quoted)") }
+        try db.run(
+          """
+          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at)
+          VALUES (?, ?, ?, ?, ?, 'waiting', 0, ?)
+          """,
+          [.blob(queue.bytes), .integer(sequence), .blob(action.bytes), .blob(input), .text(policy.rawValue),
+           .integer(now.microseconds)])
+        return EnqueuedJob(id: JobID(db.lastInsertedRowID), queue: queue, sequence: sequence)
+      }
+    }
+  }
+
+  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> ClaimedJob?
+  {
+    try QueueLimits.check(worker: worker)
+    let lease = try QueueLimits.microseconds(of: lease)
+    if let queues, queues.isEmpty { return nil }
+    let names: [SQLiteValue] = (queues ?? []).map { .blob($0.bytes) }
+    let filter = queues == nil ? "" : "AND q.name IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+    let expiry = now.microseconds + lease
+    return try withDatabase { db in
+      try db.transaction(.immediate) { () throws -> ClaimedJob? in
+        // Each queue's head is its unfinished job of the lowest sequence;
+        // only a head may start, and only while its queue is not halted.
+        var head: (id: Int64, queue: [UInt8], sequence: Int64, action: [UInt8], input: [UInt8])?
+        try db.query(
+          """
+          SELECT j.id, j.queue, j.sequence, j.action, j.input FROM queue q
+          JOIN job j ON j.id = (
+            SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running') ORDER BY h.sequence LIMIT 1)
+          WHERE q.halted_by IS NULL AND (j.status = 'waiting' OR j.lease_expires_at <= ?) \(filter)
+          ORDER BY j.id LIMIT 1
+          """, [.integer(now.microseconds)] + names
+        ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
+        guard let head else { return nil }
+        var claimed: (attempts: Int64, claim: Int64)?
+        try db.query(
+          """
+          UPDATE job SET status = 'running', attempts = attempts + 1,
+            claim = (SELECT coalesce(max(claim), 0) + 1 FROM job), worker = ?, started_at = ?, lease_expires_at = ?
+          WHERE id = ? RETURNING attempts, claim
+          """, [.text(worker.name), .integer(now.microseconds), .integer(expiry), .integer(head.id)]
+        ) { row in claimed = (row.int64(0), row.int64(1)) }
+        guard let claimed else { throw StoreError(.database, "store \(self.path): job \(head.id) vanished while claimed") }
+        return ClaimedJob(
+          id: JobID(head.id), queue: LuaString(bytes: head.queue), sequence: head.sequence,
+          action: LuaString(bytes: head.action), input: head.input, attempt: Int(claimed.attempts),
+          token: ClaimToken(claimed.claim), leaseExpiresAt: StoreTimestamp(microseconds: expiry))
+      }
+    }
+  }
+
+  public func heartbeat(job: JobID, token: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> StoreTimestamp
+  {
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        try db.run(
+          "UPDATE job SET lease_expires_at = ? WHERE id = ? AND status = 'running' AND claim = ?",
+          [.integer(expiry), .integer(job.rawValue), .integer(token.rawValue)])
+        guard db.changes == 1 else {
+          throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "heartbeat", in: self.location)
+        }
+        return StoreTimestamp(microseconds: expiry)
+      }
+    }
+  }
+
+  public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
+    let (output, error): ([UInt8]?, [UInt8]?)
+    switch outcome {
+    case .succeeded(let bytes): (output, error) = (bytes, nil)
+    case .failed(let bytes): (output, error) = (nil, bytes)
+    }
+    try QueueLimits.check(value: output ?? error ?? [], output == nil ? "error" : "output")
+    try withDatabase { db in
+      try db.transaction(.immediate) {
+        var finished: (queue: [UInt8], policy: String)?
+        try db.query(
+          """
+          UPDATE job SET status = ?, finished_at = ?, lease_expires_at = NULL, output = ?, error = ?
+          WHERE id = ? AND status = 'running' AND claim = ? RETURNING queue, policy
+          """,
+          [.text(outcome.status.rawValue), .integer(now.microseconds), output.map { .blob($0) } ?? .null,
+           error.map { .blob($0) } ?? .null, .integer(job.rawValue), .integer(token.rawValue)]
+        ) { row in finished = (row.blob(0), row.text(1)) }
+        guard let finished else {
+          throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "completion", in: self.location)
+        }
+        if outcome.status == .failed && finished.policy == QueuePolicy.stop.rawValue {
+          try db.run("UPDATE queue SET halted_by = ? WHERE name = ?", [.integer(job.rawValue), .blob(finished.queue)])
+        }
+      }
+    }
+  }
+
+  public func cancel(job: JobID, at now: StoreTimestamp) throws(StoreError) {
+    try withDatabase { db in
+      try db.transaction(.immediate) {
+        try db.run(
+          "UPDATE job SET status = 'cancelled', finished_at = ? WHERE id = ? AND status = 'waiting'",
+          [.integer(now.microseconds), .integer(job.rawValue)])
+        guard db.changes == 1 else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
+      }
+    }
+  }
+
+  public func resume(queue: LuaString) throws(StoreError) -> Bool {
+    try withDatabase { db in
+      try db.transaction(.immediate) {
+        guard let halted = try db.scalar("SELECT halted_by FROM queue WHERE name = ?", [.blob(queue.bytes)]) else {
+          throw QueueRefusal.noSuchQueue(queue, in: self.location)
+        }
+        try db.run("UPDATE queue SET halted_by = NULL WHERE name = ?", [.blob(queue.bytes)])
+        return halted != .null
+      }
+    }
+  }
+
+  public func job(_ id: JobID) throws(StoreError) -> JobRecord? {
+    try withDatabase { db in try self.readJob(db, id: id) }
+  }
+
+  public func job(queue: LuaString, sequence: Int64) throws(StoreError) -> JobRecord? {
+    try withDatabase { db in
+      var found: JobRecord?
+      try db.query(
+        "SELECT \(Self.jobColumns) FROM job WHERE queue = ? AND sequence = ?", [.blob(queue.bytes), .integer(sequence)]
+      ) { row in found = try self.readJob(row) }
+      return found
+    }
+  }
+
+  public func queues() throws(StoreError) -> [QueueSummary] {
+    try withDatabase { db in
+      var summaries: [QueueSummary] = []
+      // At most one job of a queue runs, so the join adds no rows.
+      try db.query(
+        """
+        SELECT q.name, q.last_sequence, q.halted_by,
+          (SELECT count(*) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
+          (SELECT min(w.enqueued_at) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
+          r.id, r.worker
+        FROM queue q LEFT JOIN job r ON r.queue = q.name AND r.status = 'running'
+        ORDER BY q.name
+        """
+      ) { row in
+        summaries.append(
+          QueueSummary(
+            name: LuaString(bytes: row.blob(0)), submitted: row.int64(1), waiting: Int(row.int64(3)),
+            running: row.isNull(5) ? nil : JobID(row.int64(5)), runningWorker: row.isNull(6) ? nil : WorkerID(row.text(6)),
+            haltedBy: row.isNull(2) ? nil : JobID(row.int64(2)),
+            oldestWaitingSince: row.isNull(4) ? nil : StoreTimestamp(microseconds: row.int64(4))))
+      }
+      return summaries
+    }
+  }
+
+  public func jobs(queue: LuaString, limit: Int) throws(StoreError) -> [JobRecord] {
+    try QueueLimits.check(limit: limit)
+    return try withDatabase { db in
+      var jobs: [JobRecord] = []
+      try db.query(
+        "SELECT \(Self.jobColumns) FROM job WHERE queue = ? ORDER BY sequence DESC LIMIT ?",
+        [.blob(queue.bytes), .integer(Int64(limit))]
+      ) { row in jobs.append(try self.readJob(row)) }
+      return jobs
+    }
+  }
+
+  /// The columns `readJob` reads, in its order.
+  private static let jobColumns = [
+    "id", "queue", "sequence", "action", "input", "policy", "status", "attempts", "worker", "claim", "enqueued_at",
+    "started_at", "lease_expires_at", "finished_at", "output", "error",
+  ].joined(separator: ", ")
+
+  private func readJob(_ db: SQLiteDatabase, id: JobID) throws -> JobRecord? {
+    var found: JobRecord?
+    try db.query("SELECT \(Self.jobColumns) FROM job WHERE id = ?", [.integer(id.rawValue)]) { row in
+      found = try self.readJob(row)
+    }
+    return found
+  }
+
+  /// A job from the columns `jobColumns` names, in that order.
+  private func readJob(_ row: SQLiteStatement) throws(StoreError) -> JobRecord {
+    let id = JobID(row.int64(0))
+    guard let policy = QueuePolicy(rawValue: row.text(5)) else {
+      throw StoreError(.badValue, "store \(path): job \(id) has an unknown policy '\(row.text(5))'")
+    }
+    guard let status = JobStatus(rawValue: row.text(6)) else {
+      throw StoreError(.badValue, "store \(path): job \(id) has an unknown status '\(row.text(6))'")
+    }
+    func time(_ column: Int32) -> StoreTimestamp? {
+      row.isNull(column) ? nil : StoreTimestamp(microseconds: row.int64(column))
+    }
+    return JobRecord(
+      id: id, queue: LuaString(bytes: row.blob(1)), sequence: row.int64(2), action: LuaString(bytes: row.blob(3)),
+      input: row.blob(4), policy: policy, status: status, attempts: Int(row.int64(7)),
+      worker: row.isNull(8) ? nil : WorkerID(row.text(8)), claim: row.isNull(9) ? nil : ClaimToken(row.int64(9)),
+      enqueuedAt: StoreTimestamp(microseconds: row.int64(10)), startedAt: time(11), leaseExpiresAt: time(12),
+      finishedAt: time(13), output: row.isNull(14) ? nil : row.blob(14), error: row.isNull(15) ? nil : row.blob(15))
+  }
+
+  /// Runs `body` with the connection, alone; any failure becomes a
+  /// `StoreError`.
+  private func withDatabase<T: Sendable>(_ body: (SQLiteDatabase) throws -> T) throws(StoreError) -> T {
+    let path = self.path
+    return try connection.withLock { (db) throws(StoreError) -> T in
+      do {
+        return try body(db)
+      } catch {
+        throw StoreError(error, path: path)
+      }
+    }
+  }
+}
