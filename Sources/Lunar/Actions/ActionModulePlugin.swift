@@ -192,10 +192,25 @@ struct ActionModulePlugin: ModulePlugin {
     --- checked (a workflow's `run` steps: one action per step, so a large
     --- workflow registers thousands): `services` is a list of known names.
     function M.define_checked(name, services, fn)
+      -- Only the types are checked here: cheap, and enough that a wrong
+      -- call is the caller's error, never one inside this module.
+      if type(name) ~= "string" or name == "" then
+        error(("bad argument #1 to 'define_checked' (action name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
+      end
+      if services ~= nil and type(services) ~= "table" then
+        error(("bad argument #2 to 'define_checked' (table expected, got %s)"):format(type(services)), 2)
+      end
+      if type(fn) ~= "function" then error(("bad argument #3 to 'define_checked' (function expected, got %s)"):format(type(fn)), 2) end
       local uses, list = NO_SERVICES, NO_LIST
       if services and #services > 0 then
-        uses, list = {}, services
-        for _, service in ipairs(services) do uses[service] = true end
+        uses, list = {}, {}
+        for i, service in ipairs(services) do
+          if type(service) ~= "string" then
+            error(("bad argument #2 to 'define_checked' (services[%d] must be a service name, got %s)"):format(i, type(service)), 2)
+          end
+          uses[service] = true
+          list[i] = service
+        end
       end
       actions[name] = { uses = uses, list = list, fn = fn }
     end
