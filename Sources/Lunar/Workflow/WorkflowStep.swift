@@ -40,62 +40,61 @@ public struct WorkflowStep: Sendable, Equatable {
   }
 
   /// The steps workflow.lua describes in the table at `index` of `stack`:
-  /// a list of `{ name, needs = { positions from 1 }, queue, continue_on_error, attempts, backoff, timeout, uses, condition }`
-  /// the Lua side has already checked; nil if it is not one. Read with raw
-  /// field access: a workflow may have tens of thousands of steps.
+  /// columns `{ count = n, name = {...}, needs = { { positions from 1 }, ... }, queue, continue_on_error,
+  /// attempts, backoff, timeout, uses, condition }`, each a list by step position, which the Lua side has
+  /// already checked; nil if it is not that. Read with raw access: a workflow may have tens of thousands of steps.
   static func read(_ stack: some LuaStack, at index: Int32) -> [WorkflowStep]? {
     let table = stack.absoluteIndex(index)
     guard stack.type(at: table) == .table else { return nil }
-    let count = stack.rawLength(at: table)
+    let base = stack.top
+    defer { stack.top = base }
+    stack.pushField("count", of: table)
+    guard let total = stack.integer(at: -1), total >= 0, total <= Int64(Int32.max) else { return nil }
+    let count = Int(total)
+    let keys = ["name", "needs", "queue", "continue_on_error", "attempts", "backoff", "timeout", "uses", "condition"]
+    var columns: [Int32] = []
+    for key in keys {
+      guard stack.pushField(key, of: table) == .table else { return nil }
+      columns.append(stack.top)
+    }
+    let (names, needLists, queues, continues, attemptCounts, backoffs, timeouts, actions, conditions) =
+      (columns[0], columns[1], columns[2], columns[3], columns[4], columns[5], columns[6], columns[7], columns[8])
+    /// Pushes column `column`'s entry for the step at `position`, runs `read` on it, and pops it.
+    func entry<T>(_ column: Int32, _ position: Int, _ read: (Int32) -> T) -> T {
+      stack.pushField(position + 1, of: column)
+      defer { stack.pop() }
+      return read(stack.top)
+    }
+    func string(_ column: Int32, _ position: Int) -> LuaString? {
+      entry(column, position) { stack.type(at: $0) == .string ? stack.bytes(at: $0) : nil }
+    }
     var steps: [WorkflowStep] = []
     steps.reserveCapacity(count)
     for position in 0..<count {
-      guard stack.pushField(position + 1, of: table) == .table else {
-        stack.pop()
-        return nil
-      }
-      let step = stack.top
-      defer { stack.top = step - 1 }
-      func field(_ key: String) -> Int32 {
-        stack.pushField(key, of: step)
-        return stack.top
-      }
-      func string(_ key: String) -> LuaString? {
-        defer { stack.pop() }
-        return stack.type(at: field(key)) == .string ? stack.bytes(at: -1) : nil
-      }
-      func number(_ key: String) -> Double? {
-        defer { stack.pop() }
-        return stack.number(at: field(key))
-      }
-      func integer(_ key: String) -> Int64? {
-        defer { stack.pop() }
-        return stack.integer(at: field(key))
-      }
-      guard let name = string("name") else { return nil }
+      guard let name = string(names, position) else { return nil }
       var needs: [Int] = []
-      let list = field("needs")
-      if stack.type(at: list) == .table {
+      var malformed = false
+      entry(needLists, position) { list in
+        guard stack.type(at: list) == .table else { return }
         let length = stack.rawLength(at: list)
         needs.reserveCapacity(length)
-        for entry in 0..<length {
-          stack.pushField(entry + 1, of: list)
+        for item in 0..<length {
+          stack.pushField(item + 1, of: list)
           let need = stack.integer(at: -1)
           stack.pop()
-          guard let need, need >= 1, need <= count else { return nil }
+          guard let need, need >= 1, need <= count else { return malformed = true }
           needs.append(Int(need) - 1)
         }
       }
-      stack.pop()
-      let continues = stack.boolean(at: field("continue_on_error"))
-      stack.pop()
-      let hasCondition = stack.boolean(at: field("condition"))
-      stack.pop()
+      guard !malformed else { return nil }
       steps.append(
         WorkflowStep(
-          name: name, needs: needs, queue: string("queue"), continuesOnError: continues,
-          attempts: Int(clamping: integer("attempts") ?? 1), backoff: number("backoff") ?? 0, timeout: number("timeout"),
-          uses: string("uses"), hasCondition: hasCondition))
+          name: name, needs: needs, queue: string(queues, position),
+          continuesOnError: entry(continues, position) { stack.boolean(at: $0) },
+          attempts: Int(clamping: entry(attemptCounts, position) { stack.integer(at: $0) } ?? 1),
+          backoff: entry(backoffs, position) { stack.number(at: $0) } ?? 0,
+          timeout: entry(timeouts, position) { stack.number(at: $0) }, uses: string(actions, position),
+          hasCondition: entry(conditions, position) { stack.boolean(at: $0) }))
     }
     return steps
   }

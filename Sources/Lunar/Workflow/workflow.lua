@@ -262,19 +262,24 @@ local descriptions = setmetatable({}, { __mode = "k" })
 local function describe(wf)
   local described = descriptions[wf]
   if described then return described end
-  described = {}
+  -- Columns, one list per field, rather than a table per step: a workflow
+  -- may have tens of thousands of steps.
+  local name, needs, queue, continues, attempts, backoff, timeout, uses, condition = {}, {}, {}, {}, {}, {}, {}, {}, {}
   for i, s in ipairs(wf.steps) do
-    local needs = NO_NEEDS
+    name[i] = s.name
     if #s.needs > 0 then
-      needs = {}
-      for j, need in ipairs(s.needs) do needs[j] = wf.by_name[need].index end
+      local list = {}
+      for j, need in ipairs(s.needs) do list[j] = wf.by_name[need].index end
+      needs[i] = list
     end
-    described[i] = {
-      name = s.name, needs = needs, queue = s.queue, continue_on_error = s.continue_on_error,
-      attempts = s.retry and s.retry.attempts, backoff = s.retry and s.retry.backoff, timeout = s.timeout, uses = s.uses,
-      condition = s["if"] ~= nil,
-    }
+    queue[i], continues[i], timeout[i], uses[i] = s.queue, s.continue_on_error, s.timeout, s.uses
+    if s.retry then attempts[i], backoff[i] = s.retry.attempts, s.retry.backoff end
+    if s["if"] ~= nil then condition[i] = true end
   end
+  described = {
+    count = #wf.steps, name = name, needs = needs, queue = queue, continue_on_error = continues, attempts = attempts,
+    backoff = backoff, timeout = timeout, uses = uses, condition = condition,
+  }
   descriptions[wf] = described
   return described
 end
