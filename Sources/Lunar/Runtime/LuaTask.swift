@@ -114,7 +114,8 @@ public final class LuaTask {
       return 1
     }
     outcome.push(on: thread)
-    if status != .done { return 1 }
+    // A failure's error, or a single result kept without a table.
+    if status != .done || resultCount == 1 { return 1 }
     let table = thread.top
     let count = resultCount
     guard thread.ensureStack(count + 1) else {

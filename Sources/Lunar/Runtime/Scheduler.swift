@@ -231,6 +231,13 @@ public final class Scheduler {
 
   private func finish(_ task: LuaTask, coroutineResults count: Int32) {
     let co = task.threadPointer!
+    task.resultCount = count
+    if count == 1 {
+      // The usual case keeps its value as it is, with no table around it.
+      task.outcome = LuaReference(popping: co, in: state)
+      settle(task, as: .done)
+      return
+    }
     lua_createtable(co, count, 0)
     lunar_insert(co, -(count + 1))
     var i = count
@@ -292,8 +299,13 @@ public final class Scheduler {
       }
       lua_rawseti(L, -2, lua_Integer(i + 1))
     }
-    task.outcome = LuaReference(popping: state)
     task.resultCount = Int32(values.count)
+    if values.count == 1 {
+      // One result is kept as it is (see `finish(_:coroutineResults:)`).
+      lua_rawgeti(L, -1, 1)
+      lunar_remove(L, -2)
+    }
+    task.outcome = LuaReference(popping: state)
     settle(task, as: .done)
   }
 
