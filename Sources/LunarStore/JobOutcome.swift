@@ -13,4 +13,20 @@ public enum JobOutcome: Sendable, Equatable {
     case .failed: .failed
     }
   }
+
+  /// The job's `output` and `error` columns: one of them is set.
+  var columns: (output: [UInt8]?, error: [UInt8]?) {
+    switch self {
+    case .succeeded(let bytes): (bytes, nil)
+    case .failed(let bytes): (nil, bytes)
+    }
+  }
+
+  /// Throws if the bytes the job ended with pass the store's limit.
+  func checkSize() throws(StoreError) {
+    switch self {
+    case .succeeded(let bytes): try QueueLimits.check(value: bytes, "output")
+    case .failed(let bytes): try QueueLimits.check(value: bytes, "error")
+    }
+  }
 }

@@ -119,12 +119,8 @@ public final class PostgresQueueStore: QueueStore {
   }
 
   public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
-    let (output, error): ([UInt8]?, [UInt8]?)
-    switch outcome {
-    case .succeeded(let bytes): (output, error) = (bytes, nil)
-    case .failed(let bytes): (output, error) = (nil, bytes)
-    }
-    try QueueLimits.check(value: output ?? error ?? [], output == nil ? "error" : "output")
+    let (output, error) = outcome.columns
+    try outcome.checkSize()
     try withConnection { db in
       // One statement: the job finishes, a failure under policy stop halts
       // its queue, and waiting workers hear of it, all or nothing.

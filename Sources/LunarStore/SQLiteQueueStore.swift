@@ -106,12 +106,8 @@ public final class SQLiteQueueStore: QueueStore {
   }
 
   public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
-    let (output, error): ([UInt8]?, [UInt8]?)
-    switch outcome {
-    case .succeeded(let bytes): (output, error) = (bytes, nil)
-    case .failed(let bytes): (output, error) = (nil, bytes)
-    }
-    try QueueLimits.check(value: output ?? error ?? [], output == nil ? "error" : "output")
+    let (output, error) = outcome.columns
+    try outcome.checkSize()
     try withDatabase { db in
       try db.transaction(.immediate) {
         var finished: (queue: [UInt8], policy: String)?

@@ -34,14 +34,9 @@ enum QueueCommand {
     let location: StoreLocation
     do {
       request = try readRequest(parsed)
-      location = try StoreLocation.chosen(
-        option: parsed.value("store"), environment: Environment.forStore, currentFolder: StoreLocation.currentFolder)
-    } catch let error as UsageError {
-      return LunarCommandLine.usageFailure(error)
-    } catch let error as StoreError {
-      return LunarCommandLine.usageFailure(UsageError(message: error.message, command: "queue"))
+      location = try StoreOption.location(parsed, command: "queue")
     } catch {
-      return LunarCommandLine.usageFailure(UsageError(message: "\(error)", command: "queue"))
+      return LunarCommandLine.usageFailure(error)
     }
     do {
       let store: any QueueStore

@@ -120,7 +120,7 @@ enum RunCommand {
     }
     workflow.journal = parsed.value("journal")
     try workflow.checkJournal()
-    try chooseStore(parsed, &workflow, environment: Environment.forStore)
+    try chooseStore(parsed, &workflow)
     workflow.scriptFile = parsed.operands.first
     workflow.scriptArguments = Array(parsed.operands.dropFirst())
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
@@ -138,7 +138,7 @@ enum RunCommand {
   /// The store and the run to resume: `--store`, `LUNAR_STORE` or the
   /// default, none with `--no-store`; under `--sandbox`, only `--store` or
   /// `--journal` (the command line alone chooses the files Lunar writes).
-  static func chooseStore(_ parsed: ParsedArguments, _ workflow: inout WorkflowRunOptions, environment: [String: String]) throws {
+  static func chooseStore(_ parsed: ParsedArguments, _ workflow: inout WorkflowRunOptions) throws {
     if let run = parsed.value("resume") {
       do {
         workflow.resume = run.isEmpty ? .last : try RunReference(parsing: run)
@@ -161,12 +161,7 @@ enum RunCommand {
       return
     }
     if parsed.has("sandbox") && !parsed.has("store") { return }
-    do {
-      workflow.store = try StoreLocation.chosen(
-        option: parsed.value("store"), environment: environment, currentFolder: StoreLocation.currentFolder)
-    } catch {
-      throw UsageError(message: error.message, command: "run")
-    }
+    workflow.store = try StoreOption.location(parsed, command: "run")
   }
 
   /// The first of `lunar run`'s own flags among the script's arguments

@@ -33,14 +33,9 @@ enum RunsCommand {
     let location: StoreLocation
     do {
       request = try readRequest(parsed)
-      location = try StoreLocation.chosen(
-        option: parsed.value("store"), environment: Environment.forStore, currentFolder: StoreLocation.currentFolder)
-    } catch let error as UsageError {
-      return LunarCommandLine.usageFailure(error)
-    } catch let error as StoreError {
-      return LunarCommandLine.usageFailure(UsageError(message: error.message, command: "runs"))
+      location = try StoreOption.location(parsed, command: "runs")
     } catch {
-      return LunarCommandLine.usageFailure(UsageError(message: "\(error)", command: "runs"))
+      return LunarCommandLine.usageFailure(error)
     }
     // Workflow names are bytes; the one asked for is matched by its UTF-8.
     let workflow = parsed.value("workflow").map { LuaString($0) }
