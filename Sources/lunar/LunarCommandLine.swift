@@ -15,6 +15,7 @@ enum LunarCommandLine {
   static let commands: [CommandSpec] = [
     RunCommand.spec,
     RunsCommand.spec,
+    WorkerCommand.spec,
     CheckCommand.spec,
     TestCommand.spec,
     GraphCommand.spec,

@@ -202,7 +202,7 @@ struct ActionModulePlugin: ModulePlugin {
 
     -- What every action context shares; the context holds its action's
     -- name and chain.
-    local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain) end
+    local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain, ctx.attempt) end
     local function context_event(ctx, event, fields)
       local f = { action = ctx.action, event = event }
       for k, v in pairs(fields or {}) do f[k] = v end
@@ -233,9 +233,9 @@ struct ActionModulePlugin: ModulePlugin {
       end,
     }
 
-    local function make_context(name, chain)
-      return setmetatable({ action = name, chain = chain, run = context_run, event = context_event, now = context_now },
-        CONTEXT)
+    local function make_context(name, chain, attempt)
+      return setmetatable({ action = name, chain = chain, attempt = attempt or 1, run = context_run, event = context_event,
+        now = context_now }, CONTEXT)
     end
 
     -- Plugins asked for an action they might provide, each required once:
@@ -275,8 +275,9 @@ struct ActionModulePlugin: ModulePlugin {
       return providers[plugin]
     end
 
-    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`.
-    function M.run(name, input, chain)
+    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`;
+    --- its context's `attempt` is `attempt` (a durable job's), else 1.
+    function M.run(name, input, chain, attempt)
       if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
       chain = chain or {}
       local next_chain = {}
@@ -304,7 +305,7 @@ struct ActionModulePlugin: ModulePlugin {
         started = lunar.now()
         M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
       end
-      local ok, output = pcall(action.fn, make_context(name, next_chain), input)
+      local ok, output = pcall(action.fn, make_context(name, next_chain, attempt), input)
       if not ok then
         if tracing then
           M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })
@@ -321,6 +322,19 @@ struct ActionModulePlugin: ModulePlugin {
       if tracing then M.emit("action.finished", { action = name, duration = lunar.now() - started }) end
       if journaling then M.journal("result", { name = name }, { output = output }) end
       return output
+    end
+
+    --- Runs the action of a durable job a worker claimed (`attempt`: its
+    --- claims so far); an action this worker does not know is an error
+    --- that says so.
+    function M.run_job(name, input, attempt)
+      if actions[name] == nil and not M.has_swift(name) then
+        local problem = load_provider(name)
+        if actions[name] == nil and not M.has_swift(name) then
+          error(("unknown action '%s'%s: the worker that ran this job does not define it"):format(name, problem or ""), 0)
+        end
+      end
+      return (M.run(name, input, nil, attempt))
     end
 
     --- Runs an action with some services replaced; returns its output and
