@@ -10,6 +10,10 @@ import LunarStore
 /// print(job:await())                           --> 9
 /// q:drain()
 /// ```
+///
+/// With `durable = true` the queue lives in the run's store and its jobs
+/// (named actions with value inputs) are run by `lunar worker` processes;
+/// `queue.job(name, sequence)` finds a durable job's handle again.
 struct QueueModulePlugin: ModulePlugin {
   let name = "lunar.queue"
 
