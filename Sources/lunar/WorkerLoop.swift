@@ -48,9 +48,14 @@ final class WorkerLoop {
   func run(until stop: () -> Bool) {
     let interval = Double(setup.lease.components.seconds) / 3
       + Double(setup.lease.components.attoseconds) / 3e18
+    var stopNoted = false
     while true {
       completeFinished()
       let stopping = stop()
+      if stopping && !stopNoted {
+        stopNoted = true
+        log("stopping: finishing \(running.count) running job\(running.count == 1 ? "" : "s")")
+      }
       if stopping && running.isEmpty { return }
       heartbeat(every: interval)
       if !stopping && running.count < setup.concurrency, let job = claim() {

@@ -31,6 +31,11 @@ struct ActionModulePlugin: ModulePlugin {
         return try await actions.run(name, input: input.value, chain: chain, journalScope: scope)
       }
     }
+    module.function("keep_job_runner") { [unowned runtime] call in
+      try call.check(1, is: .function)
+      runtime.component(DurableJobRunner.self).keep(call.reference(1, in: runtime.state))
+      return .none
+    }
     module.function("has_swift") { call in
       call.push(actions.has(try call.bytes(1)))
       return .one
@@ -327,7 +332,7 @@ struct ActionModulePlugin: ModulePlugin {
     --- Runs the action of a durable job a worker claimed (`attempt`: its
     --- claims so far); an action this worker does not know is an error
     --- that says so.
-    function M.run_job(name, input, attempt)
+    local function run_job(name, input, attempt)
       if actions[name] == nil and not M.has_swift(name) then
         local problem = load_provider(name)
         if actions[name] == nil and not M.has_swift(name) then
@@ -336,6 +341,9 @@ struct ActionModulePlugin: ModulePlugin {
       end
       return (M.run(name, input, nil, attempt))
     end
+    -- Kept by the host, out of scripts' reach.
+    M.keep_job_runner(run_job)
+    M.keep_job_runner = nil
 
     --- Runs an action with some services replaced; returns its output and
     --- the list of actions that ran with their inputs.

@@ -7,10 +7,13 @@ import LunarStore
 /// only.
 final class DurableJobRunner: RuntimeComponent {
   private unowned let core: RuntimeCore
-  /// `lunar.actions`' `run_job`, loaded on first use.
+  /// `lunar.actions`' job runner, which it hands over when it loads.
   private var runJob: LuaReference?
 
   init(core: RuntimeCore) { self.core = core }
+
+  /// Keeps `runner`, `lunar.actions`' function that runs a job's action.
+  func keep(_ runner: LuaReference) { runJob = runner }
 
   /// Starts `job`; `finish` gets how it ended, on the loop.
   func start(_ job: ClaimedJob, finish: @escaping (JobOutcome) -> Void) {
@@ -27,11 +30,11 @@ final class DurableJobRunner: RuntimeComponent {
     }
     do {
       if runJob == nil {
-        try state.load("return require('lunar.actions').run_job", name: "=lunar.worker")
-        try state.call(arguments: 0, results: 1)
-        runJob = LuaReference(popping: state)
+        try state.load("require('lunar.actions')", name: "=lunar.worker")
+        try state.call(arguments: 0, results: 0)
       }
-      runJob!.push(on: state)
+      guard let runJob else { throw DurableQueueError("lunar.actions did not hand over its job runner") }
+      runJob.push(on: state)
       state.push(job.action)
       try state.push(input)
       state.push(Int64(job.attempt))
