@@ -16,6 +16,7 @@ enum LunarCommandLine {
     RunCommand.spec,
     RunsCommand.spec,
     QueueCommand.spec,
+    WorkerCommand.spec,
     CheckCommand.spec,
     TestCommand.spec,
     GraphCommand.spec,

@@ -31,6 +31,11 @@ struct ActionModulePlugin: ModulePlugin {
         return try await actions.run(name, input: input.value, chain: chain, journalScope: scope)
       }
     }
+    module.function("keep_job_runner") { [unowned runtime] call in
+      try call.check(1, is: .function)
+      runtime.component(DurableJobRunner.self).keep(call.reference(1, in: runtime.state))
+      return .none
+    }
     module.function("has_swift") { call in
       call.push(actions.has(try call.bytes(1)))
       return .one
@@ -217,7 +222,7 @@ struct ActionModulePlugin: ModulePlugin {
 
     -- What every action context shares; the context holds its action's
     -- name and chain.
-    local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain) end
+    local function context_run(ctx, next_name, input) return M.run(next_name, input, ctx.chain, ctx.attempt) end
     local function context_event(ctx, event, fields)
       local f = { action = ctx.action, event = event }
       for k, v in pairs(fields or {}) do f[k] = v end
@@ -248,9 +253,9 @@ struct ActionModulePlugin: ModulePlugin {
       end,
     }
 
-    local function make_context(name, chain)
-      return setmetatable({ action = name, chain = chain, run = context_run, event = context_event, now = context_now },
-        CONTEXT)
+    local function make_context(name, chain, attempt)
+      return setmetatable({ action = name, chain = chain, attempt = attempt or 1, run = context_run, event = context_event,
+        now = context_now }, CONTEXT)
     end
 
     -- Plugins asked for an action they might provide, each required once:
@@ -290,8 +295,9 @@ struct ActionModulePlugin: ModulePlugin {
       return providers[plugin]
     end
 
-    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`.
-    function M.run(name, input, chain)
+    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`;
+    --- its context's `attempt` is `attempt` (a durable job's), else 1.
+    function M.run(name, input, chain, attempt)
       if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
       chain = chain or {}
       local next_chain = {}
@@ -319,7 +325,7 @@ struct ActionModulePlugin: ModulePlugin {
         started = lunar.now()
         M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
       end
-      local ok, output = pcall(action.fn, make_context(name, next_chain), input)
+      local ok, output = pcall(action.fn, make_context(name, next_chain, attempt), input)
       if not ok then
         if tracing then
           M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })
@@ -337,6 +343,22 @@ struct ActionModulePlugin: ModulePlugin {
       if journaling then M.journal("result", { name = name }, { output = output }) end
       return output
     end
+
+    --- Runs the action of a durable job a worker claimed (`attempt`: its
+    --- claims so far); an action this worker does not know is an error
+    --- that says so.
+    local function run_job(name, input, attempt)
+      if actions[name] == nil and not M.has_swift(name) then
+        local problem = load_provider(name)
+        if actions[name] == nil and not M.has_swift(name) then
+          error(("unknown action '%s'%s: the worker that ran this job does not define it"):format(name, problem or ""), 0)
+        end
+      end
+      return (M.run(name, input, nil, attempt))
+    end
+    -- Kept by the host, out of scripts' reach.
+    M.keep_job_runner(run_job)
+    M.keep_job_runner = nil
 
     --- Runs an action with some services replaced; returns its output and
     --- the list of actions that ran with their inputs.

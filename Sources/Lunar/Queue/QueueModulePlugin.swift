@@ -1,4 +1,5 @@
 import LuaKit
+import LunarStore
 
 /// `lunar.queue`: ordered actor queues from Lua.
 ///
@@ -9,6 +10,10 @@ import LuaKit
 /// print(job:await())                           --> 9
 /// q:drain()
 /// ```
+///
+/// With `durable = true` the queue lives in the run's store and its jobs
+/// (named actions with value inputs) are run by `lunar worker` processes;
+/// `queue.job(name, sequence)` finds a durable job's handle again.
 struct QueueModulePlugin: ModulePlugin {
   let name = "lunar.queue"
 
@@ -62,22 +67,90 @@ struct QueueModulePlugin: ModulePlugin {
       return .one
     }
 
+    let durableClass = Self.durableQueueClass(runtime)
     var module = LuaModule("lunar.queue")
-    // queue.new(name) or queue.new{ name = ..., policy = "continue" | "stop" }
+    // queue.new(name) or queue.new{ name = ..., policy = "continue" | "stop", durable = true }
     module.function("new") { [unowned runtime] call in
-      let (name, policy) = try Self.arguments(call)
+      let (name, policy, durable) = try Self.arguments(call)
+      if durable {
+        let store = try runtime.component(DurableQueues.self).store(for: "durable queue \(name.quoted)")
+        let queue = DurableQueue(name: name, policy: LunarStore.QueuePolicy(rawValue: policy.rawValue)!, store: store)
+        call.push(queue, as: durableClass)
+        return .one
+      }
       let queue = LuaQueue(name: name, policy: policy, core: runtime)
       call.push(queue, as: queueClass)
+      return .one
+    }
+    // queue.job(name, sequence) -> the handle of job `sequence` of durable queue `name`, or nil
+    module.function("job") { [unowned runtime] call in
+      let name = try call.bytes(1)
+      let sequence = try call.integer(2)
+      let store = try runtime.component(DurableQueues.self).store(for: "durable queue \(name.quoted)")
+      let found: JobRecord?
+      do throws(StoreError) {
+        found = try store.job(queue: name, sequence: sequence)
+      } catch {
+        throw DurableQueueError("durable queue \(name.quoted): \(error.message)")
+      }
+      guard let found else {
+        call.pushNil()
+        return .one
+      }
+      let handle = DurableJobHandle(store: store, id: found.id, queue: found.queue, sequence: found.sequence)
+      call.push(handle, as: runtime.component(DurableJobHandles.self).luaClass)
       return .one
     }
     return module
   }
 
-  /// The name and policy from `new`'s argument.
-  static func arguments(_ call: LuaCall) throws -> (LuaString, QueuePolicy) {
+  /// The class of durable queues: `submit(action, input)`, `name`,
+  /// `policy`, `durable`.
+  static func durableQueueClass(_ runtime: RuntimeCore) -> LuaClass<DurableQueue> {
+    var durableClass = LuaClass<DurableQueue>(name: "lunar.durable_queue")
+    durableClass.describe = { "durable queue \($0.name.quoted) in \($0.store.location)" }
+    // q:submit("action.name", input) -> handle
+    durableClass.method("submit") { [unowned runtime] queue, call in
+      switch call.type(2) {
+      case .string: break
+      case .function:
+        throw LuaArgumentError.invalid(
+          2, "a durable queue runs a named action, not a function: closures cannot cross processes")
+      default: throw LuaArgumentError.type(2, expected: "action name")
+      }
+      guard call.argumentCount <= 3 else {
+        throw LuaArgumentError.invalid(4, "a durable job takes one input value (put several in a table)")
+      }
+      let input: LuaValue
+      do {
+        input = try call.value(3, name: "input")
+      } catch {
+        throw LuaArgumentError.invalid(3, "\(error) (a durable job's input must be a value: closures cannot cross processes)")
+      }
+      let handle = try queue.submit(action: try call.bytes(2), input: input)
+      call.push(handle, as: runtime.component(DurableJobHandles.self).luaClass)
+      return .one
+    }
+    durableClass.property("name") { queue, call in
+      call.push(queue.name)
+      return .one
+    }
+    durableClass.property("policy") { queue, call in
+      call.push(queue.policy.rawValue)
+      return .one
+    }
+    durableClass.property("durable") { _, call in
+      call.push(true)
+      return .one
+    }
+    return durableClass
+  }
+
+  /// The name, policy and durability from `new`'s argument.
+  static func arguments(_ call: LuaCall) throws -> (LuaString, QueuePolicy, Bool) {
     switch call.type(1) {
     case .string:
-      return (try call.bytes(1), .continue)
+      return (try call.bytes(1), .continue, false)
     case .table:
       let options = try call.value(1, name: "options")
       guard case .string(let name) = options["name"] else {
@@ -94,7 +167,13 @@ struct QueueModulePlugin: ModulePlugin {
       case let other:
         throw LuaArgumentError.invalid(1, "field 'policy' must be 'continue' or 'stop', got \(other.typeName)")
       }
-      return (name, policy)
+      let durable: Bool
+      switch options["durable"] {
+      case .nil: durable = false
+      case .boolean(let value): durable = value
+      case let other: throw LuaArgumentError.invalid(1, "field 'durable' must be a boolean, got \(other.typeName)")
+      }
+      return (name, policy, durable)
     default:
       throw LuaArgumentError.type(1, expected: "string or table")
     }

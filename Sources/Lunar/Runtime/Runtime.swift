@@ -15,7 +15,7 @@ import Glibc
 /// let results = try await runtime.run(Script(source: .text("return 6 * 7", chunkName: "=demo")))
 /// ```
 public final class Runtime: Sendable {
-  private let inbox: Inbox
+  let inbox: Inbox
   private let control: ControlHandle
   private let loop: LoopThread
 

@@ -735,6 +735,12 @@ public final class Scheduler {
   /// Forgets failures already reported.
   func clearFailures() { failedTasks.removeAll() }
 
+  /// Forgets `task`'s failure, which its owner reports itself (a durable
+  /// job's goes to the store): a worker that runs for days keeps none.
+  func forgetFailure(of task: LuaTask) {
+    if task.status == .failed { failedTasks.removeAll { $0 === task } }
+  }
+
   /// The unobserved failures so far, now marked observed (the test runner
   /// charges them to the test that was running).
   public func takeUnobservedFailures() -> [UnobservedError] {

@@ -1,0 +1,88 @@
+import LuaKit
+import LunarStore
+
+/// Runs jobs a `lunar worker` claimed from a durable queue: each job's
+/// action (`lunar.action`, a plugin's, or Swift's) with its decoded input,
+/// as a task on the loop, its context's `attempt` the job's. Loop thread
+/// only.
+final class DurableJobRunner: RuntimeComponent {
+  private unowned let core: RuntimeCore
+  /// `lunar.actions`' job runner, which it hands over when it loads.
+  private var runJob: LuaReference?
+
+  init(core: RuntimeCore) { self.core = core }
+
+  /// Keeps `runner`, `lunar.actions`' function that runs a job's action.
+  func keep(_ runner: LuaReference) { runJob = runner }
+
+  /// Starts `job`; `finish` gets how it ended, on the loop.
+  func start(_ job: ClaimedJob, finish: @escaping (JobOutcome) -> Void) {
+    let state = core.state
+    let L = state.L
+    let base = state.top
+    defer { state.top = base }
+    let input: LuaValue
+    do {
+      input = try LuaValueCodec.decode(job.input).first ?? .nil
+    } catch {
+      finish(Self.failure("its input cannot be read: \(error)"))
+      return
+    }
+    do {
+      if runJob == nil {
+        try state.load("require('lunar.actions')", name: "=lunar.worker")
+        try state.call(arguments: 0, results: 0)
+      }
+      guard let runJob else { throw DurableQueueError("lunar.actions did not hand over its job runner") }
+      runJob.push(on: state)
+      state.push(job.action)
+      try state.push(input)
+      state.push(Int64(job.attempt))
+    } catch {
+      finish(Self.failure("\(error)"))
+      return
+    }
+    let label = "job \(job.queue.lossyString)#\(job.sequence)"
+    let scheduler = core.scheduler
+    let task = scheduler.prepare(on: L, function: base + 1, arguments: 3, label: label)
+    task.observed = true
+    task.onFinish.append { [unowned scheduler] task in
+      scheduler.forgetFailure(of: task)
+      finish(Self.outcome(of: task, on: state))
+    }
+    scheduler.start(task)
+  }
+
+  /// How the finished `task` ended, as the store keeps it: its one output,
+  /// encoded, or its error message.
+  private static func outcome(of task: LuaTask, on state: LuaState) -> JobOutcome {
+    guard task.status == .done else { return failure(task.errorMessage ?? task.status.rawValue) }
+    let base = state.top
+    defer { state.top = base }
+    let count = task.pushOutcome(on: state.L)
+    do {
+      let output = count > 0 ? try state.value(at: base + 1, root: "output") : .nil
+      return .succeeded(output: try LuaValueCodec.encode([output], root: "output"))
+    } catch {
+      return failure("its output cannot be stored: \(error)")
+    }
+  }
+
+  private static func failure(_ message: String) -> JobOutcome {
+    .failed(error: Array(message.utf8))
+  }
+}
+
+extension Runtime {
+  /// Runs the action of `job`, claimed from a durable queue, with its
+  /// input, and returns how it ended (an unknown action is a failure that
+  /// says so). The action's context has `attempt`: the job's claims so far.
+  public func run(_ job: ClaimedJob) async -> JobOutcome {
+    await withCheckedContinuation { continuation in
+      let posted = inbox.post { core in
+        core.component(DurableJobRunner.self).start(job) { continuation.resume(returning: $0) }
+      }
+      if !posted { continuation.resume(returning: .failed(error: Array("the runtime has stopped".utf8))) }
+    }
+  }
+}

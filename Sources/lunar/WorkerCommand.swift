@@ -1,0 +1,114 @@
+import LuaKit
+import Lunar
+import LunarStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lunar worker FILE`: loads FILE (which defines actions, or requires the
+/// plugins that do), then claims and runs jobs of durable queues from the
+/// store until SIGTERM or SIGINT, after which it finishes its running jobs
+/// and exits 0.
+enum WorkerCommand {
+  static let spec = CommandSpec(
+    name: "worker",
+    summary: "Run the jobs of durable queues with the actions FILE defines.",
+    operands: "FILE",
+    options: [
+      OptionSpec(name: "store", value: "URL", help: "the store whose queues to serve (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
+      OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
+      OptionSpec(name: "concurrency", value: "N", help: "jobs run at once, each of a different queue (default 1)"),
+      OptionSpec(name: "lease", value: "SECONDS", help: "how long a job stays this worker's without a heartbeat (default 10)"),
+      OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
+    ],
+    run: run
+  )
+
+  static func run(_ parsed: ParsedArguments) -> Int32 {
+    guard let file = parsed.operands.first else {
+      return LunarCommandLine.usageFailure(UsageError(message: "missing worker file", command: "worker"))
+    }
+    guard parsed.operands.count == 1 else {
+      return LunarCommandLine.usageFailure(UsageError(message: "unexpected argument '\(parsed.operands[1])'", command: "worker"))
+    }
+    let concurrency: Int
+    let lease: Duration
+    let location: StoreLocation
+    do {
+      concurrency = try positiveInteger(parsed.value("concurrency") ?? "1", flag: "--concurrency")
+      lease = try seconds(parsed.value("lease") ?? "10")
+      location = try StoreLocation.chosen(
+        option: parsed.value("store"), environment: Environment.forStore, currentFolder: StoreLocation.currentFolder)
+    } catch let error as UsageError {
+      return LunarCommandLine.usageFailure(error)
+    } catch {
+      return LunarCommandLine.usageFailure(UsageError(message: "\(error)", command: "worker"))
+    }
+    var queues: [LuaString]?
+    if let text = parsed.value("queues") {
+      let names = text.split(separator: ",", omittingEmptySubsequences: true).map { LuaString(String($0)) }
+      guard !names.isEmpty else {
+        return LunarCommandLine.usageFailure(UsageError(message: "--queues needs queue names, got '\(text)'", command: "worker"))
+      }
+      queues = names
+    }
+    let store: any QueueStore
+    do {
+      store = try location.openQueueStore()
+    } catch {
+      Console.error("lunar: \(error.message)")
+      return 1
+    }
+
+    var configuration = RuntimeConfiguration()
+    configuration.environment = Environment.current
+    configuration.plugins = DefaultPlugins.all
+    configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
+    var workflow = WorkflowRunOptions()
+    // Jobs may submit further jobs to the worker's own store.
+    workflow.store = location
+    workflow.scriptFile = file
+    configuration.workflowOptions = workflow
+    Signals.catchStopRequests()
+    let runtime: Runtime
+    do {
+      runtime = try Runtime(configuration)
+    } catch {
+      Console.error("lunar: \(error)")
+      return 1
+    }
+    let loaded = runtime.runBlocking(Script(source: .file(file), arguments: [], interpreterArguments: parsed.prefix))
+    fflush(nil)
+    if case .failure = loaded { return RunCommand.report(loaded) }
+
+    let worker = WorkerID(workerName())
+    let loop = WorkerLoop(
+      .init(store: store, runtime: runtime, worker: worker, queues: queues, concurrency: concurrency, lease: lease))
+    loop.run(until: { Signals.stopRequested })
+    fflush(nil)
+    return 0
+  }
+
+  /// `host:pid`, as `lunar queue ls` shows the worker running a job.
+  static func workerName() -> String {
+    var buffer = [UInt8](repeating: 0, count: 256)
+    let host = gethostname(&buffer, buffer.count - 1) == 0
+      ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "localhost"
+    return "\(host):\(getpid())"
+  }
+
+  private static func positiveInteger(_ text: String, flag: String) throws -> Int {
+    guard let value = Int(text), value > 0 else {
+      throw UsageError(message: "\(flag) needs a positive number, got '\(text)'", command: "worker")
+    }
+    return value
+  }
+
+  private static func seconds(_ text: String) throws -> Duration {
+    guard let value = Double(text), value.isFinite, value > 0, value < 366 * 86_400 else {
+      throw UsageError(message: "--lease needs a positive number of seconds, got '\(text)'", command: "worker")
+    }
+    return .microseconds(Int64((value * 1_000_000).rounded()))
+  }
+}

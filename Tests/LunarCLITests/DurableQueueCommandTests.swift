@@ -1,0 +1,335 @@
+import Foundation
+import LuaKit
+import LunarStore
+import Testing
+import TestSupport
+
+/// Durable queues across processes: scripts submit with `lunar run`, real
+/// `lunar worker` processes run the jobs, on a SQLite store in a temporary
+/// folder (and on PostgreSQL, below, when the tests have a server).
+struct DurableQueueCommandTests {
+  /// Actions that append `queue seq attempt` to `log` when they start, then
+  /// sleep `pause` seconds (a job with `hold` set waits until the file
+  /// `log`.gate exists) and return their input squared.
+  static func workerFile(log: String, pause: Double = 0) -> String {
+    """
+    local function note(ctx, input)
+      local f = assert(io.open("\(log)", "a"))
+      f:write(input.queue, " ", input.seq, " ", ctx.attempt, "\\n")
+      f:close()
+    end
+    lunar.action("square", function(ctx, input)
+      note(ctx, input)
+      if \(pause) > 0 then lunar.sleep(\(pause)) end
+      while input.hold and not io.open("\(log).gate") do lunar.sleep(0.01) end
+      return { n = input.seq * input.seq, attempt = ctx.attempt }
+    end)
+    lunar.action("boom", function(ctx, input)
+      note(ctx, input)
+      error("boom " .. input.seq)
+    end)
+    """
+  }
+
+  /// Starts `count` workers on `store`.
+  static func startWorkers(_ count: Int, file: String, store: String, extra: [String] = []) throws -> [LunarProcess.Running] {
+    try (0..<count).map { _ in try LunarProcess.start(["worker", "--store", store] + extra + [file]) }
+  }
+
+  /// Stops `workers` with SIGTERM and expects each to exit 0.
+  static func stop(_ workers: [LunarProcess.Running]) async throws {
+    for worker in workers { worker.send(SIGTERM) }
+    for worker in workers {
+      let outcome = try await worker.wait()
+      #expect(outcome.status == 0 && outcome.exitedNormally, "worker: \(outcome.stderr)")
+    }
+  }
+
+  /// Waits until every job of `store` is final (or fails the test after
+  /// `timeout` seconds); returns every job of `queues`, oldest first.
+  static func finalJobs(in store: any QueueStore, queues: [String], count: Int, timeout: Double = 60) async throws -> [JobRecord] {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+      var jobs: [JobRecord] = []
+      for queue in queues { jobs += try store.jobs(queue: LuaString(queue), limit: 100_000).reversed() }
+      if jobs.count == count && jobs.allSatisfy(\.status.isFinal) { return jobs }
+      guard Date() < deadline else {
+        Issue.record("jobs not finished in time: \(jobs.filter { !$0.status.isFinal }.count) of \(jobs.count) still open")
+        return jobs
+      }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+  }
+
+  /// The `log` lines as (queue, sequence, attempt).
+  static func starts(in log: String) throws -> [(queue: String, seq: Int, attempt: Int)] {
+    let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").map { line in
+      let parts = line.split(separator: " ")
+      return (String(parts[0]), Int(parts[1])!, Int(parts[2])!)
+    }
+  }
+
+  @Test func aScriptAwaitsWhatAWorkerRan() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local queue = require "lunar.queue"
+      local q = queue.new { name = "calc", durable = true }
+      local handles = {}
+      for i = 1, 3 do handles[i] = q:submit("square", { queue = "calc", seq = i }) end
+      local failing = q:submit("boom", { queue = "calc", seq = 4 })
+      local unknown = q:submit("nowhere", { queue = "calc", seq = 5 })
+      for i, h in ipairs(handles) do
+        local out = h:await()
+        print(h.sequence, out.n, out.attempt, h:status())
+      end
+      print("failing", failing:result())
+      print("unknown", unknown:result())
+      print("again", queue.job("calc", 2):await().n, queue.job("calc", 99))
+      print("closure", pcall(q.submit, q, function() end))
+      print("closure input", pcall(q.submit, q, "square", { f = print }))
+      """)
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let outcome = try await LunarProcess.run(["run", "--store", store, script])
+    try await Self.stop(workers)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.prefix(3) == ["1\t1\t1\tdone", "2\t4\t1\tdone", "3\t9\t1\tdone"])
+    #expect(lines.contains { $0.hasPrefix("failing\tfalse\t") && $0.contains("worker.lua:") && $0.hasSuffix(": boom 4") }, "\(lines)")
+    #expect(lines.contains("unknown\tfalse\tunknown action 'nowhere': the worker that ran this job does not define it"), "\(lines)")
+    #expect(lines.contains("again\t4\tnil"))
+    #expect(lines.contains { $0.hasPrefix("closure\tfalse\t") && $0.contains("closures cannot cross processes") }, "\(lines)")
+    #expect(lines.contains { $0.hasPrefix("closure input\tfalse\t") && $0.contains("input.f: a function") && $0.contains("closures cannot cross processes") }, "\(lines)")
+  }
+
+  @Test func aDurableQueueNeedsAStore() async throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write("s.lua", "local q = require('lunar.queue').new { name = 'x', durable = true }")
+    let outcome = try await LunarProcess.run(["run", "--no-store", script])
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.contains("s.lua:1: durable queue \"x\" needs a store"), "\(outcome.stderr)")
+  }
+
+  @Test func twoWorkersKeepStrictOrderOnOneQueue() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log, pause: 0.01))
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "line", durable = true }
+      local last
+      for i = 1, 40 do last = q:submit("square", { queue = "line", seq = i }) end
+      print(last:await().n)
+      """)
+    let workers = try Self.startWorkers(2, file: worker, store: store, extra: ["--concurrency", "2"])
+    let outcome = try await LunarProcess.run(["run", "--store", store, script], timeout: 60)
+    try await Self.stop(workers)
+    #expect(outcome.stdout == "1600\n", "\(outcome.stderr)")
+    #expect(try Self.starts(in: log).map(\.seq) == Array(1...40))
+  }
+
+  @Test func aKilledWorkersJobRunsAgainAndEveryJobFinishesOnceInOrder() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("q.db").path
+    let store = "sqlite:" + path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log, pause: 0.1))
+    let queues = ["a", "b", "c", "d"]
+    let perQueue = 30
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local queue = require "lunar.queue"
+      local qs = {}
+      for _, name in ipairs { "a", "b", "c", "d" } do qs[name] = queue.new { name = name, durable = true } end
+      for i = 1, \(perQueue) do
+        for _, name in ipairs { "a", "b", "c", "d" } do
+          qs[name]:submit("square", { queue = name, seq = i, hold = name == "a" and i == 2 })
+        end
+      end
+      """)
+    let submitted = try await LunarProcess.run(["run", "--store", store, script])
+    #expect(submitted.status == 0, "\(submitted.stderr)")
+    let workers = try Self.startWorkers(3, file: worker, store: store, extra: ["--concurrency", "2", "--lease", "1"])
+    let queueStore = try SQLiteQueueStore(path: path)
+    // Job a#2 holds until the gate opens: kill the worker running it.
+    let deadline = Date().addingTimeInterval(60)
+    var holder: Int?
+    while holder == nil && Date() < deadline {
+      if let a = try queueStore.queues().first(where: { $0.name == "a" }), let running = a.running,
+        try queueStore.job(running)?.sequence == 2, let name = a.runningWorker?.name
+      {
+        holder = workers.firstIndex { name.hasSuffix(":\($0.process.processIdentifier)") }
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    let victim = try #require(holder)
+    workers[victim].send(SIGKILL)
+    let killed = try await workers[victim].wait()
+    #expect(!killed.exitedNormally)
+    _ = FileManager.default.createFile(atPath: log + ".gate", contents: Data())
+
+    let jobs = try await Self.finalJobs(in: queueStore, queues: queues, count: queues.count * perQueue)
+    try await Self.stop(workers.indices.filter { $0 != victim }.map { workers[$0] })
+    #expect(jobs.allSatisfy { $0.status == .succeeded }, "\(jobs.filter { $0.status != .succeeded })")
+    // The killed worker's job ran again after its lease expired, and its
+    // action saw the attempt.
+    #expect(jobs.first { $0.queue == "a" && $0.sequence == 2 }?.attempts == 2)
+    #expect(try Self.starts(in: log).contains { $0 == ("a", 2, 2) })
+    for name in queues {
+      let mine = jobs.filter { $0.queue == LuaString(name) }
+      #expect(mine.map(\.sequence) == Array(1...Int64(perQueue)))
+      // Claims are numbered in the order they were made: each queue's
+      // latest claims follow its order.
+      let claims = mine.compactMap(\.claim)
+      #expect(claims == claims.sorted() && claims.count == perQueue, "queue \(name)")
+      // Every start, re-runs included, came in order: a job never started
+      // before an earlier one of its queue.
+      let started = try Self.starts(in: log).filter { $0.queue == name }.map(\.seq)
+      #expect(zip(started, started.dropFirst()).allSatisfy { $0 <= $1 }, "queue \(name): \(started)")
+      #expect(Set(started) == Set(1...perQueue))
+    }
+  }
+
+  @Test func sigtermFinishesTheRunningJobThenExits() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("q.db").path
+    let store = "sqlite:" + path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "slow", durable = true }
+      q:submit("square", { queue = "slow", seq = 1, hold = true })
+      q:submit("square", { queue = "slow", seq = 2 })
+      """)
+    #expect(try await LunarProcess.run(["run", "--store", store, script]).status == 0)
+    let running = try LunarProcess.start(["worker", "--store", store, worker])
+    let deadline = Date().addingTimeInterval(60)
+    while try Self.starts(in: log).isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    // The first job holds until the gate opens: SIGTERM comes while it runs.
+    running.send(SIGTERM)
+    while try !running.stderr.contents().contains("stopping") && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    _ = FileManager.default.createFile(atPath: log + ".gate", contents: Data())
+    let outcome = try await running.wait(timeout: 60)
+    #expect(outcome.status == 0 && outcome.exitedNormally, "\(outcome.stderr)")
+    let queueStore = try SQLiteQueueStore(path: path)
+    let first = try #require(try queueStore.job(queue: "slow", sequence: 1))
+    let second = try #require(try queueStore.job(queue: "slow", sequence: 2))
+    #expect(first.status == .succeeded)
+    #expect(second.status == .waiting)
+  }
+
+  @Test func theStopPolicyHaltsUntilResumed() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("q.db").path
+    let store = "sqlite:" + path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "strict", durable = true, policy = "stop" }
+      local bad = q:submit("boom", { queue = "strict", seq = 1 })
+      local next = q:submit("square", { queue = "strict", seq = 2 })
+      print(bad:result())
+      print(next:status())
+      """)
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let outcome = try await LunarProcess.run(["run", "--store", store, script])
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.hasSuffix("boom 1\npending\n"), "\(outcome.stdout)")
+    let queueStore = try SQLiteQueueStore(path: path)
+    #expect(try queueStore.resume(queue: "strict"))
+    let jobs = try await Self.finalJobs(in: queueStore, queues: ["strict"], count: 2)
+    try await Self.stop(workers)
+    #expect(jobs.map(\.status) == [.failed, .succeeded])
+    #expect(try Self.starts(in: log).map(\.seq) == [1, 2])
+  }
+
+  @Test func aJobCancelledBeforeItStartsNeverRuns() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let submit = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "c", durable = true }
+      q:submit("square", { queue = "c", seq = 1 })
+      local doomed = q:submit("square", { queue = "c", seq = 2 })
+      q:submit("square", { queue = "c", seq = 3 })
+      print(doomed:cancel(), doomed:cancel(), doomed:status())
+      """)
+    let first = try await LunarProcess.run(["run", "--store", store, submit])
+    #expect(first.stdout == "true\tfalse\tcancelled\n", "\(first.stderr)")
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let check = try folder.write(
+      "check.lua",
+      """
+      local queue = require "lunar.queue"
+      print(queue.job("c", 3):await().n, queue.job("c", 1):cancel(), queue.job("c", 2):result())
+      """)
+    let second = try await LunarProcess.run(["run", "--store", store, check])
+    try await Self.stop(workers)
+    #expect(second.stdout == "9\tfalse\tfalse\tcancelled\n", "\(second.stderr)")
+    #expect(try Self.starts(in: log).map(\.seq) == [1, 3])
+  }
+
+  @Test func theExampleRunsWithItsWorker() async throws {
+    let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("examples")
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("demo.db").path
+    let workers = try Self.startWorkers(1, file: examples.appendingPathComponent("durable_worker.lua").path, store: store)
+    let outcome = try await LunarProcess.run(["run", "--store", store, "durable_queue.lua"], in: examples)
+    try await Self.stop(workers)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.hasPrefix("eu\thttps://eu.example.com\nus\thttps://us.example.com\nmars\tfalse\t"))
+    #expect(outcome.stdout.hasSuffix("cannot deploy to mars\nagain\tdone\n"), "\(outcome.stdout)")
+  }
+}
+
+/// The core scenario on PostgreSQL: workers woken by notifications.
+@Suite(.enabled(if: TestPostgresSchema.isAvailable, "needs LUNAR_TEST_POSTGRES: run scripts/test, which starts a server"))
+struct PostgresDurableQueueCommandTests {
+  @Test func workersOnPostgresRunJobsInOrderAndAScriptAwaitsThem() async throws {
+    let schema = try TestPostgresSchema()
+    let folder = try TemporaryFolder()
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", DurableQueueCommandTests.workerFile(log: log, pause: 0.01))
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local queue = require "lunar.queue"
+      local a = queue.new { name = "pa", durable = true }
+      local b = queue.new { name = "pb", durable = true }
+      local last = {}
+      for i = 1, 20 do
+        last.a = a:submit("square", { queue = "pa", seq = i })
+        last.b = b:submit("square", { queue = "pb", seq = i })
+      end
+      local unknown = a:submit("nowhere", { queue = "pa", seq = 21 })
+      print(last.a:await().n, last.b:await().n, unknown:result())
+      """)
+    let workers = try DurableQueueCommandTests.startWorkers(2, file: worker, store: schema.url, extra: ["--concurrency", "2"])
+    let outcome = try await LunarProcess.run(["run", "--store", schema.url, script], timeout: 60)
+    try await DurableQueueCommandTests.stop(workers)
+    #expect(
+      outcome.stdout == "400\t400\tfalse\tunknown action 'nowhere': the worker that ran this job does not define it\n",
+      "\(outcome.stderr)")
+    let starts = try DurableQueueCommandTests.starts(in: log)
+    #expect(starts.filter { $0.queue == "pa" }.map(\.seq) == Array(1...20))
+    #expect(starts.filter { $0.queue == "pb" }.map(\.seq) == Array(1...20))
+  }
+}
