@@ -29,6 +29,17 @@ struct Sneaky: RunnableAction {
   }
 }
 
+/// Says which attempt of its job it is, and passes the attempt to an action it runs.
+struct Attempt: RunnableAction {
+  static let name = "attempt"
+  var nested: Bool?
+  func execute(in context: RunContext) async throws -> [Int] {
+    guard nested == true else { return [context.attempt] }
+    let inner = try await context.run("attempt", .table([:]))
+    return [context.attempt] + (inner.tableValue?.array.compactMap { $0.integerValue.map(Int.init) } ?? [])
+  }
+}
+
 /// A Swift action named `é`, composed (U+00E9).
 struct Composed: RunnableAction {
   static let name = "\u{E9}"
@@ -68,6 +79,15 @@ struct ActionsPlugin: LunarPlugin {
       return chain, sum.sum, sum.note
       """)
     #expect(results == ["outer → inner", 3, "math.add"])
+  }
+
+  @Test func aSwiftActionSeesItsJobsAttemptAndPassesItDown() async throws {
+    let runner = ActionRunner(services: Services(), now: { 0 })
+    runner.register(Attempt.self)
+    let retried = try await runner.run(LuaString("attempt"), input: .table(["nested": true]), attempt: 2)
+    #expect(retried == .table(LuaTable(array: [.integer(2), .integer(2)])))
+    let first = try await runner.run(LuaString("attempt"), input: .table([:]))
+    #expect(first == .table(LuaTable(array: [.integer(1)])))
   }
 
   @Test func undeclaredServicesAreClearErrors() async throws {

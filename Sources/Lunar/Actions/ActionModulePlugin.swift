@@ -19,16 +19,17 @@ struct ActionModulePlugin: ModulePlugin {
     let scheduler = runtime.scheduler
     var module = LuaModule("lunar.actions")
 
-    // Swift actions, from Lua: swift_run(name, input, chain) -> output
+    // Swift actions, from Lua: swift_run(name, input, chain, attempt) -> output
     module.function("swift_run") { [unowned runtime] call in
       let name = try call.bytes(1)
       // The action keeps its input until it is done: charged meanwhile.
       let input = try call.chargedValue(2, name: "input")
       let chain = (try call.value(3, name: "chain")).tableValue?.array.compactMap(\.luaStringValue) ?? []
+      let attempt = Int(clamping: try call.optionalInteger(4, default: 1))
       let scope = scheduler.currentTask?.journalScope
       return runtime.suspend(call, awaiting: "action \(name)") {
         defer { withExtendedLifetime(input) {} }
-        return try await actions.run(name, input: input.value, chain: chain, journalScope: scope)
+        return try await actions.run(name, input: input.value, chain: chain, journalScope: scope, attempt: attempt)
       }
     }
     module.function("keep_job_runner") { [unowned runtime] call in
@@ -316,7 +317,7 @@ struct ActionModulePlugin: ModulePlugin {
       end
       if history then history[#history + 1] = { name = name, input = input } end
       if action == nil then
-        return M.swift_run(name, input, chain)
+        return M.swift_run(name, input, chain, attempt)
       end
       local journaling, tracing = M.journaling, M.tracing()
       if journaling then M.journal("action", { name = name, input = input }) end

@@ -30,6 +30,9 @@ public struct RunContext: Sendable {
   let runner: ActionRunner
   /// The step this action's journal calls belong to (see `Journal.Call`).
   let journalScope: LuaString?
+  /// Which run of its durable job this is (1, then 2 after a worker was
+  /// lost); 1 for an action run any other way.
+  public let attempt: Int
 
   /// The service `name` as `T`; an error naming the action and the service
   /// if the action did not declare it.
@@ -48,7 +51,7 @@ public struct RunContext: Sendable {
 
   /// Runs another (Swift) action by name, with this chain.
   public func run(_ name: String, _ input: LuaValue) async throws -> LuaValue {
-    try await runner.run(LuaString(name), input: input, chain: chain, journalScope: journalScope)
+    try await runner.run(LuaString(name), input: input, chain: chain, journalScope: journalScope, attempt: attempt)
   }
 
   /// Adds an analytics event to this action's span.
@@ -139,9 +142,10 @@ public final class ActionRunner: Sendable {
   public var names: [LuaString] { registry.withLock { $0.keys.sorted() } }
 
   /// Runs the Swift action `name` with `input`, below `chain`; its journal
-  /// calls belong to the step `journalScope` (nil outside any step).
+  /// calls belong to the step `journalScope` (nil outside any step), and
+  /// `attempt` is its durable job's attempt (1 otherwise).
   public func run(
-    _ name: LuaString, input: LuaValue, chain: [LuaString] = [], journalScope: LuaString? = nil
+    _ name: LuaString, input: LuaValue, chain: [LuaString] = [], journalScope: LuaString? = nil, attempt: Int = 1
   ) async throws -> LuaValue {
     let newChain = chain + [name]
     guard chain.count < recursionLimit else {
@@ -153,7 +157,8 @@ public final class ActionRunner: Sendable {
     let started = now()
     emit("action.started", [.init("action", .string(name)), .init("depth", .integer(Int64(chain.count))), .init("input", .string(LuaString(Self.summary(input))))])
     do {
-      let context = RunContext(action: name, chain: newChain, declared: uses, runner: self, journalScope: journalScope)
+      let context = RunContext(
+        action: name, chain: newChain, declared: uses, runner: self, journalScope: journalScope, attempt: attempt)
       let output = try await body(input, context)
       emit("action.finished", [.init("action", .string(name)), .init("duration", .number(now() - started))])
       try journal?.step(kind: "result", key: ["name": .string(name)], result: ["output": output], in: journalScope)
