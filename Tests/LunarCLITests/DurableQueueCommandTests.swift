@@ -47,7 +47,7 @@ struct DurableQueueCommandTests {
 
   /// Waits until every job of `store` is final (or fails the test after
   /// `timeout` seconds); returns every job of `queues`, oldest first.
-  static func finalJobs(in store: any QueueStore, queues: [String], count: Int, timeout: Double = 60) async throws -> [JobRecord] {
+  static func finalJobs(in store: any QueueStore, queues: [String], count: Int, timeout: Double = 180) async throws -> [JobRecord] {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
       var jobs: [JobRecord] = []
@@ -140,17 +140,19 @@ struct DurableQueueCommandTests {
     let path = folder.url.appendingPathComponent("q.db").path
     let store = "sqlite:" + path
     let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log, pause: 0.1))
-    let queues = ["a", "b", "c", "d"]
-    let perQueue = 30
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log, pause: 0.002))
+    // The issue's shape: 1,000 jobs over 10 queues, 3 workers, one killed.
+    let queues = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
+    let perQueue = 100
+    let names = queues.map { "\"\($0)\"" }.joined(separator: ", ")
     let script = try folder.write(
       "submit.lua",
       """
       local queue = require "lunar.queue"
       local qs = {}
-      for _, name in ipairs { "a", "b", "c", "d" } do qs[name] = queue.new { name = name, durable = true } end
+      for _, name in ipairs { \(names) } do qs[name] = queue.new { name = name, durable = true } end
       for i = 1, \(perQueue) do
-        for _, name in ipairs { "a", "b", "c", "d" } do
+        for _, name in ipairs { \(names) } do
           qs[name]:submit("square", { queue = name, seq = i, hold = name == "a" and i == 2 })
         end
       end
