@@ -200,6 +200,40 @@ struct DurableQueueCommandTests {
     }
   }
 
+  @Test func aDurableWorkflowStepIsAJobAWorkerRuns() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
+    let log = folder.url.appendingPathComponent("log.txt").path
+    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let workflow = try folder.write(
+      "release.lua",
+      """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "release" {
+        step "first" { queue = "deploys", durable = true, uses = "square", with = { queue = "deploys", seq = 1 } },
+        step "second" { queue = "deploys", durable = true, uses = "square", with = { queue = "deploys", seq = 2 } },
+        step "report" { needs = { "first", "second" }, run = function(ctx)
+          print("squares", ctx.steps.first.output.n, ctx.steps.second.output.n)
+        end },
+      }
+      """)
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let run = try await LunarProcess.run(["run", "--store", store, workflow], timeout: 60)
+    try await Self.stop(workers)
+    #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    #expect(run.stdout.contains("squares\t1\t4"), "the outputs came from the worker's jobs")
+    #expect(try Self.starts(in: log).map(\.seq) == [1, 2], "the worker ran them, in declaration order")
+    let bad = try await LunarProcess.run(
+      ["run", "--no-store", "-"],
+      input: """
+        local workflow = require "lunar.workflow"
+        return workflow "w" { workflow.step "a" { durable = true, run = function() end } }
+        """)
+    #expect(bad.status == 1)
+    #expect(bad.stderr.contains("'durable' needs 'queue' (the durable queue) and 'uses' (the action a worker runs)"), "\(bad.stderr)")
+  }
+
   @Test func sigtermFinishesTheRunningJobThenExits() async throws {
     let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("q.db").path

@@ -21,7 +21,7 @@ local WORKFLOW = { __name = "lunar.workflow" }
 WORKFLOW.__index = WORKFLOW
 local STEP = { __name = "lunar.workflow.step" }
 
-local KNOWN = { uses = true, run = true, with = true, needs = true, queue = true, retry = true, timeout = true,
+local KNOWN = { uses = true, run = true, with = true, needs = true, queue = true, durable = true, retry = true, timeout = true,
                 ["if"] = true, when = true, continue_on_error = true, services = true, description = true }
 
 local function fail(message) error(message, 3) end
@@ -111,6 +111,12 @@ local function check_step(s)
   end
   if s.queue ~= nil and (type(s.queue) ~= "string" or s.queue == "") then
     return ("'queue' must be a queue name, got %s"):format(type(s.queue) == "string" and "an empty string" or type(s.queue))
+  end
+  if s.durable ~= nil and type(s.durable) ~= "boolean" then
+    return ("'durable' must be true or false, got %s"):format(type(s.durable))
+  end
+  if s.durable and (s.queue == nil or s.uses == nil) then
+    return "'durable' needs 'queue' (the durable queue) and 'uses' (the action a worker runs)"
   end
   if s.continue_on_error ~= nil and type(s.continue_on_error) ~= "boolean" then
     return ("'continue_on_error' must be true or false, got %s"):format(type(s.continue_on_error))
@@ -375,6 +381,7 @@ local function execute(wf, options, level)
   local ctx_steps = {}
   for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
   local inputs = {}
+  local durable_queues = {}
 
   local function context_for(s)
     return { workflow = wf.name, step = s.name, steps = ctx_steps, now = now }
@@ -439,6 +446,11 @@ local function execute(wf, options, level)
           return REUSED
         end
       end
+    end
+    if s.durable then
+      -- A job of the durable queue: a `lunar worker` runs it, anywhere.
+      durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
+      return ran(s, i, durable_queues[s.queue]:submit(s.uses, inputs[i]):await())
     end
     return ran(s, i, lunar.run(action_for(s), inputs[i]))
   end
