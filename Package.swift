@@ -70,7 +70,7 @@ let package = Package(
       ]
     ),
     // Benchmarks; run by scripts/bench, never by swift test.
-    .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
+    .executableTarget(name: "LunarBench", dependencies: ["Lunar", "LunarStore", "LuaKit", "CLuaShim", "CLua", "CBenchSupport"]),
     .target(name: "CBenchSupport", dependencies: ["CLua"]),
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     // Test helpers shared by the test targets (a real local HTTP server).

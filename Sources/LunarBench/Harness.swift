@@ -61,6 +61,7 @@ enum BenchmarkSuite {
       ("values", ValueRoundTripBenchmark.run),
       ("runtime", RuntimeBenchmark.run),
       ("queue", QueueBenchmark.run),
+      ("queue-durable", QueueDurableBenchmark.run),
       ("machine", MachineBenchmark.run),
       ("action", ActionBenchmark.run),
       ("startup", StartupBenchmark.run),
