@@ -10,11 +10,12 @@ public enum QueueLimits {
   public static let maximumValueBytes = 16 * 1024 * 1024
 
   /// Throws unless `name` is a usable name of a `what` ("queue", "action").
-  static func check(name: LuaString, _ what: String) throws(StoreError) {
-    guard !name.bytes.isEmpty else { throw StoreError(.badValue, "a \(what) name must not be empty") }
+  public static func check(name: LuaString, _ what: String) throws(StoreError) {
+    let article = what.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+    guard !name.bytes.isEmpty else { throw StoreError(.badValue, "\(article) \(what) name must not be empty") }
     guard name.bytes.count <= maximumNameBytes else {
       throw StoreError(
-        .badValue, "a \(what) name is at most \(maximumNameBytes) bytes long, got \(name.bytes.count) bytes")
+        .badValue, "\(article) \(what) name is at most \(maximumNameBytes) bytes long, got \(name.bytes.count) bytes")
     }
   }
 

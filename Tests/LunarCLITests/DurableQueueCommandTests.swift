@@ -234,6 +234,26 @@ struct DurableQueueCommandTests {
     #expect(bad.stderr.contains("'durable' needs 'queue' (the durable queue) and 'uses' (the action a worker runs)"), "\(bad.stderr)")
   }
 
+  @Test func badQueueNamesAndInputsAreArgumentErrors() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
+    let script = """
+      local queue = require "lunar.queue"
+      print(pcall(queue.new, { name = "", durable = true }))
+      print(pcall(queue.new, { name = ("q"):rep(1001), durable = true }))
+      local t = {}; t.self = t
+      print(pcall(queue.new { name = "q", durable = true }.submit, queue.new { name = "q", durable = true }, "a", t))
+      """
+    let outcome = try await LunarProcess.run(["run", "--store", store, "-"], input: script)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines == [
+      "false\tbad argument #1 to 'lunar.queue.new' (field 'name': a queue name must not be empty)",
+      "false\tbad argument #1 to 'lunar.queue.new' (field 'name': a queue name is at most 1000 bytes long, got 1001 bytes)",
+      "false\tbad argument #3 to 'durable_queue:submit' (input.self: a table that contains itself cannot cross into Swift)",
+    ])
+  }
+
   @Test func sigtermFinishesTheRunningJobThenExits() async throws {
     let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("q.db").path

@@ -295,7 +295,7 @@ enum QueueStoreBehaviour {
     let store = fixture.store
     let cases: [(String, () throws -> Void)] = [
       ("a queue name must not be empty", { try store.submit("") }),
-      ("a action name must not be empty", { try store.submit("q", "") }),
+      ("an action name must not be empty", { try store.submit("q", "") }),
       ("a queue name is at most 1000 bytes long, got 1001 bytes", { try store.submit(LuaString(String(repeating: "q", count: 1001))) }),
       (
         "a job's input is at most 16777216 bytes once encoded, got 16777217 bytes",

@@ -18,13 +18,20 @@ final class DurableQueue {
     self.store = store
   }
 
+  /// Why `input` cannot be a job's input; a function (or other value of
+  /// one Lua state) is told that closures cannot cross processes.
+  static func inputProblem(_ error: LuaConversionError) -> String {
+    guard case .cannotCross = error.reason else { return error.description }
+    return "\(error) (a durable job's input must be a value: closures cannot cross processes)"
+  }
+
   /// Submits `action` with `input` to the end of the queue.
   func submit(action: LuaString, input: LuaValue) throws -> DurableJobHandle {
     let bytes: [UInt8]
     do {
       bytes = try LuaValueCodec.encode([input], root: "input")
     } catch {
-      throw LuaArgumentError.invalid(3, "\(error) (a durable job's input must be a value: closures cannot cross processes)")
+      throw LuaArgumentError.invalid(3, error.description)
     }
     do {
       let job = try store.enqueue(queue: name, action: action, input: bytes, policy: policy, at: .now)

@@ -73,6 +73,11 @@ struct QueueModulePlugin: ModulePlugin {
     module.function("new") { [unowned runtime] call in
       let (name, policy, durable) = try Self.arguments(call)
       if durable {
+        do {
+          try QueueLimits.check(name: name, "queue")
+        } catch let error as StoreError {
+          throw LuaArgumentError.invalid(1, "field 'name': \(error.message)")
+        }
         let store = try runtime.component(DurableQueues.self).store(for: "durable queue \(name.quoted)")
         let queue = DurableQueue(name: name, policy: LunarStore.QueuePolicy(rawValue: policy.rawValue)!, store: store)
         call.push(queue, as: durableClass)
@@ -124,8 +129,8 @@ struct QueueModulePlugin: ModulePlugin {
       let input: LuaValue
       do {
         input = try call.value(3, name: "input")
-      } catch {
-        throw LuaArgumentError.invalid(3, "\(error) (a durable job's input must be a value: closures cannot cross processes)")
+      } catch let error as LuaConversionError {
+        throw LuaArgumentError.invalid(3, DurableQueue.inputProblem(error))
       }
       let handle = try queue.submit(action: try call.bytes(2), input: input)
       call.push(handle, as: runtime.component(DurableJobHandles.self).luaClass)
