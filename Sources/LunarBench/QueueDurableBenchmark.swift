@@ -100,7 +100,7 @@ enum QueueDurableBenchmark {
   static func process(_ lunar: String, store: String, worker: String, workers: Int) throws -> Processing? {
     let queueStore = try SQLiteQueueStore(path: store, createIfMissing: false)
     let start = ContinuousClock.now
-    let pids = (0..<workers).map { _ in spawn(lunar, ["worker", "--store", "sqlite:" + store, worker]) }
+    let pids = (0..<workers).map { _ in QuietChild.spawn(lunar, ["worker", "--store", "sqlite:" + store, worker]) }
     var seconds: Double?
     while ContinuousClock.now - start < .seconds(60) {
       let summaries = try queueStore.queues()
@@ -131,19 +131,6 @@ enum QueueDurableBenchmark {
       if !newest.allSatisfy({ $0.status == .succeeded }) { return false }
     }
     return true
-  }
-
-  /// Starts a process with its output discarded; its id, or 0.
-  static func spawn(_ path: String, _ arguments: [String]) -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return 0 }
-    return pid
   }
 
   /// SqliteHuey's seconds to enqueue and to process the tasks (with its

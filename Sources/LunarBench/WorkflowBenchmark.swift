@@ -81,15 +81,9 @@ enum WorkflowBenchmark {
 
   /// Runs a process with its output discarded; its wall time and peak RSS.
   static func measure(_ path: String, _ arguments: [String]) -> Child {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
     let start = ContinuousClock.now
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return Child(seconds: .infinity, peakMegabytes: 0) }
+    let pid = QuietChild.spawn(path, arguments)
+    guard pid != 0 else { return Child(seconds: .infinity, peakMegabytes: 0) }
     var status: Int32 = 0
     var usage = rusage()
     wait4(pid, &status, 0, &usage)
