@@ -31,6 +31,23 @@ struct DurableQueueCommandTests {
     """
   }
 
+  /// A temporary folder with a SQLite store, the log the worker's actions
+  /// write, and the worker file.
+  struct Fixture {
+    let folder: TemporaryFolder
+    let path: String
+    var store: String { "sqlite:" + path }
+    let log: String
+    let worker: String
+
+    init(pause: Double = 0) throws {
+      folder = try TemporaryFolder()
+      path = folder.url.appendingPathComponent("q.db").path
+      log = folder.url.appendingPathComponent("log.txt").path
+      worker = try folder.write("worker.lua", DurableQueueCommandTests.workerFile(log: log, pause: pause))
+    }
+  }
+
   /// Starts `count` workers on `store`.
   static func startWorkers(_ count: Int, file: String, store: String, extra: [String] = []) throws -> [LunarProcess.Running] {
     try (0..<count).map { _ in try LunarProcess.start(["worker", "--store", store] + extra + [file]) }
@@ -71,10 +88,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func aScriptAwaitsWhatAWorkerRan() async throws {
-    let folder = try TemporaryFolder()
-    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let fixture = try Fixture()
+    let (folder, store, worker) = (fixture.folder, fixture.store, fixture.worker)
     let script = try folder.write(
       "submit.lua",
       """
@@ -116,10 +131,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func twoWorkersKeepStrictOrderOnOneQueue() async throws {
-    let folder = try TemporaryFolder()
-    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log, pause: 0.01))
+    let fixture = try Fixture(pause: 0.01)
+    let (folder, store, log, worker) = (fixture.folder, fixture.store, fixture.log, fixture.worker)
     let script = try folder.write(
       "submit.lua",
       """
@@ -136,11 +149,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func aKilledWorkersJobRunsAgainAndEveryJobFinishesOnceInOrder() async throws {
-    let folder = try TemporaryFolder()
-    let path = folder.url.appendingPathComponent("q.db").path
-    let store = "sqlite:" + path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log, pause: 0.002))
+    let fixture = try Fixture(pause: 0.002)
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
     // The issue's shape: 1,000 jobs over 10 queues, 3 workers, one killed.
     let queues = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
     let perQueue = 100
@@ -201,10 +211,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func aDurableWorkflowStepIsAJobAWorkerRuns() async throws {
-    let folder = try TemporaryFolder()
-    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let fixture = try Fixture()
+    let (folder, store, log, worker) = (fixture.folder, fixture.store, fixture.log, fixture.worker)
     let workflow = try folder.write(
       "release.lua",
       """
@@ -255,11 +263,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func sigtermFinishesTheRunningJobThenExits() async throws {
-    let folder = try TemporaryFolder()
-    let path = folder.url.appendingPathComponent("q.db").path
-    let store = "sqlite:" + path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
     let script = try folder.write(
       "submit.lua",
       """
@@ -287,11 +292,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func theStopPolicyHaltsUntilResumed() async throws {
-    let folder = try TemporaryFolder()
-    let path = folder.url.appendingPathComponent("q.db").path
-    let store = "sqlite:" + path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
     let script = try folder.write(
       "submit.lua",
       """
@@ -314,10 +316,8 @@ struct DurableQueueCommandTests {
   }
 
   @Test func aJobCancelledBeforeItStartsNeverRuns() async throws {
-    let folder = try TemporaryFolder()
-    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
-    let log = folder.url.appendingPathComponent("log.txt").path
-    let worker = try folder.write("worker.lua", Self.workerFile(log: log))
+    let fixture = try Fixture()
+    let (folder, store, log, worker) = (fixture.folder, fixture.store, fixture.log, fixture.worker)
     let submit = try folder.write(
       "submit.lua",
       """
