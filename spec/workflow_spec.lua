@@ -9,19 +9,7 @@ local function run(wf, options)
   return workflow.execute(wf, options)
 end
 
--- True if Graphviz (`dot`, installed by scripts/bootstrap) reads a DOT
--- drawing without a word on standard error; else false and what it said.
-local function graphviz_reads(drawing)
-  local errors = os.tmpname()
-  local pipe = assert(io.popen("dot -Tsvg -o /dev/null 2>" .. errors, "w"))
-  pipe:write(drawing)
-  local ok = pipe:close()
-  local file = assert(io.open(errors))
-  local said = file:read("a")
-  file:close()
-  os.remove(errors)
-  return ok == true and said == "", said
-end
+local graphviz_reads = require "spec.support.graphviz"
 
 local function step_events(kinds)
   local lines = {}
