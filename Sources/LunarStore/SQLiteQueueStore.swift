@@ -75,7 +75,7 @@ public final class SQLiteQueueStore: QueueStore {
         try db.query(
           """
           UPDATE job SET status = 'running', attempts = attempts + 1,
-            claim = (SELECT coalesce(max(claim), 0) + 1 FROM job), worker = ?, started_at = ?, lease_expires_at = ?
+            claim = (SELECT coalesce(max(claim), 0) + 1 FROM job WHERE claim IS NOT NULL), worker = ?, started_at = ?, lease_expires_at = ?
           WHERE id = ? RETURNING attempts, claim
           """, [.text(worker.name), .integer(now.microseconds), .integer(expiry), .integer(head.id)]
         ) { row in claimed = (row.int64(0), row.int64(1)) }
