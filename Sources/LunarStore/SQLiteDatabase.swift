@@ -55,7 +55,7 @@ public final class SQLiteDatabase {
   /// How long a statement waits for another connection's lock before it
   /// fails with "database is locked".
   public func setBusyTimeout(milliseconds: Int32) {
-    sqlite3_busy_timeout(handle, milliseconds)
+    lunar_sqlite_busy_timeout(handle, milliseconds)
   }
 
   /// Runs `sql`, one or more statements without parameters or results.
