@@ -9,6 +9,9 @@ import Glibc
 /// (`PostgresRunStore` keeps it behind a lock).
 public final class PostgresConnection {
   private let handle: OpaquePointer
+  /// The statements `query(_:_:prepared:)` has prepared on this session, by
+  /// their SQL: their names on the server.
+  private var preparedStatements: [String: String] = [:]
 
   /// Connects to the server `url` names (a libpq URI or key=value string);
   /// gives up after `connectTimeoutSeconds` unless the URL says otherwise.
@@ -52,7 +55,10 @@ public final class PostgresConnection {
   /// network blip); a call that failed with it stays failed. Only between
   /// transactions: statements of one never span two connections.
   public func reconnectIfLost() {
-    if PQstatus(handle) == CONNECTION_BAD { PQreset(handle) }
+    guard PQstatus(handle) == CONNECTION_BAD else { return }
+    PQreset(handle)
+    // A new session knows none of the old one's statements.
+    preparedStatements = [:]
   }
 
   /// Runs `sql`, one or more statements without parameters, ignoring rows.
@@ -61,9 +67,14 @@ public final class PostgresConnection {
   }
 
   /// Runs `sql` (one statement) with `parameters` as `$1`, `$2`, ... and
-  /// returns its rows.
+  /// returns its rows. A `prepared` statement is parsed and planned once
+  /// per session, when first run (the types of that run's parameters are
+  /// its types; a null's is the server's guess): for statements run again
+  /// and again.
   @discardableResult
-  public func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresResult {
+  public func query(_ sql: String, _ parameters: [PostgresValue] = [], prepared: Bool = false) throws(PostgresError)
+    -> PostgresResult
+  {
     // Every parameter's bytes in one buffer (plus a byte, so an empty value
     // still has an address: a null pointer would mean SQL NULL).
     var storage: [UInt8] = []
@@ -83,12 +94,29 @@ public final class PostgresConnection {
     storage.append(0)
     let lengths = spans.map { Int32($0?.count ?? 0) }
     let formats = [Int32](repeating: 1, count: parameters.count)
+    var statement: String?
+    if prepared {
+      statement = try preparedStatement(sql, types: types)
+    }
     let result = storage.withUnsafeBufferPointer { buffer in
       let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
       let values: [UnsafePointer<CChar>?] = spans.map { $0.map { base + $0.offset } }
+      if let statement {
+        return PQexecPrepared(handle, statement, Int32(parameters.count), values, lengths, formats, 1)
+      }
       return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
     }
     return try check(result)
+  }
+
+  /// The server's name for `sql`, prepared on this session with parameters
+  /// of `types` if it was not yet.
+  private func preparedStatement(_ sql: String, types: [Oid]) throws(PostgresError) -> String {
+    if let name = preparedStatements[sql] { return name }
+    let name = "lunar_\(preparedStatements.count + 1)"
+    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))
+    preparedStatements[sql] = name
+    return name
   }
 
   /// Waits up to `timeout` for a notification on a channel this connection
@@ -121,9 +149,10 @@ public final class PostgresConnection {
   }
 
   /// Runs `body` in a transaction: committed if it returns, rolled back if
-  /// it throws (or the commit fails).
-  public func transaction<T>(_ body: () throws -> T) throws -> T {
-    try execute("BEGIN")
+  /// it throws (or the commit fails). `begin` starts it (settings of the
+  /// transaction's own may follow `BEGIN` in it).
+  public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+    try execute(begin)
     do {
       let result = try body()
       try execute("COMMIT")

@@ -32,6 +32,9 @@ public final class PostgresQueueStore: QueueStore {
   /// `notificationChannel` (the first is shared by every call and cannot
   /// wait).
   private let listener = Mutex<(db: PostgresConnection, schema: String)?>(nil)
+  /// When a completion that claims its successor may skip waiting for the
+  /// disk (see `DurableCommitPacing`).
+  private let durableCommits = DurableCommitPacing(window: .milliseconds(50))
 
   /// Connects to the server `url` names as `PostgresRunStore` does (creating
   /// or migrating the store as needed; the runs and the queues share it).
@@ -62,7 +65,8 @@ public final class PostgresQueueStore: QueueStore {
         FROM q CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())) AS notified
         RETURNING id, sequence
         """,
-        [.bytes(queue.bytes), .bytes(action.bytes), .bytes(input), .text(policy.rawValue), .integer(now.microseconds)])
+        [.bytes(queue.bytes), .bytes(action.bytes), .bytes(input), .text(policy.rawValue), .integer(now.microseconds)],
+        prepared: true)
       return EnqueuedJob(id: JobID(rows.int64(0, 0)), queue: queue, sequence: rows.int64(0, 1))
     }
   }
@@ -70,37 +74,67 @@ public final class PostgresQueueStore: QueueStore {
   public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
     -> ClaimedJob?
   {
-    try QueueLimits.check(worker: worker)
-    let lease = try QueueLimits.microseconds(of: lease)
-    if let queues, queues.isEmpty { return nil }
-    let names: [PostgresValue] = (queues ?? []).map { .bytes($0.bytes) }
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    if request.isEmpty { return nil }
+    return try withConnection { db in try self.claim(request, at: now, on: db) }
+  }
+
+  public func complete(
+    job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
+    queues: [LuaString]?, lease: Duration
+  ) throws(StoreError) -> ClaimedJob? {
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    try outcome.checkSize()
+    return try withConnection { db in
+      let deferred = durableCommits.mayDefer()
+      // The claim's statement sees the completion made before it in the
+      // transaction, so the job's successor may be the head it takes.
+      let next = try db.transaction(begin: deferred ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN") {
+        () throws -> ClaimedJob? in
+        try self.finish(job: job, token: token, outcome: outcome, at: now, on: db)
+        let next = request.isEmpty ? nil : try self.claim(request, at: now, on: db)
+        // A worker with no next job may go idle: what it finished is made
+        // durable now, not when the server's WAL writer comes round.
+        if deferred && next == nil { try db.execute("SET LOCAL synchronous_commit = on") }
+        return next
+      }
+      if !deferred || next == nil { durableCommits.committed() }
+      return next
+    }
+  }
+
+  /// Claims the head `request` asks for, in one statement. The heads are
+  /// gathered into an array first so that the jobs are read through their
+  /// key whatever the planner's statistics say: a table that has just
+  /// filled up looks empty to it until analysed, and an `IN` join then
+  /// reads every job for each claim.
+  private func claim(_ request: ClaimRequest, at now: StoreTimestamp, on db: PostgresConnection) throws -> ClaimedJob? {
+    let names: [PostgresValue] = (request.queues ?? []).map { .bytes($0.bytes) }
     // Parameters $1 to $3 are the time, worker and expiry; the names follow.
     let filter =
-      queues == nil ? "" : "AND q.name IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
-    let expiry = now.microseconds + lease
-    return try withConnection { db in
-      let rows = try db.query(
-        """
-        WITH head AS (
-          SELECT j.id FROM job j
-          WHERE j.id IN (
-            SELECT (SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running')
-                    ORDER BY h.sequence LIMIT 1)
-            FROM queue q WHERE q.halted_by IS NULL \(filter))
-          AND (j.status = 'waiting' OR j.lease_expires_at <= $1)
-          ORDER BY j.id LIMIT 1
-          FOR UPDATE OF j SKIP LOCKED)
-        UPDATE job SET status = 'running', attempts = job.attempts + 1, claim = nextval('job_claim'), worker = $2,
-          started_at = $1, lease_expires_at = $3
-        FROM head WHERE job.id = head.id
-        RETURNING job.id, job.queue, job.sequence, job.action, job.input, job.attempts, job.claim
-        """, [.integer(now.microseconds), .text(worker.name), .integer(expiry)] + names)
-      guard rows.count == 1 else { return nil }
-      return ClaimedJob(
-        id: JobID(rows.int64(0, 0)), queue: LuaString(bytes: rows.bytes(0, 1)), sequence: rows.int64(0, 2),
-        action: LuaString(bytes: rows.bytes(0, 3)), input: rows.bytes(0, 4), attempt: Int(rows.int64(0, 5)),
-        token: ClaimToken(rows.int64(0, 6)), leaseExpiresAt: StoreTimestamp(microseconds: expiry))
-    }
+      request.queues == nil ? "" : "AND q.name IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
+    let expiry = now.microseconds + request.leaseMicroseconds
+    let rows = try db.query(
+      """
+      WITH head AS (
+        SELECT j.id FROM job j
+        WHERE j.id = ANY (ARRAY(
+          SELECT (SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running')
+                  ORDER BY h.sequence LIMIT 1)
+          FROM queue q WHERE q.halted_by IS NULL \(filter)))
+        AND (j.status = 'waiting' OR j.lease_expires_at <= $1)
+        ORDER BY j.id LIMIT 1
+        FOR UPDATE OF j SKIP LOCKED)
+      UPDATE job SET status = 'running', attempts = job.attempts + 1, claim = nextval('job_claim'), worker = $2,
+        started_at = $1, lease_expires_at = $3
+      FROM head WHERE job.id = head.id
+      RETURNING job.id, job.queue, job.sequence, job.action, job.input, job.attempts, job.claim
+      """, [.integer(now.microseconds), .text(request.worker.name), .integer(expiry)] + names, prepared: true)
+    guard rows.count == 1 else { return nil }
+    return ClaimedJob(
+      id: JobID(rows.int64(0, 0)), queue: LuaString(bytes: rows.bytes(0, 1)), sequence: rows.int64(0, 2),
+      action: LuaString(bytes: rows.bytes(0, 3)), input: rows.bytes(0, 4), attempt: Int(rows.int64(0, 5)),
+      token: ClaimToken(rows.int64(0, 6)), leaseExpiresAt: StoreTimestamp(microseconds: expiry))
   }
 
   public func heartbeat(job: JobID, token: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
@@ -110,7 +144,7 @@ public final class PostgresQueueStore: QueueStore {
     return try withConnection { db in
       let rows = try db.query(
         "UPDATE job SET lease_expires_at = $1 WHERE id = $2 AND status = 'running' AND claim = $3 RETURNING id",
-        [.integer(expiry), .integer(job.rawValue), .integer(token.rawValue)])
+        [.integer(expiry), .integer(job.rawValue), .integer(token.rawValue)], prepared: true)
       guard rows.count == 1 else {
         throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "heartbeat", in: self.location)
       }
@@ -119,27 +153,32 @@ public final class PostgresQueueStore: QueueStore {
   }
 
   public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
-    let (output, error) = outcome.columns
     try outcome.checkSize()
-    try withConnection { db in
-      // One statement: the job finishes, a failure under policy stop halts
-      // its queue, and waiting workers hear of it, all or nothing.
-      let rows = try db.query(
-        """
-        WITH done AS (
-          UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6
-          WHERE id = $1 AND status = 'running' AND claim = $2 RETURNING id, queue, policy),
-        halted AS (
-          UPDATE queue SET halted_by = done.id FROM done
-          WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name)
-        SELECT done.id FROM done
-        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(done.queue, 'hex') || ' ' || current_schema())) AS notified
-        """,
-        [.integer(job.rawValue), .integer(token.rawValue), .text(outcome.status.rawValue), .integer(now.microseconds),
-         output.map { .bytes($0) } ?? .null, error.map { .bytes($0) } ?? .null])
-      guard rows.count == 1 else {
-        throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "completion", in: self.location)
-      }
+    try withConnection { db in try self.finish(job: job, token: token, outcome: outcome, at: now, on: db) }
+  }
+
+  /// Records how `job` ended.
+  private func finish(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, on db: PostgresConnection)
+    throws
+  {
+    let (output, error) = outcome.columns
+    // One statement: the job finishes, a failure under policy stop halts
+    // its queue, and waiting workers hear of it, all or nothing.
+    let rows = try db.query(
+      """
+      WITH done AS (
+        UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6
+        WHERE id = $1 AND status = 'running' AND claim = $2 RETURNING id, queue, policy),
+      halted AS (
+        UPDATE queue SET halted_by = done.id FROM done
+        WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name)
+      SELECT done.id FROM done
+      CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(done.queue, 'hex') || ' ' || current_schema())) AS notified
+      """,
+      [.integer(job.rawValue), .integer(token.rawValue), .text(outcome.status.rawValue), .integer(now.microseconds),
+       output.map { .bytes($0) } ?? .null, error.map { .bytes($0) } ?? .null], prepared: true)
+    guard rows.count == 1 else {
+      throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "completion", in: self.location)
     }
   }
 

@@ -54,6 +54,15 @@ public protocol QueueStore: Sendable {
   ///   `.badValue` for an output or error over `QueueLimits.maximumValueBytes`.
   func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError)
 
+  /// Completes `job` as `complete` does, then claims for `worker` as
+  /// `claim` does, in one transaction: a worker going from one job to the
+  /// next commits once, not twice. Nothing is claimed when the completion
+  /// is refused.
+  func complete(
+    job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
+    queues: [LuaString]?, lease: Duration
+  ) throws(StoreError) -> ClaimedJob?
+
   /// Cancels `job` before it starts: it never runs, and the jobs after it
   /// may proceed.
   /// - Throws: `.notWaiting` for a job that started or finished (the store

@@ -50,42 +50,59 @@ public final class SQLiteQueueStore: QueueStore {
   public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
     -> ClaimedJob?
   {
-    try QueueLimits.check(worker: worker)
-    let lease = try QueueLimits.microseconds(of: lease)
-    if let queues, queues.isEmpty { return nil }
-    let names: [SQLiteValue] = (queues ?? []).map { .blob($0.bytes) }
-    let filter = queues == nil ? "" : "AND q.name IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
-    let expiry = now.microseconds + lease
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    if request.isEmpty { return nil }
+    return try withDatabase { db in
+      try db.transaction(.immediate) { try self.claim(request, at: now, in: db) }
+    }
+  }
+
+  public func complete(
+    job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
+    queues: [LuaString]?, lease: Duration
+  ) throws(StoreError) -> ClaimedJob? {
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    try outcome.checkSize()
     return try withDatabase { db in
       try db.transaction(.immediate) { () throws -> ClaimedJob? in
-        // Each queue's head is its unfinished job of the lowest sequence;
-        // only a head may start, and only while its queue is not halted.
-        var head: (id: Int64, queue: [UInt8], sequence: Int64, action: [UInt8], input: [UInt8])?
-        try db.query(
-          """
-          SELECT j.id, j.queue, j.sequence, j.action, j.input FROM queue q
-          JOIN job j ON j.id = (
-            SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running') ORDER BY h.sequence LIMIT 1)
-          WHERE q.halted_by IS NULL AND (j.status = 'waiting' OR j.lease_expires_at <= ?) \(filter)
-          ORDER BY j.id LIMIT 1
-          """, [.integer(now.microseconds)] + names
-        ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
-        guard let head else { return nil }
-        var claimed: (attempts: Int64, claim: Int64)?
-        try db.query(
-          """
-          UPDATE job SET status = 'running', attempts = attempts + 1,
-            claim = (SELECT coalesce(max(claim), 0) + 1 FROM job WHERE claim IS NOT NULL), worker = ?, started_at = ?, lease_expires_at = ?
-          WHERE id = ? RETURNING attempts, claim
-          """, [.text(worker.name), .integer(now.microseconds), .integer(expiry), .integer(head.id)]
-        ) { row in claimed = (row.int64(0), row.int64(1)) }
-        guard let claimed else { throw StoreError(.database, "store \(self.path): job \(head.id) vanished while claimed") }
-        return ClaimedJob(
-          id: JobID(head.id), queue: LuaString(bytes: head.queue), sequence: head.sequence,
-          action: LuaString(bytes: head.action), input: head.input, attempt: Int(claimed.attempts),
-          token: ClaimToken(claimed.claim), leaseExpiresAt: StoreTimestamp(microseconds: expiry))
+        try self.finish(job: job, token: token, outcome: outcome, at: now, in: db)
+        return request.isEmpty ? nil : try self.claim(request, at: now, in: db)
       }
     }
+  }
+
+  /// Claims the head `request` asks for, inside the caller's transaction.
+  private func claim(_ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> ClaimedJob? {
+    let names: [SQLiteValue] = (request.queues ?? []).map { .blob($0.bytes) }
+    let filter = request.queues == nil ? "" : "AND q.name IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+    let expiry = now.microseconds + request.leaseMicroseconds
+    // Each queue's head is its unfinished job of the lowest sequence;
+    // only a head may start, and only while its queue is not halted.
+    var head: (id: Int64, queue: [UInt8], sequence: Int64, action: [UInt8], input: [UInt8])?
+    try db.query(
+      """
+      SELECT j.id, j.queue, j.sequence, j.action, j.input FROM queue q
+      JOIN job j ON j.id = (
+        SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running') ORDER BY h.sequence LIMIT 1)
+      WHERE q.halted_by IS NULL AND (j.status = 'waiting' OR j.lease_expires_at <= ?) \(filter)
+      ORDER BY j.id LIMIT 1
+      """, [.integer(now.microseconds)] + names
+    ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
+    guard let head else { return nil }
+    var claimed: (attempts: Int64, claim: Int64)?
+    try db.query(
+      """
+      UPDATE job SET status = 'running', attempts = attempts + 1,
+        claim = (SELECT coalesce(max(claim), 0) + 1 FROM job WHERE claim IS NOT NULL), worker = ?, started_at = ?,
+        lease_expires_at = ?
+      WHERE id = ? RETURNING attempts, claim
+      """, [.text(request.worker.name), .integer(now.microseconds), .integer(expiry), .integer(head.id)]
+    ) { row in claimed = (row.int64(0), row.int64(1)) }
+    guard let claimed else { throw StoreError(.database, "store \(self.path): job \(head.id) vanished while claimed") }
+    return ClaimedJob(
+      id: JobID(head.id), queue: LuaString(bytes: head.queue), sequence: head.sequence,
+      action: LuaString(bytes: head.action), input: head.input, attempt: Int(claimed.attempts),
+      token: ClaimToken(claimed.claim), leaseExpiresAt: StoreTimestamp(microseconds: expiry))
   }
 
   public func heartbeat(job: JobID, token: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
@@ -106,26 +123,31 @@ public final class SQLiteQueueStore: QueueStore {
   }
 
   public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
-    let (output, error) = outcome.columns
     try outcome.checkSize()
     try withDatabase { db in
-      try db.transaction(.immediate) {
-        var finished: (queue: [UInt8], policy: String)?
-        try db.query(
-          """
-          UPDATE job SET status = ?, finished_at = ?, lease_expires_at = NULL, output = ?, error = ?
-          WHERE id = ? AND status = 'running' AND claim = ? RETURNING queue, policy
-          """,
-          [.text(outcome.status.rawValue), .integer(now.microseconds), output.map { .blob($0) } ?? .null,
-           error.map { .blob($0) } ?? .null, .integer(job.rawValue), .integer(token.rawValue)]
-        ) { row in finished = (row.blob(0), row.text(1)) }
-        guard let finished else {
-          throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "completion", in: self.location)
-        }
-        if outcome.status == .failed && finished.policy == QueuePolicy.stop.rawValue {
-          try db.run("UPDATE queue SET halted_by = ? WHERE name = ?", [.integer(job.rawValue), .blob(finished.queue)])
-        }
-      }
+      try db.transaction(.immediate) { try self.finish(job: job, token: token, outcome: outcome, at: now, in: db) }
+    }
+  }
+
+  /// Records how `job` ended, inside the caller's transaction.
+  private func finish(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, in db: SQLiteDatabase)
+    throws
+  {
+    let (output, error) = outcome.columns
+    var finished: (queue: [UInt8], policy: String)?
+    try db.query(
+      """
+      UPDATE job SET status = ?, finished_at = ?, lease_expires_at = NULL, output = ?, error = ?
+      WHERE id = ? AND status = 'running' AND claim = ? RETURNING queue, policy
+      """,
+      [.text(outcome.status.rawValue), .integer(now.microseconds), output.map { .blob($0) } ?? .null,
+       error.map { .blob($0) } ?? .null, .integer(job.rawValue), .integer(token.rawValue)]
+    ) { row in finished = (row.blob(0), row.text(1)) }
+    guard let finished else {
+      throw QueueRefusal.staleClaim(try readJob(db, id: job), id: job, token: token, "completion", in: location)
+    }
+    if outcome.status == .failed && finished.policy == QueuePolicy.stop.rawValue {
+      try db.run("UPDATE queue SET halted_by = ? WHERE name = ?", [.integer(job.rawValue), .blob(finished.queue)])
     }
   }
 

@@ -50,15 +50,17 @@ final class WorkerLoop {
       + Double(setup.lease.components.attoseconds) / 3e18
     var stopNoted = false
     while true {
-      completeFinished()
       let stopping = stop()
+      // A job's completion claims its successor in the same transaction;
+      // when that found no job, claiming again at once would find none.
+      let foundNothing = completeFinished(claiming: !stopping)
       if stopping && !stopNoted {
         stopNoted = true
         log("stopping: finishing \(running.count) running job\(running.count == 1 ? "" : "s")")
       }
       if stopping && running.isEmpty { return }
       heartbeat(every: interval)
-      if !stopping && running.count < setup.concurrency, let job = claim() {
+      if !stopping && !foundNothing && running.count < setup.concurrency, let job = claim() {
         start(job)
         continue
       }
@@ -88,27 +90,60 @@ final class WorkerLoop {
 
   private func start(_ job: ClaimedJob) {
     running[job.id] = Running(job: job, lastHeartbeat: Self.monotonic)
-    let (runtime, finished, wake) = (setup.runtime, self.finished, self.wake)
-    Task {
-      let outcome = await runtime.run(job)
+    let (finished, wake) = (self.finished, self.wake)
+    // The outcome comes back on the runtime's loop thread, which hands it
+    // to this one and goes on.
+    setup.runtime.start(job) { outcome in
       finished.jobs.withLock { $0.append((job.id, outcome)) }
       wake.post()
     }
   }
 
-  private func completeFinished() {
+  /// Completes the jobs whose action has ended, each (when `claiming`)
+  /// with a claim of the next job in its transaction, started at once.
+  /// True if a claim was made and found no job.
+  private func completeFinished(claiming: Bool) -> Bool {
     let done = finished.jobs.withLock { done in
       defer { done = [] }
       return done
     }
+    var foundNothing = false
     for (id, outcome) in done {
       guard let job = running.removeValue(forKey: id)?.job else { continue }
       do {
-        try setup.store.complete(job: id, token: job.token, outcome: outcome, at: .now)
-      } catch {
+        if claiming {
+          if let next = try setup.store.complete(
+            job: id, token: job.token, outcome: outcome, at: .now, thenClaimFor: setup.worker, queues: setup.queues,
+            lease: setup.lease)
+          {
+            start(next)
+          } else {
+            foundNothing = true
+          }
+        } else {
+          try setup.store.complete(job: id, token: job.token, outcome: outcome, at: .now)
+        }
+      } catch where error.kind == .staleClaim {
         // Fencing: another worker claimed it after our lease expired.
         log("\(name(of: job)): its completion was refused: \(error.message)")
+      } catch {
+        // The claim may have failed and taken the completion with it.
+        completeAlone(job, outcome, after: error)
       }
+    }
+    return foundNothing
+  }
+
+  /// Completes `job` without claiming, after a completion with a claim
+  /// failed with `failure`.
+  private func completeAlone(_ job: ClaimedJob, _ outcome: JobOutcome, after failure: StoreError) {
+    do {
+      try setup.store.complete(job: job.id, token: job.token, outcome: outcome, at: .now)
+    } catch where error.kind == .staleClaim {
+      log("\(name(of: job)): its completion was refused: \(error.message)")
+    } catch {
+      // Its lease will expire and another claim will run it again.
+      log("\(name(of: job)): its completion failed: \(failure.message); then: \(error.message)")
     }
   }
 

@@ -23,6 +23,7 @@ struct PostgresQueueStoreTests {
   @Test func aLostWorkersJobIsClaimedAgainBeforeItsSuccessors() throws {
     try QueueStoreBehaviour.aLostWorkersJobIsClaimedAgainBeforeItsSuccessors(.postgres())
   }
+  @Test func aCompletionClaimsTheNextHeadInItsTransaction() throws { try QueueStoreBehaviour.aCompletionClaimsTheNextHeadInItsTransaction(.postgres()) }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.postgres()) }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.postgres()) }
 
@@ -47,6 +48,32 @@ struct PostgresQueueStoreTests {
     try PostgresQueueStore(url: elsewhere.url, location: "elsewhere").submit("q")
     // Long enough for the notification to arrive, were it this store's.
     #expect(try worker.waitForWork(timeout: .milliseconds(200)) == false)
+  }
+
+  @Test func preparedStatementsArePreparedAgainOnANewSession() throws {
+    let schema = try TestPostgresSchema()
+    let db = try PostgresConnection(url: schema.url)
+    let sql = "SELECT $1::bigint + 1"
+    #expect(try db.query(sql, [.integer(1)], prepared: true).int64(0, 0) == 2)
+    #expect(try db.query(sql, [.integer(2)], prepared: true).int64(0, 0) == 3)
+    // The server ends the session, as a restart would: the statement is
+    // gone with it.
+    let pid = try db.query("SELECT pg_backend_pid()").int64(0, 0)
+    _ = try schema.query("SELECT pg_terminate_backend(\(pid))")
+    #expect(throws: PostgresError.self) { try db.query(sql, [.integer(3)], prepared: true) }
+    db.reconnectIfLost()
+    #expect(try db.query(sql, [.integer(4)], prepared: true).int64(0, 0) == 5)
+  }
+
+  @Test func completionsWaitForTheDiskOncePerWindow() {
+    let never = DurableCommitPacing(window: .zero)
+    never.committed()
+    #expect(never.mayDefer() == false)
+    let hourly = DurableCommitPacing(window: .seconds(3600))
+    // Nothing was made durable yet: the first commit waits.
+    #expect(hourly.mayDefer() == false)
+    hourly.committed()
+    #expect(hourly.mayDefer() == true)
   }
 
   /// A schema as a Lunar of store version 1 left it, with one run.

@@ -269,6 +269,51 @@ enum QueueStoreBehaviour {
     #expect(missing?.kind == .noSuchJob)
   }
 
+  static func aCompletionClaimsTheNextHeadInItsTransaction(_ fixture: QueueFixture) throws {
+    let store = fixture.store
+    let other = try fixture.reopen()
+    let first = try store.submit("a")
+    let second = try store.submit("a")
+    let elsewhere = try store.submit("b", policy: .stop)
+    let claimed = try #require(try store.claim(alice, ["a"]))
+    #expect(claimed.id == first.id)
+    // The successor is the head once its predecessor is finished, within
+    // the same transaction; it is running before anyone else looks.
+    let next = try #require(
+      try store.complete(
+        job: claimed.id, token: claimed.token, outcome: .succeeded(output: encoded("one")), at: at(1),
+        thenClaimFor: alice, queues: ["a"], lease: lease))
+    #expect(next.id == second.id && next.attempt == 1 && next.token > claimed.token)
+    #expect(next.leaseExpiresAt == at(11))
+    #expect(try store.job(first.id)?.status == .succeeded && store.job(first.id)?.output == encoded("one"))
+    #expect(try store.job(second.id)?.status == .running && store.job(second.id)?.worker == alice)
+    #expect(try other.claim(bob, ["a"]) == nil)
+    // A refused completion claims nothing and changes nothing.
+    let stale = #expect(throws: StoreError.self) {
+      try store.complete(
+        job: claimed.id, token: claimed.token, outcome: .succeeded(output: encoded("again")), at: at(2),
+        thenClaimFor: alice, queues: nil, lease: lease)
+    }
+    #expect(stale?.kind == .staleClaim)
+    #expect(try store.job(elsewhere.id)?.status == .waiting)
+    #expect(try store.job(first.id)?.output == encoded("one"))
+    // A last job finds nothing after it in its queue; another queue's head
+    // is taken when the claim may look there.
+    #expect(
+      try store.complete(
+        job: next.id, token: next.token, outcome: .succeeded(output: encoded()), at: at(3), thenClaimFor: alice,
+        queues: ["a"], lease: lease) == nil)
+    try store.submit("b")
+    let b = try #require(try store.claim(bob, ["b"]))
+    // A failure under `stop` halts its queue before the claim looks at it.
+    let after = try store.submit("a")
+    #expect(
+      try store.complete(
+        job: b.id, token: b.token, outcome: .failed(error: Array("boom".utf8)), at: at(4), thenClaimFor: bob, queues: nil,
+        lease: lease)?.id == after.id)
+    #expect(try store.queues().map(\.haltedBy) == [nil, elsewhere.id])
+  }
+
   static func workersRacingForOneHeadGetItOnce(_ fixture: QueueFixture) throws {
     let workers = try (0..<6).map { _ in try fixture.reopen() }
     for round in 0..<10 {

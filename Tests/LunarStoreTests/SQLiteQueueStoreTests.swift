@@ -20,6 +20,7 @@ import TestSupport
   @Test func aLostWorkersJobIsClaimedAgainBeforeItsSuccessors() throws {
     try QueueStoreBehaviour.aLostWorkersJobIsClaimedAgainBeforeItsSuccessors(.sqlite())
   }
+  @Test func aCompletionClaimsTheNextHeadInItsTransaction() throws { try QueueStoreBehaviour.aCompletionClaimsTheNextHeadInItsTransaction(.sqlite()) }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.sqlite()) }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.sqlite()) }
 

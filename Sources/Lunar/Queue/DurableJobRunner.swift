@@ -78,11 +78,15 @@ extension Runtime {
   /// input, and returns how it ended (an unknown action is a failure that
   /// says so). The action's context has `attempt`: the job's claims so far.
   public func run(_ job: ClaimedJob) async -> JobOutcome {
-    await withCheckedContinuation { continuation in
-      let posted = inbox.post { core in
-        core.component(DurableJobRunner.self).start(job) { continuation.resume(returning: $0) }
-      }
-      if !posted { continuation.resume(returning: .failed(error: Array("the runtime has stopped".utf8))) }
-    }
+    await withCheckedContinuation { continuation in start(job) { continuation.resume(returning: $0) } }
+  }
+
+  /// Starts the action of `job` as `run` does, without awaiting it:
+  /// `finish` gets how it ended, on the loop thread (so it should only hand
+  /// the outcome on), or at once if the runtime has stopped. A thread that
+  /// runs jobs one after another waits on no task this way.
+  public func start(_ job: ClaimedJob, finish: @escaping @Sendable (JobOutcome) -> Void) {
+    let posted = inbox.post { core in core.component(DurableJobRunner.self).start(job, finish: finish) }
+    if !posted { finish(.failed(error: Array("the runtime has stopped".utf8))) }
   }
 }
