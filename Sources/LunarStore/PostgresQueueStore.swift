@@ -52,22 +52,31 @@ public final class PostgresQueueStore: QueueStore {
     try QueueLimits.check(name: action, "action")
     try QueueLimits.check(value: input, "input")
     return try withConnection { db in
-      // The upsert locks the queue's row until the job is committed, so
-      // concurrent submitters get the next numbers in turn, and a job is
-      // visible before any later one of its queue.
-      let rows = try db.query(
-        """
-        WITH q AS (
+      try db.transaction {
+        // The upsert locks the queue's row until the job is committed, so
+        // concurrent submitters get the next numbers in turn, and a job is
+        // visible before any later one of its queue. A completion locks
+        // the row too: the next statement, which reads afresh, sees
+        // whether one finished the queue's last unfinished job.
+        let sequence = try db.query(
+          """
           INSERT INTO queue (name, last_sequence) VALUES ($1, 1)
-          ON CONFLICT (name) DO UPDATE SET last_sequence = queue.last_sequence + 1 RETURNING last_sequence)
-        INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at)
-        SELECT $1, q.last_sequence, $2, $3, $4, 'waiting', 0, $5
-        FROM q CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())) AS notified
-        RETURNING id, sequence
-        """,
-        [.bytes(queue.bytes), .bytes(action.bytes), .bytes(input), .text(policy.rawValue), .integer(now.microseconds)],
-        prepared: true)
-      return EnqueuedJob(id: JobID(rows.int64(0, 0)), queue: queue, sequence: rows.int64(0, 1))
+          ON CONFLICT (name) DO UPDATE SET last_sequence = queue.last_sequence + 1 RETURNING last_sequence
+          """, [.bytes(queue.bytes)], prepared: true
+        ).int64(0, 0)
+        // The job is its queue's head when no earlier one is unfinished.
+        let rows = try db.query(
+          """
+          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at, head)
+          SELECT $1, $2, $3, $4, $5, 'waiting', 0, $6,
+            NOT EXISTS (SELECT 1 FROM job h WHERE h.queue = $1 AND h.status IN ('waiting', 'running'))
+          FROM (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())) AS notified
+          RETURNING id
+          """,
+          [.bytes(queue.bytes), .integer(sequence), .bytes(action.bytes), .bytes(input), .text(policy.rawValue),
+           .integer(now.microseconds)], prepared: true)
+        return EnqueuedJob(id: JobID(rows.int64(0, 0)), queue: queue, sequence: sequence)
+      }
     }
   }
 
@@ -103,28 +112,30 @@ public final class PostgresQueueStore: QueueStore {
     }
   }
 
-  /// Claims the head `request` asks for, in one statement. The heads are
-  /// gathered into an array first so that the jobs are read through their
-  /// key whatever the planner's statistics say: a table that has just
-  /// filled up looks empty to it until analysed, and an `IN` join then
-  /// reads every job for each claim.
+  /// Claims the head `request` asks for, in one statement: the oldest head
+  /// that may start (`head` marks a queue's first unfinished job), or a
+  /// running one whose lease expired (a running job is always a head),
+  /// each read from its own partial index, so a claim costs the same
+  /// whatever the number of queues and jobs.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, on db: PostgresConnection) throws -> ClaimedJob? {
     let names: [PostgresValue] = (request.queues ?? []).map { .bytes($0.bytes) }
     // Parameters $1 to $3 are the time, worker and expiry; the names follow.
     let filter =
-      request.queues == nil ? "" : "AND q.name IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
+      request.queues == nil ? "" : "AND j.queue IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
     let expiry = now.microseconds + request.leaseMicroseconds
     let rows = try db.query(
       """
-      WITH head AS (
-        SELECT j.id FROM job j
-        WHERE j.id = ANY (ARRAY(
-          SELECT (SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running')
-                  ORDER BY h.sequence LIMIT 1)
-          FROM queue q WHERE q.halted_by IS NULL \(filter)))
-        AND (j.status = 'waiting' OR j.lease_expires_at <= $1)
+      WITH ready AS (
+        SELECT j.id FROM job j JOIN queue q ON q.name = j.queue
+        WHERE j.head AND j.status = 'waiting' AND q.halted_by IS NULL \(filter)
         ORDER BY j.id LIMIT 1
-        FOR UPDATE OF j SKIP LOCKED)
+        FOR UPDATE OF j SKIP LOCKED),
+      expired AS (
+        SELECT j.id FROM job j JOIN queue q ON q.name = j.queue
+        WHERE j.status = 'running' AND j.lease_expires_at <= $1 AND q.halted_by IS NULL \(filter)
+        ORDER BY j.id LIMIT 1
+        FOR UPDATE OF j SKIP LOCKED),
+      head AS (SELECT id FROM ready UNION ALL SELECT id FROM expired ORDER BY id LIMIT 1)
       UPDATE job SET status = 'running', attempts = job.attempts + 1, claim = nextval('job_claim'), worker = $2,
         started_at = $1, lease_expires_at = $3
       FROM head WHERE job.id = head.id
@@ -154,24 +165,44 @@ public final class PostgresQueueStore: QueueStore {
 
   public func complete(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp) throws(StoreError) {
     try outcome.checkSize()
-    try withConnection { db in try self.finish(job: job, token: token, outcome: outcome, at: now, on: db) }
+    try withConnection { db in
+      try db.transaction { try self.finish(job: job, token: token, outcome: outcome, at: now, on: db) }
+    }
   }
 
-  /// Records how `job` ended.
+  /// Locks the row of the queue of `job` until the transaction ends: the
+  /// statements after it read afresh, and see any job submitted to the
+  /// queue before (a submit locks the row too).
+  private func lockQueue(of job: JobID, on db: PostgresConnection) throws {
+    try db.query(
+      "SELECT 1 FROM queue WHERE name = (SELECT queue FROM job WHERE id = $1) FOR UPDATE", [.integer(job.rawValue)],
+      prepared: true)
+  }
+
+  /// Records how `job` ended, inside the caller's transaction.
   private func finish(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, on db: PostgresConnection)
     throws
   {
     let (output, error) = outcome.columns
-    // One statement: the job finishes, a failure under policy stop halts
-    // its queue, and waiting workers hear of it, all or nothing.
+    try lockQueue(of: job, on: db)
+    // One statement: the job finishes, the next one of its queue becomes
+    // its head (the statement's snapshot still shows the job unfinished:
+    // its successor is the first after it), a failure under policy stop
+    // halts the queue, and waiting workers hear of it.
     let rows = try db.query(
       """
       WITH done AS (
-        UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6
-        WHERE id = $1 AND status = 'running' AND claim = $2 RETURNING id, queue, policy),
+        UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6, head = false
+        WHERE id = $1 AND status = 'running' AND claim = $2 RETURNING id, queue, policy, sequence),
       halted AS (
         UPDATE queue SET halted_by = done.id FROM done
-        WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name)
+        WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name),
+      successor AS (
+        UPDATE job SET head = true FROM done
+        WHERE job.id = (
+          SELECT h.id FROM job h WHERE h.queue = done.queue AND h.status IN ('waiting', 'running') AND h.sequence > done.sequence
+          ORDER BY h.sequence LIMIT 1)
+        RETURNING job.id)
       SELECT done.id FROM done
       CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(done.queue, 'hex') || ' ' || current_schema())) AS notified
       """,
@@ -184,14 +215,27 @@ public final class PostgresQueueStore: QueueStore {
 
   public func cancel(job: JobID, at now: StoreTimestamp) throws(StoreError) {
     try withConnection { db in
-      let rows = try db.query(
-        """
-        WITH cancelled AS (
-          UPDATE job SET status = 'cancelled', finished_at = $2 WHERE id = $1 AND status = 'waiting' RETURNING id, queue)
-        SELECT cancelled.id FROM cancelled
-        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(cancelled.queue, 'hex') || ' ' || current_schema())) AS notified
-        """, [.integer(job.rawValue), .integer(now.microseconds)])
-      guard rows.count == 1 else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
+      try db.transaction {
+        try self.lockQueue(of: job, on: db)
+        // A cancelled head hands the mark to the first unfinished job after
+        // it; cancelling another job leaves the head as it is.
+        let rows = try db.query(
+          """
+          WITH cancelled AS (
+            UPDATE job SET status = 'cancelled', finished_at = $2, head = false WHERE id = $1 AND status = 'waiting'
+            RETURNING id, queue),
+          successor AS (
+            UPDATE job SET head = true FROM cancelled
+            WHERE job.id = (
+              SELECT h.id FROM job h WHERE h.queue = cancelled.queue AND h.status IN ('waiting', 'running') AND h.id <> cancelled.id
+              ORDER BY h.sequence LIMIT 1)
+            AND NOT job.head
+            RETURNING job.id)
+          SELECT cancelled.id FROM cancelled
+          CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(cancelled.queue, 'hex') || ' ' || current_schema())) AS notified
+          """, [.integer(job.rawValue), .integer(now.microseconds)])
+        guard rows.count == 1 else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
+      }
     }
   }
 

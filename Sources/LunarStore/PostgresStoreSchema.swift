@@ -77,6 +77,22 @@ enum PostgresStoreSchema {
       // Claim numbers, store-wide: a sequence never hands one out twice.
       "CREATE SEQUENCE job_claim",
     ],
+    // Version 3: each queue's head is marked, so a claim reads one index
+    // entry, not one per queue.
+    [
+      // True for its queue's first unfinished job.
+      "ALTER TABLE job ADD COLUMN head boolean NOT NULL DEFAULT false",
+      """
+      UPDATE job SET head = true WHERE id IN (
+        SELECT (SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running')
+                ORDER BY h.sequence LIMIT 1)
+        FROM queue q)
+      """,
+      // The heads that may start, oldest first; and the running jobs by
+      // the end of their lease, for claims after a lost worker.
+      "CREATE INDEX job_ready ON job(id) WHERE head AND status = 'waiting'",
+      "CREATE INDEX job_leased ON job(lease_expires_at) WHERE status = 'running'",
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -35,10 +35,12 @@ public final class SQLiteQueueStore: QueueStore {
             ON CONFLICT (name) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence
             """, [.blob(queue.bytes)])
         else { throw StoreError(.database, "store \(self.path): no sequence number for queue \(queue.quoted)") }
+        // The job is its queue's head when no earlier one is unfinished.
         try db.run(
           """
-          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at)
-          VALUES (?, ?, ?, ?, ?, 'waiting', 0, ?)
+          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at, head)
+          VALUES (?1, ?2, ?3, ?4, ?5, 'waiting', 0, ?6,
+            NOT EXISTS (SELECT 1 FROM job h WHERE h.queue = ?1 AND h.status IN ('waiting', 'running')))
           """,
           [.blob(queue.bytes), .integer(sequence), .blob(action.bytes), .blob(input), .text(policy.rawValue),
            .integer(now.microseconds)])
@@ -74,19 +76,24 @@ public final class SQLiteQueueStore: QueueStore {
   /// Claims the head `request` asks for, inside the caller's transaction.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> ClaimedJob? {
     let names: [SQLiteValue] = (request.queues ?? []).map { .blob($0.bytes) }
-    let filter = request.queues == nil ? "" : "AND q.name IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+    let filter = request.queues == nil ? "" : "AND j.queue IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
     let expiry = now.microseconds + request.leaseMicroseconds
-    // Each queue's head is its unfinished job of the lowest sequence;
-    // only a head may start, and only while its queue is not halted.
+    // Only a queue's head may start (`head` marks it), while its queue is
+    // not halted: the oldest waiting head, or a running one whose lease
+    // expired (a running job is always its queue's head).
     var head: (id: Int64, queue: [UInt8], sequence: Int64, action: [UInt8], input: [UInt8])?
     try db.query(
       """
-      SELECT j.id, j.queue, j.sequence, j.action, j.input FROM queue q
-      JOIN job j ON j.id = (
-        SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running') ORDER BY h.sequence LIMIT 1)
-      WHERE q.halted_by IS NULL AND (j.status = 'waiting' OR j.lease_expires_at <= ?) \(filter)
-      ORDER BY j.id LIMIT 1
-      """, [.integer(now.microseconds)] + names
+      SELECT id, queue, sequence, action, input FROM (
+        SELECT * FROM (
+          SELECT j.id, j.queue, j.sequence, j.action, j.input FROM job j JOIN queue q ON q.name = j.queue
+          WHERE j.head = 1 AND j.status = 'waiting' AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1)
+        UNION ALL
+        SELECT * FROM (
+          SELECT j.id, j.queue, j.sequence, j.action, j.input FROM job j JOIN queue q ON q.name = j.queue
+          WHERE j.status = 'running' AND j.lease_expires_at <= ? AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1))
+      ORDER BY id LIMIT 1
+      """, names + [.integer(now.microseconds)] + names
     ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
     guard let head else { return nil }
     var claimed: (attempts: Int64, claim: Int64)?
@@ -137,7 +144,7 @@ public final class SQLiteQueueStore: QueueStore {
     var finished: (queue: [UInt8], policy: String)?
     try db.query(
       """
-      UPDATE job SET status = ?, finished_at = ?, lease_expires_at = NULL, output = ?, error = ?
+      UPDATE job SET status = ?, finished_at = ?, lease_expires_at = NULL, output = ?, error = ?, head = 0
       WHERE id = ? AND status = 'running' AND claim = ? RETURNING queue, policy
       """,
       [.text(outcome.status.rawValue), .integer(now.microseconds), output.map { .blob($0) } ?? .null,
@@ -149,15 +156,29 @@ public final class SQLiteQueueStore: QueueStore {
     if outcome.status == .failed && finished.policy == QueuePolicy.stop.rawValue {
       try db.run("UPDATE queue SET halted_by = ? WHERE name = ?", [.integer(job.rawValue), .blob(finished.queue)])
     }
+    try markHead(of: finished.queue, in: db)
+  }
+
+  /// Marks the first unfinished job of `queue`, if any, as its head, after
+  /// its head finished or was cancelled.
+  private func markHead(of queue: [UInt8], in db: SQLiteDatabase) throws {
+    try db.run(
+      """
+      UPDATE job SET head = 1 WHERE id = (
+        SELECT h.id FROM job h WHERE h.queue = ? AND h.status IN ('waiting', 'running') ORDER BY h.sequence LIMIT 1)
+      """, [.blob(queue)])
   }
 
   public func cancel(job: JobID, at now: StoreTimestamp) throws(StoreError) {
     try withDatabase { db in
       try db.transaction(.immediate) {
-        try db.run(
-          "UPDATE job SET status = 'cancelled', finished_at = ? WHERE id = ? AND status = 'waiting'",
-          [.integer(now.microseconds), .integer(job.rawValue)])
-        guard db.changes == 1 else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
+        var queue: [UInt8]?
+        try db.query(
+          "UPDATE job SET status = 'cancelled', finished_at = ?, head = 0 WHERE id = ? AND status = 'waiting' RETURNING queue",
+          [.integer(now.microseconds), .integer(job.rawValue)]
+        ) { row in queue = row.blob(0) }
+        guard let queue else { throw QueueRefusal.notWaiting(try self.readJob(db, id: job), id: job, in: self.location) }
+        try self.markHead(of: queue, in: db)
       }
     }
   }

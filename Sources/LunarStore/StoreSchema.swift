@@ -73,6 +73,22 @@ enum StoreSchema {
       "CREATE INDEX job_unfinished ON job(queue, sequence) WHERE status IN ('waiting', 'running')",
       "CREATE UNIQUE INDEX job_by_claim ON job(claim) WHERE claim IS NOT NULL",
     ],
+    // Version 3: each queue's head is marked, so a claim reads one index
+    // entry, not one per queue.
+    [
+      // 1 for its queue's first unfinished job.
+      "ALTER TABLE job ADD COLUMN head INTEGER NOT NULL DEFAULT 0",
+      """
+      UPDATE job SET head = 1 WHERE id IN (
+        SELECT (SELECT h.id FROM job h WHERE h.queue = q.name AND h.status IN ('waiting', 'running')
+                ORDER BY h.sequence LIMIT 1)
+        FROM queue q)
+      """,
+      // The heads that may start, oldest first; and the running jobs by
+      // the end of their lease, for claims after a lost worker.
+      "CREATE INDEX job_ready ON job(id) WHERE head = 1 AND status = 'waiting'",
+      "CREATE INDEX job_leased ON job(lease_expires_at) WHERE status = 'running'",
+    ],
   ]
 
   /// The version this Lunar writes.

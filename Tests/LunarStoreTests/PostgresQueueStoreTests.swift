@@ -90,14 +90,24 @@ struct PostgresQueueStoreTests {
   }
 
   @Test func aVersionOneStoreMigratesKeepingItsRuns() throws {
-    #expect(PostgresStoreSchema.current == 2)
+    #expect(PostgresStoreSchema.current == 3)
     let schema = try versionOneSchema()
     let queues = try PostgresQueueStore(url: schema.url, location: "test")
     let job = try queues.submit("q")
-    #expect(try schema.query("SELECT version FROM lunar_store") == ["2"])
+    #expect(try schema.query("SELECT version FROM lunar_store") == ["3"])
     let runs = try PostgresRunStore(url: schema.url, location: "test")
     #expect(try runs.lastRun(workflow: nil, file: nil)?.workflow == "old")
     #expect(try PostgresQueueStore(url: schema.url, location: "test").job(job.id)?.queue == "q")
+  }
+
+  @Test func aVersionTwoStoreMigratesMarkingEachQueuesHead() throws {
+    let schema = try TestPostgresSchema()
+    try schema.query((PostgresStoreSchema.migrations[0] + PostgresStoreSchema.migrations[1]).joined(separator: ";\n"))
+    // Claim numbers 1 and 2 were handed out by the old store's sequence.
+    try schema.query(
+      "UPDATE lunar_store SET version = 2; SELECT setval('job_claim', 2);\n"
+        + QueueMigrationFixture.versionTwoJobs.replacingOccurrences(of: "X'", with: "'\\x"))
+    try QueueMigrationFixture.checkHeads(try PostgresQueueStore(url: schema.url, location: "test"))
   }
 
   @Test func aMigrationThatFailsLeavesTheStoreAsItWas() throws {

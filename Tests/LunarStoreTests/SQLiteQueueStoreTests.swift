@@ -39,15 +39,28 @@ import TestSupport
   }
 
   @Test func aVersionOneStoreMigratesKeepingItsRuns() throws {
-    #expect(StoreSchema.current == 2)
+    #expect(StoreSchema.current == 3)
     let folder = try TemporaryFolder()
     let path = try versionOneStore(in: folder)
     let queues = try SQLiteQueueStore(path: path)
     let job = try queues.submit("q")
-    #expect(try SQLiteDatabase(path: path).scalar("PRAGMA user_version") == .integer(2))
+    #expect(try SQLiteDatabase(path: path).scalar("PRAGMA user_version") == .integer(3))
     let runs = try SQLiteRunStore(path: path)
     #expect(try runs.run(RunID(1))?.workflow == "old")
     #expect(try SQLiteQueueStore(path: path).job(job.id)?.queue == "q")
+  }
+
+  @Test func aVersionTwoStoreMigratesMarkingEachQueuesHead() throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("two.db").path
+    let db = try SQLiteDatabase(path: path)
+    for sql in StoreSchema.migrations[0] + StoreSchema.migrations[1] { try db.execute(sql) }
+    try db.execute(
+      """
+      PRAGMA application_id = \(StoreFileCheck.applicationID); PRAGMA user_version = 2; PRAGMA journal_mode = WAL;
+      \(QueueMigrationFixture.versionTwoJobs)
+      """)
+    try QueueMigrationFixture.checkHeads(try SQLiteQueueStore(path: path))
   }
 
   @Test func aMigrationThatFailsLeavesTheStoreAsItWas() throws {
