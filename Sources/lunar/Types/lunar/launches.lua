@@ -75,7 +75,7 @@ function launches.reminders() end
 ---`file://` URLs), the sample feeds shipped inside Lunar (`samples = true`, offline) or
 ---back to the start's endpoints (`false`), or the cooldown in seconds.
 ---@async
----@param options { endpoints?: table<string, string>, samples?: boolean, cooldown?: number }
+---@param options? { endpoints?: table<string, string>, samples?: boolean, cooldown?: number }
 function launches.configure(options) end
 
 ---@private
