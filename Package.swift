@@ -60,6 +60,14 @@ let package = Package(
     .executableTarget(
       name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LuaKit", "CLineEditor"],
       exclude: ["Linker"],
+      // What `lunar types` writes: editor types for lua-language-server, its
+      // .luarc.json and luacheck's standard (see EditorTypes.swift).
+      resources: [
+        .embedInCode("Types/lunar.lua"), .embedInCode("Types/lunar/queue.lua"), .embedInCode("Types/lunar/machine.lua"),
+        .embedInCode("Types/lunar/actions.lua"), .embedInCode("Types/lunar/workflow.lua"),
+        .embedInCode("Types/lunar/trace.lua"), .embedInCode("Types/lunar/launches.lua"),
+        .embedInCode("Types/lunar/repl.lua"), .embedInCode("Types/luarc.json"), .embedInCode("Types/luacheckrc.lua"),
+      ],
       linkerSettings: [
         // Links libstdc++ statically with the static Swift runtime (see Linker/libstdc++.so).
         .unsafeFlags(["-L", Context.packageDirectory + "/Sources/lunar/Linker"]),

@@ -11,7 +11,7 @@ local account_url = arg[1]
 local account_server = nil
 if not account_url then
   account_url = "https://accounts.example/me"
-  account_server = { get_json = function(_, url)
+  account_server = { get_json = function(_, _url)
     return { token = "tok-4711", user = { name = "Ada", plan = "pro" } }
   end }
 end

@@ -8,6 +8,6 @@ lunar.action("deploy", function(ctx, input)
   return { url = "https://" .. input.region .. ".example.com", attempt = ctx.attempt }
 end)
 
-lunar.action("fail", function(ctx, input)
+lunar.action("fail", function(_ctx, input)
   error("cannot deploy to " .. input.region)
 end)

@@ -30,6 +30,7 @@ return workflow "nightly-launch-report" {
   step "notify" { needs = { "next" }, uses = "report.print", retry = { attempts = 3, backoff = 0.5 },
     with = function(ctx)
       local l = ctx.steps.next.output
-      return { text = ("next: %s by %s, %s"):format(l.name, l.provider, os.date("!%Y-%m-%d %H:%M UTC", math.floor(l.planned_time))) }
+      local when = os.date("!%Y-%m-%d %H:%M UTC", math.floor(l.planned_time))
+      return { text = ("next: %s by %s, %s"):format(l.name, l.provider, when) }
     end },
 }

@@ -10,11 +10,11 @@ local list = machine.new {
   states = {
     initial = { on = { reload = { run = function(ctx) return "loading", { { "load", ctx.page } } end,
                                   targets = { "loading" } } } },
-    loading = { on = { loaded = { run = function(ctx, msg) return "presenting", { { "present", msg.items } } end,
+    loading = { on = { loaded = { run = function(_ctx, msg) return "presenting", { { "present", msg.items } } end,
                                   targets = { "presenting" } } } },
     presenting = { on = { reload = "refreshing", expire = "initial" },
-                   enter = function(ctx) return { { "after", 0.05, { "expire" } } } end },
-    refreshing = { on = { loaded = { run = function(ctx, msg) return "presenting", { { "present", msg.items } } end,
+                   enter = function() return { { "after", 0.05, { "expire" } } } end },
+    refreshing = { on = { loaded = { run = function(_ctx, msg) return "presenting", { { "present", msg.items } } end,
                                      targets = { "presenting" } } } },
   },
 }

@@ -13,7 +13,7 @@ local release = machine.new {
     draft = { on = { approve = "approved" } },
     approved = { on = { ship = { run = function() return "shipping", { { "deploy", "eu" }, { "deploy", "us" } } end,
                                  targets = { "shipping" } } } },
-    shipping = { on = { deployed = function(ctx, msg) if msg.region == "us" then return "live" end end } },
+    shipping = { on = { deployed = function(_ctx, msg) if msg.region == "us" then return "live" end end } },
     live = {},
   },
 }

@@ -15,10 +15,12 @@ describe("lunar.action", function()
       refusal { uses = "store" })
     assert.are.equal("bad argument #2 to 'action' (uses[1] names an unknown service 'teleporter' (services are "
       .. table.concat(actions.service_names(), ", ") .. "))", refusal { uses = { "teleporter" } })
-    assert.are.equal("bad argument #2 to 'action' (uses[2] must be a service name, got number)", refusal { uses = { "log", 2 } })
-    assert.are.equal("bad argument #2 to 'action' (field 'uses' must be a list of service names, got a table with other keys)",
-      refusal { uses = { store = true } })
-    assert.are.equal("bad argument #2 to 'action' (unknown field 'use' (fields are uses))", refusal { use = { "store" } })
+    assert.are.equal("bad argument #2 to 'action' (uses[2] must be a service name, got number)",
+      refusal { uses = { "log", 2 } })
+    assert.are.equal("bad argument #2 to 'action' (field 'uses' must be a list of service names, "
+      .. "got a table with other keys)", refusal { uses = { store = true } })
+    assert.are.equal("bad argument #2 to 'action' (unknown field 'use' (fields are uses))",
+      refusal { use = { "store" } })
   end)
 
   it("knows the run's services, a plugin's too before its module is loaded", function()

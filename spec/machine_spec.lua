@@ -6,11 +6,11 @@ local function list_screen(extra)
   local definition = {
     name = "list", initial = "initial", context = { page = 20 },
     states = {
-      initial = { on = { reload = function(ctx, msg) return "loading", { { "load", ctx.page } } end } },
-      loading = { on = { loaded = function(ctx, msg) return "presenting", { { "present", msg.items } } end } },
+      initial = { on = { reload = function(ctx) return "loading", { { "load", ctx.page } } end } },
+      loading = { on = { loaded = function(_ctx, msg) return "presenting", { { "present", msg.items } } end } },
       presenting = { on = { reload = "refreshing" },
-                     enter = function(ctx) return { { "after", 60, { "expire" } } } end },
-      refreshing = { on = { loaded = function(ctx, msg) return "presenting", { { "present", msg.items } } end,
+                     enter = function() return { { "after", 60, { "expire" } } } end },
+      refreshing = { on = { loaded = function(_ctx, msg) return "presenting", { { "present", msg.items } } end,
                             expire = function() return nil, { { "log", "expired while refreshing" } } end } },
     },
   }
@@ -153,7 +153,7 @@ describe("lunar.machine", function()
           outside = function() log[#log + 1] = "outside"; return nil, {} end,
         } } },
       }
-      machine.interpreter("twice", function(cmd, send)
+      machine.interpreter("twice", function(_cmd, send)
         send("pong")
         send("pong")
         log[#log + 1] = "interpreter done"
@@ -172,7 +172,8 @@ describe("lunar.machine", function()
         }
         m:send("start")
         assert.error_matches(function() m:settle() end,
-          "command { \"after\", [^,]+, { \"ring\" } } must be { \"after\", seconds, message } %(seconds: a non%-negative finite number%)")
+          "command { \"after\", [^,]+, { \"ring\" } } must be { \"after\", seconds, message } "
+            .. "%(seconds: a non%-negative finite number%)")
       end
     end)
 
@@ -224,7 +225,10 @@ describe("lunar.machine", function()
     it("leaves the pure step alone: it never enters the initial state", function()
       local entered = 0
       local m = machine.new { name = "pure", initial = "a", states = {
-        a = { enter = function() entered = entered + 1; return { { "emit", "pure.entered" } } end, on = { stay = function() end } },
+        a = {
+          enter = function() entered = entered + 1; return { { "emit", "pure.entered" } } end,
+          on = { stay = function() end },
+        },
       } }
       assert.are.same({ "a", {}, true }, { m:step("stay") })
       m:settle()
@@ -247,7 +251,7 @@ describe("lunar.machine", function()
         name = "f", initial = "a",
         states = { a = { on = {
           go = function() return nil, { { "explode" } } end,
-          command_failed = function(ctx, msg) got = msg.command[1] .. ": " .. msg.error end,
+          command_failed = function(_ctx, msg) got = msg.command[1] .. ": " .. msg.error end,
         } } },
       }
       machine.interpreter("explode", function() error("kaboom", 0) end)
@@ -257,7 +261,8 @@ describe("lunar.machine", function()
     end)
 
     it("raises an unhandled command_failed from settle", function()
-      local m = machine.new { name = "g", initial = "a", states = { a = { on = { go = function() return nil, { { "explode" } } end } } } }
+      local m = machine.new { name = "g", initial = "a",
+        states = { a = { on = { go = function() return nil, { { "explode" } } end } } } }
       machine.interpreter("explode", function() error("kaboom", 0) end)
       m:send("go")
       assert.error_matches(function() m:settle() end, "machine 'g': command { \"explode\" } failed: kaboom")
@@ -274,7 +279,8 @@ describe("lunar.machine", function()
     end)
 
     it("names an unknown command and its machine", function()
-      local m = machine.new { name = "u", initial = "a", states = { a = { on = { go = function() return nil, { { "teleport" } } end } } } }
+      local m = machine.new { name = "u", initial = "a",
+        states = { a = { on = { go = function() return nil, { { "teleport" } } end } } } }
       m:send("go")
       assert.has_error(function() m:settle() end, "machine 'u': unknown command 'teleport' (no interpreter registered)")
       -- Registered later, the same command is found from then on.
@@ -325,7 +331,8 @@ describe("lunar.machine", function()
       } }
       for message, got in pairs { keyed = "table", text = "string", holes = "table" } do
         assert.error_matches(function() m:step(message) end,
-          "machine 'p': state 'a': handler '" .. message .. "': commands must be an array of commands, got " .. got, 1, true)
+          "machine 'p': state 'a': handler '" .. message .. "': commands must be an array of commands, got " .. got,
+          1, true)
       end
     end)
 
@@ -378,8 +385,10 @@ describe("lunar.machine", function()
       end
       refuses(define { strict = "yes" }, "machine 'x': 'strict' must be true or false, got string")
       refuses(define { context = 5 }, "machine 'x': 'context' must be a table, got number")
-      refuses(define { inital = "a" }, "machine 'x': unknown field 'inital' (fields are name, initial, states, context, strict)")
-      refuses(define { states = { a = { onn = {} } } }, "machine 'x': state 'a': unknown field 'onn' (fields are on, enter, exit)")
+      refuses(define { inital = "a" },
+        "machine 'x': unknown field 'inital' (fields are name, initial, states, context, strict)")
+      refuses(define { states = { a = { onn = {} } } },
+        "machine 'x': state 'a': unknown field 'onn' (fields are on, enter, exit)")
       refuses(define { states = { a = { on = { [true] = "a" } } } },
         "machine 'x': state 'a': message names in 'on' must be strings, got boolean")
       refuses(define { states = { a = { on = { go = { run = print, target = { "a" } } } } } },
@@ -388,7 +397,9 @@ describe("lunar.machine", function()
         "machine 'x': state 'a': handler 'go': 'targets' must be a list of state names, got string")
       refuses(define { states = { a = { on = { go = { run = print, targets = { 1 } } } } } },
         "machine 'x': state 'a': handler 'go': targets[1] must be a state name, got number")
-      local m = machine.new(define { strict = false, context = {}, states = { a = { on = { go = { run = print, targets = { "a" } } } } } })
+      local m = machine.new(define {
+        strict = false, context = {}, states = { a = { on = { go = { run = print, targets = { "a" } } } } },
+      })
       assert.are.equal("a", m.state)
     end)
 
@@ -407,7 +418,7 @@ end)
 
 describe("machine.test", function()
   local function loader()
-    machine.interpreter("load", function(cmd, send) send { "loaded", items = {} } end)
+    machine.interpreter("load", function(_cmd, send) send { "loaded", items = {} } end)
     return machine.new {
       name = "list", initial = "initial",
       states = {
@@ -439,7 +450,7 @@ describe("machine.test", function()
   end)
 
   local function eager()
-    machine.interpreter("load", function(cmd, send) send { "loaded", items = {} } end)
+    machine.interpreter("load", function(_cmd, send) send { "loaded", items = {} } end)
     return machine.new {
       name = "eager", initial = "loading",
       states = {

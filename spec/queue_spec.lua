@@ -73,7 +73,8 @@ describe("lunar.queue", function()
     a:cancel()
     assert.are.equal("b", b:await())
     assert.are.equal("cancelled", a:status())
-    assert.are.same({ "submitted 1", "started 1", "submitted 2", "cancelled 1", "started 2", "finished 2" }, job_events("q"))
+    assert.are.same({ "submitted 1", "started 1", "submitted 2", "cancelled 1", "started 2", "finished 2" },
+      job_events("q"))
   end)
 
   it("stops after a failure with the stop policy", function()
@@ -84,6 +85,7 @@ describe("lunar.queue", function()
     q:drain()
     assert.are.same({ "failed", "cancelled", "cancelled" }, { a:status(), b:status(), c:status() })
     local ok, err = b:result()
+    assert.is_false(ok)
     assert.are.equal(lunar.cancelled, err)
     assert.are.equal("stop", q.policy)
     -- The queue runs jobs submitted after the failure.
@@ -92,7 +94,7 @@ describe("lunar.queue", function()
 
   it("runs two queues concurrently, each in its own order", function()
     local left, right = queue.new("left"), queue.new("right")
-    for i = 1, 3 do
+    for _ = 1, 3 do
       left:submit(function() lunar.sleep(2) end)
       right:submit(function() lunar.sleep(3) end)
     end
@@ -151,9 +153,11 @@ describe("lunar.queue", function()
     assert.has_error(function() q:submit(nil) end, "bad argument #1 to 'submit' (function expected, got nil)")
     assert.has_error(function() q:submit(42) end, "bad argument #1 to 'submit' (function expected, got number)")
     assert.has_error(function() queue.new(42) end, "bad argument #1 to 'new' (string or table expected, got number)")
-    assert.has_error(function() queue.new({ name = 1 }) end, "bad argument #1 to 'new' (field 'name' must be a string, got number)")
+    assert.has_error(function() queue.new({ name = 1 }) end,
+      "bad argument #1 to 'new' (field 'name' must be a string, got number)")
     assert.has_error(function() queue.new({ name = "x", policy = "maybe" }) end,
       "bad argument #1 to 'new' (field 'policy' must be 'continue' or 'stop', got 'maybe')")
-    assert.has_error(function() q.submit({}, print) end, "bad argument #1 to 'submit' (lunar.queue expected, got table)")
+    assert.has_error(function() q.submit({}, print) end,
+      "bad argument #1 to 'submit' (lunar.queue expected, got table)")
   end)
 end)

@@ -15,6 +15,8 @@ describe("the runner", function()
   end)
 
   describe("environments", function()
+    -- These tests set globals on purpose: each block and test has its own.
+    -- luacheck: globals BLOCK_GLOBAL TEST_GLOBAL
     BLOCK_GLOBAL = "visible to children"
 
     it("sees globals of enclosing blocks", function()

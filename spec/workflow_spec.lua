@@ -43,7 +43,8 @@ describe("lunar.workflow", function()
       step "a" { run = sleeper(1) }, step "b" { run = sleeper(1) }, step "c" { run = sleeper(1) },
     }, { jobs = 1 })
     assert.are.equal(3, lunar.now() - start)
-    assert.are.same({ "started a", "succeeded a", "started b", "succeeded b", "started c", "succeeded c" }, step_events())
+    assert.are.same({ "started a", "succeeded a", "started b", "succeeded b", "started c", "succeeded c" },
+      step_events())
   end)
 
   it("runs steps sharing a queue one at a time in declaration order", function()
@@ -52,7 +53,8 @@ describe("lunar.workflow", function()
       step "y" { queue = "db", run = sleeper(1) },
       step "free" { run = sleeper(1) },
     })
-    assert.are.same({ "started x", "started free", "succeeded free", "succeeded x", "started y", "succeeded y" }, step_events())
+    assert.are.same({ "started x", "started free", "succeeded free", "succeeded x", "started y", "succeeded y" },
+      step_events())
   end)
 
   it("skips what needs a failed step, unless it may continue", function()
@@ -95,7 +97,8 @@ describe("lunar.workflow", function()
   it("skips a step whose condition is false", function()
     local outcome = run(workflow "w" {
       step "check" { run = sleeper(0, false) },
-      step "maybe" { needs = { "check" }, ["if"] = function(ctx) return ctx.steps.check.output end, run = sleeper(0, 1) },
+      step "maybe" { needs = { "check" }, ["if"] = function(ctx) return ctx.steps.check.output end,
+                     run = sleeper(0, 1) },
     })
     assert.is_true(outcome.ok)
     assert.are.equal("skipped", outcome.results.maybe.status)
@@ -192,7 +195,8 @@ describe("lunar.workflow", function()
     assert.is_true(graphviz_reads(dot))
     assert.error_matches(function() workflow.graph(wf, "svg") end,
       "bad argument #2 to 'graph' %(format must be 'mermaid' or 'dot', got 'svg'%)")
-    assert.error_matches(function() workflow.graph(42) end, "bad argument #1 to 'graph' %(workflow expected, got number%)")
+    assert.error_matches(function() workflow.graph(42) end,
+      "bad argument #1 to 'graph' %(workflow expected, got number%)")
   end)
 
   describe("definition errors", function()
@@ -216,7 +220,8 @@ describe("lunar.workflow", function()
         "step \"x\": 'retry.backoff' must be a non-negative number of seconds, got " .. tostring(0 / 0))
       assert.has_error(function() step "x" { run = print, colour = "red" } end, "step \"x\": unknown field 'colour'")
       assert.has_error(function() step "x" { uses = 42 } end, "step \"x\": 'uses' must be an action name, got number")
-      assert.has_error(function() workflow "w" { 42 } end, 'workflow "w": item 1 is not a step (use step "name" { ... })')
+      assert.has_error(function() workflow "w" { 42 } end,
+        'workflow "w": item 1 is not a step (use step "name" { ... })')
     end)
 
     it("refuse nonsense in every field, at the caller's line", function()
@@ -229,13 +234,18 @@ describe("lunar.workflow", function()
       refuses({ run = print, continue_on_error = "yes" }, "'continue_on_error' must be true or false, got string")
       refuses({ run = print, services = "http" }, "'services' must be a list of service names, got string")
       refuses({ run = print, services = { "nosuchservice" } },
-        "services[1] names an unknown service 'nosuchservice' (services are " .. table.concat(require("lunar.actions").service_names(), ", ") .. ")")
-      refuses({ run = print, services = { http = true } }, "'services' must be a list of service names, got a table with other keys")
-      refuses({ uses = "report.print", services = { "log" } }, "'services' is for 'run' steps (an action declares the services it uses)")
+        "services[1] names an unknown service 'nosuchservice' (services are "
+          .. table.concat(require("lunar.actions").service_names(), ", ") .. ")")
+      refuses({ run = print, services = { http = true } },
+        "'services' must be a list of service names, got a table with other keys")
+      refuses({ uses = "report.print", services = { "log" } },
+        "'services' is for 'run' steps (an action declares the services it uses)")
       refuses({ uses = "" }, "'uses' must be an action name, got an empty string")
-      refuses({ run = print, needs = { after = "a" } }, "'needs' must be a list of step names, got a table with other keys")
+      refuses({ run = print, needs = { after = "a" } },
+        "'needs' must be a list of step names, got a table with other keys")
       refuses({ run = print, needs = { "a", 2 } }, "needs[2] must be a step name, got number")
-      refuses({ run = print, retry = { attempts = 2, backof = 1 } }, "'retry' has an unknown field 'backof' (fields are attempts, backoff)")
+      refuses({ run = print, retry = { attempts = 2, backof = 1 } },
+        "'retry' has an unknown field 'backof' (fields are attempts, backoff)")
       refuses({ run = print, ["if"] = print, when = print }, "give 'if' or 'when', not both")
       refuses({ run = print, when = true }, "'when' must be a function, got boolean")
       refuses({ run = print, queue = 7 }, "'queue' must be a queue name, got number")
@@ -250,8 +260,12 @@ describe("lunar.workflow", function()
     it("refuse a steps table that is not a list, at the workflow's line", function()
       local ok, err = pcall(function() local wf = workflow "w" { step "a" { run = print }, extra = 1 }; return wf end)
       assert.is_false(ok)
-      assert.matches('^[^:]*workflow_spec%.lua:%d+: workflow "w": \'extra\' is not a list position %(give the steps as a list%)$', err)
-      assert.has_error(function() local wf = workflow "w" { step "a" { run = print }, nil, step "b" { run = print } }; return wf end)
+      assert.matches('^[^:]*workflow_spec%.lua:%d+: workflow "w": \'extra\' is not a list position '
+        .. '%(give the steps as a list%)$', err)
+      assert.has_error(function()
+        local wf = workflow "w" { step "a" { run = print }, nil, step "b" { run = print } }
+        return wf
+      end)
       assert.has_error(function() local wf = workflow "" { }; return wf end,
         "bad argument #1 to 'workflow' (workflow name expected, got an empty string)")
     end)
@@ -283,8 +297,10 @@ describe("lunar.workflow", function()
     it("name the caller's line, not the module's", function()
       local ok, err = pcall(function() workflow.run(wf, { journal = 42, quiet = true }) end)
       assert.is_false(ok)
-      assert.matches("^[^:]*workflow_spec%.lua:%d+: bad argument #2 to 'run' %(option 'journal' must be a string, got number%)$", err)
-      assert.has_error(function() workflow.execute("w") end, "bad argument #1 to 'execute' (workflow expected, got string)")
+      assert.matches("^[^:]*workflow_spec%.lua:%d+: bad argument #2 to 'run' "
+        .. "%(option 'journal' must be a string, got number%)$", err)
+      assert.has_error(function() workflow.execute("w") end,
+        "bad argument #1 to 'execute' (workflow expected, got string)")
     end)
   end)
 end)

@@ -63,6 +63,11 @@ struct LuaObjectBlock {
   /// The registry table naming each class by its metatable's address, for
   /// messages about userdata whose metatable was swapped.
   static let classNames = "lunar.classes"
+
+  /// The registry table listing each class's property names (sorted) by the
+  /// class's name: properties are found by a Swift closure, so nothing else
+  /// lets a tool (the editor types' drift test) list an object's fields.
+  static let propertyNames = "lunar.properties"
 }
 
 extension LuaStack {
@@ -122,6 +127,7 @@ extension LuaThread {
     push(name)
     lua_rawset(L, -3)
     pop()
+    registerPropertyNames(luaClass.properties.keys.sorted(), of: name)
 
     func pushChecked(_ body: @escaping LuaClass<Object>.Method) {
       push(function: { call in try body(try call.object(1, of: Object.self, metatable: metatable, named: name), call) })
@@ -155,6 +161,26 @@ extension LuaThread {
       lunar_pushclassindex(L)
       lua_setfield(L, table, "__index")
     }
+    pop()
+  }
+
+  /// Records `names` as the properties of class `name` in the registry's
+  /// `lunar.properties` table.
+  private func registerPropertyNames(_ names: [String], of name: String) {
+    if lua_getfield(L, lunar_registryindex(), LuaObjectBlock.propertyNames) != LUA_TTABLE {
+      pop()
+      lua_createtable(L, 0, 4)
+      lua_pushvalue(L, -1)
+      lua_setfield(L, lunar_registryindex(), LuaObjectBlock.propertyNames)
+    }
+    lua_createtable(L, Int32(names.count), 0)
+    for (position, property) in names.enumerated() {
+      push(property)
+      lua_rawseti(L, -2, lua_Integer(position + 1))
+    }
+    push(name)
+    lunar_insert(L, -2)
+    lua_rawset(L, -3)
     pop()
   }
 

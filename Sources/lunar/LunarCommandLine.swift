@@ -20,6 +20,7 @@ enum LunarCommandLine {
     CheckCommand.spec,
     TestCommand.spec,
     GraphCommand.spec,
+    TypesCommand.spec,
     ReplCommand.spec,
     CommandSpec(name: "version", summary: "Print Lunar's version and the Lua version.") { _ in
       print("lunar \(version) (\(LuaVersion.description))")

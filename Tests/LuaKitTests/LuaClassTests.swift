@@ -72,6 +72,23 @@ private func gaugeClass() -> LuaClass<Gauge> {
     #expect(wrongSelf.message.contains("Counter expected, got table"))
   }
 
+  /// Properties are found by a Swift closure; the registry lists their
+  /// names by class, so a tool can list an object's fields.
+  @Test func theRegistryListsEachClassesProperties() throws {
+    let state = try LuaState()
+    var luaClass = counterClass()
+    luaClass.property("limit") { _, call in
+      call.push(10)
+      return .one
+    }
+    state.push(Counter(), as: luaClass)
+    state.push(Gauge(), as: gaugeClass())
+    let listed = try run(
+      "local p = debug.getregistry()['lunar.properties'] return table.concat(p.Counter, ',') .. ' ' .. #p.Gauge",
+      in: state)
+    #expect(listed == "limit,value 0")
+  }
+
   @Test func theMetatableNamesTheType() throws {
     let state = try LuaState()
     let luaClass = counterClass()

@@ -202,7 +202,7 @@ targets["machine definitions"] = function()
       }
       m:send(v)
       m:settle()
-      local _ = m.state, m.name
+      local _, _ = m.state, m.name
       m:step(v, v)
       machine.graph(m, "mermaid")
       -- Through a file: a pipe that dot closes early would end this process.

@@ -1,4 +1,5 @@
--- Self-test for luassert.lua, run by scripts/test (works under plain lua5.4 too): lunar run Tests/lua/luassert_selftest.lua
+-- Self-test for luassert.lua, run by scripts/test (works under plain lua5.4 too):
+-- lunar run Tests/lua/luassert_selftest.lua
 --
 -- Uses only Lua's own error/pcall so a broken library cannot hide its own
 -- failures. Prints "N passed, N failed" and exits non-zero on any failure.
@@ -171,7 +172,9 @@ case("same: diff path is expanded past the depth limit", function()
   local e = fails(function() A.same({ a = { b = { c = { d = 1 } } } }, { a = { b = { c = { d = 2 } } } }) end)
   check(e.message:find("*[d] = 2", 1, true), e.message)
   check(e.message:find("Differs at: [a][b][c][d]", 1, true), e.message)
-  local e2 = fails(function() A.same({ k = { l = { m = { n = 1 } } }, z = 1 }, { k = { l = { m = { n = 1 } } }, z = 2 }) end)
+  local e2 = fails(function()
+    A.same({ k = { l = { m = { n = 1 } } }, z = 1 }, { k = { l = { m = { n = 1 } } }, z = 2 })
+  end)
   check(e2.message:find("[m] = { ... more }", 1, true), e2.message)
 end)
 
@@ -179,7 +182,8 @@ case("same: missing key and negated message", function()
   local e = fails(function() A.same({ a = 1, b = 2 }, { a = 1 }) end)
   check(e.message:find("Differs at: [b]", 1, true), e.message)
   local e2 = fails(function() A.are_not.same({ 1 }, { 1 }) end)
-  eq(e2.message, "Expected objects to not be the same.\nPassed in:\n(table) {\n  [1] = 1 }\nDid not expect:\n(table) {\n  [1] = 1 }")
+  eq(e2.message,
+    "Expected objects to not be the same.\nPassed in:\n(table) {\n  [1] = 1 }\nDid not expect:\n(table) {\n  [1] = 1 }")
 end)
 
 case("same: custom message is prepended (as luassert)", function()
@@ -237,10 +241,14 @@ case("truthy, falsy, true, false, nil", function()
   passes(function() A.is_not.truthy(nil); A.is_not_true(1); A.is_not.False(nil) end)
   eq(fails(function() A.truthy(nil) end).message, "Expected to be truthy, but value was:\n(nil)")
   eq(fails(function() A.is_not.falsy(nil) end).message, "Expected to not be falsy, but value was:\n(nil)")
-  eq(fails(function() A.is_true(1) end).message, "Expected objects to be the same.\nPassed in:\n(number) 1\nExpected:\n(boolean) true")
-  eq(fails(function() A.is_nil(3) end).message, "Expected objects to be the same.\nPassed in:\n(number) 3\nExpected:\ntype nil")
-  eq(fails(function() A.not_nil(nil) end).message, "Expected objects to not be the same.\nPassed in:\n(nil)\nDid not expect:\ntype nil")
-  eq(fails(function() A.truthy(false, "why") end).message, "why\nExpected to be truthy, but value was:\n(boolean) false")
+  eq(fails(function() A.is_true(1) end).message,
+    "Expected objects to be the same.\nPassed in:\n(number) 1\nExpected:\n(boolean) true")
+  eq(fails(function() A.is_nil(3) end).message,
+    "Expected objects to be the same.\nPassed in:\n(number) 3\nExpected:\ntype nil")
+  eq(fails(function() A.not_nil(nil) end).message,
+    "Expected objects to not be the same.\nPassed in:\n(nil)\nDid not expect:\ntype nil")
+  eq(fails(function() A.truthy(false, "why") end).message,
+    "why\nExpected to be truthy, but value was:\n(boolean) false")
   local v, m = A.is_true(true, "m")
   eq(v, true); eq(m, "m")
 end)
@@ -250,7 +258,8 @@ case("type assertions", function()
     A.is_number(1); A.is_string("s"); A.is_table({}); A.is_function(print); A.is_boolean(false)
     A.is_userdata(io.stdout); A.is_thread(coroutine.create(print)); A.is_not_string(1)
   end)
-  eq(fails(function() A.is_number("x") end).message, "Expected objects to be the same.\nPassed in:\n(string) 'x'\nExpected:\ntype number")
+  eq(fails(function() A.is_number("x") end).message,
+    "Expected objects to be the same.\nPassed in:\n(string) 'x'\nExpected:\ntype number")
   fails(function() A.is_table(nil) end)
   fails(function() A.is_not.string("x") end)
   fails(function() A.is_thread(print) end)
@@ -365,7 +374,8 @@ end)
 
 case("formatters and parameters", function()
   A:add_formatter(function(v) if v == "secret" then return "(redacted)" end end)
-  eq(fails(function() A.equal(1, "secret") end).message, "Expected objects to be equal.\nPassed in:\n(redacted)\nExpected:\n(number) 1")
+  eq(fails(function() A.equal(1, "secret") end).message,
+    "Expected objects to be equal.\nPassed in:\n(redacted)\nExpected:\n(number) 1")
   A:set_parameter("TableFormatLevel", 1)
   eq(A:get_parameter("TableFormatLevel"), 1)
   check(fails(function() A.is_true({ a = { b = 1 } }) end).message:find("[a] = { ... more }", 1, true))
@@ -394,13 +404,14 @@ case("say", function()
 end)
 
 case("register a custom assertion", function()
-  local function has_property(state, arguments)
+  local function has_property(_state, arguments)
     local property, tbl = arguments[1], arguments[2]
     return type(tbl) == "table" and tbl[property] ~= nil
   end
   say:set("assertion.has_property.positive", "Expected property %s in:\n%s")
   say:set("assertion.has_property.negative", "Expected property %s to not be in:\n%s")
-  A:register("assertion", "has_property", has_property, "assertion.has_property.positive", "assertion.has_property.negative")
+  A:register("assertion", "has_property", has_property,
+    "assertion.has_property.positive", "assertion.has_property.negative")
   passes(function() A.has_property("name", { name = "jack" }) end)
   passes(function() A.does_not.has_property("surname", { name = "jack" }) end)
   -- as in luassert, "has_no.property" does not find "has_property"
@@ -414,7 +425,7 @@ case("register a custom assertion", function()
 end)
 
 case("custom assertion errors use the level given", function()
-  A:register("assertion", "picky", function(state, args, level) error("picky says no", level) end)
+  A:register("assertion", "picky", function(_state, _args, level) error("picky says no", level) end)
   local err, here = errors(function() A.is.picky(1) end), line()
   eq(err, SELF .. ":" .. here .. ": picky says no")
 end)
@@ -471,7 +482,7 @@ case("spy keeps copies of arguments and the references", function()
 end)
 
 case("spy.on and revert", function()
-  local obj = { greet = function(self, name) return "hi " .. name end }
+  local obj = { greet = function(_self, name) return "hi " .. name end }
   local original = obj.greet
   local s = spy.on(obj, "greet")
   eq(obj:greet("bob"), "hi bob")
@@ -498,10 +509,14 @@ Called with (last call if any):
 Expected:
 (values list) ((number) 1, (string) 'b')]])
   eq(fails(function() A.spy(s).was.called(3) end).message, "Expected to be called 3 time(s), but was called 2 time(s)")
-  eq(fails(function() A.spy(s).was_not.called() end).message, "Expected to be called 0 time(s), but was called 2 time(s)")
-  eq(fails(function() A.spy(s).was_not.called(2) end).message, "Expected not to be called exactly 2 time(s), but it was.")
-  eq(fails(function() A.spy(s).was.called_at_least(3) end).message, "Expected to be called at least 3 time(s), but was called 2 time(s)")
-  eq(fails(function() A.spy(s).was_not.called_at_least(1) end).message, "Expected to be called less than 1 time(s), but was called 2 time(s)")
+  eq(fails(function() A.spy(s).was_not.called() end).message,
+    "Expected to be called 0 time(s), but was called 2 time(s)")
+  eq(fails(function() A.spy(s).was_not.called(2) end).message,
+    "Expected not to be called exactly 2 time(s), but it was.")
+  eq(fails(function() A.spy(s).was.called_at_least(3) end).message,
+    "Expected to be called at least 3 time(s), but was called 2 time(s)")
+  eq(fails(function() A.spy(s).was_not.called_at_least(1) end).message,
+    "Expected to be called less than 1 time(s), but was called 2 time(s)")
   eq(fails(function() A.spy(s).was_not.called_with(1, "a") end).message, [[
 Function was called with matching arguments at least once.
 Called with (last matching call):
@@ -509,15 +524,18 @@ Called with (last matching call):
 Did not expect:
 (values list) ((number) 1, (string) 'a')]])
   local never = spy.new()
-  eq(fails(function() A.spy(never).was.called() end).message, "Expected to be called >0 time(s), but was called 0 time(s)")
+  eq(fails(function() A.spy(never).was.called() end).message,
+    "Expected to be called >0 time(s), but was called 0 time(s)")
   eq(fails(function() A.spy(never, "my message").was.called() end).message,
     "my message\nExpected to be called >0 time(s), but was called 0 time(s)")
   eq(fails(function() A.spy(never).was.called_with(1) end).message,
-    "Function was never called with matching arguments.\nCalled with (last call if any):\n(nil)\nExpected:\n(values list) ((number) 1)")
+    "Function was never called with matching arguments.\nCalled with (last call if any):\n(nil)\n"
+      .. "Expected:\n(values list) ((number) 1)")
   local r = spy.new(function() return 5 end)
   r()
   eq(fails(function() A.spy(r).returned_with(6) end).message,
-    "Function never returned matching arguments.\nReturned (last call if any):\n(values list) ((number) 5)\nExpected:\n(values list) ((number) 6)")
+    "Function never returned matching arguments.\nReturned (last call if any):\n"
+      .. "(values list) ((number) 5)\nExpected:\n(values list) ((number) 6)")
 end)
 
 case("argument counts must agree, trailing nils included", function()

@@ -13,7 +13,7 @@ function report.format(input)
 end
 
 -- report.print{ text = } or { title =, lines = }: prints the report, returns its text.
-lunar.action("report.print", { uses = { "log" } }, function(ctx, input)
+lunar.action("report.print", { uses = { "log" } }, function(_ctx, input)
   local text = report.format(input)
   print(text)
   return text
