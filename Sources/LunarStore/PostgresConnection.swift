@@ -26,6 +26,11 @@ public final class PostgresConnection {
       Self.withCStrings(settings.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
     }
     guard let connection else { throw PostgresError(message: "out of memory connecting to PostgreSQL") }
+    // libpq prints the server's notices and warnings to standard error as
+    // they come ("WARNING: terminating connection due to immediate
+    // shutdown command"), amid the command's own lines; what matters of
+    // them comes back as the failed call's error.
+    PQsetNoticeProcessor(connection, { _, _ in }, nil)
     guard PQstatus(connection) == CONNECTION_OK else {
       let error = PostgresError(message: String(cString: PQerrorMessage(connection)))
       PQfinish(connection)
