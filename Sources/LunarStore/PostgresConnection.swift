@@ -9,6 +9,10 @@ import Glibc
 /// (`PostgresRunStore` keeps it behind a lock).
 public final class PostgresConnection {
   private let handle: OpaquePointer
+  /// Set when a call failed in libpq rather than on the server (no
+  /// SQLSTATE): the first call after the server went away fails so while
+  /// libpq still reports the connection as fine.
+  private var maybeLost = false
 
   /// Connects to the server `url` names (a libpq URI or key=value string);
   /// gives up after `connectTimeoutSeconds` unless the URL says otherwise.
@@ -56,8 +60,13 @@ public final class PostgresConnection {
   /// Connects again if the connection was lost (the server restarted, a
   /// network blip); a call that failed with it stays failed. Only between
   /// transactions: statements of one never span two connections.
-  public func reconnectIfLost() {
-    if PQstatus(handle) == CONNECTION_BAD { PQreset(handle) }
+  /// - Throws: `PostgresError` with libpq's reason when the server still
+  ///   cannot be reached (rather than a later call's "no connection").
+  public func reconnectIfLost() throws(PostgresError) {
+    guard maybeLost || PQstatus(handle) == CONNECTION_BAD else { return }
+    maybeLost = false
+    PQreset(handle)
+    guard PQstatus(handle) == CONNECTION_OK else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
   }
 
   /// Runs `sql`, one or more statements without parameters, ignoring rows.
@@ -142,7 +151,10 @@ public final class PostgresConnection {
   /// The result `result` if it succeeded, else its error (freed either way
   /// when it is not returned).
   private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
-    guard let result else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    guard let result else {
+      maybeLost = true
+      throw PostgresError(message: String(cString: PQerrorMessage(handle)))
+    }
     let status = PQresultStatus(result)
     guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
       let state = PQresultErrorField(result, Self.sqlState).map { String(cString: $0) } ?? ""
@@ -150,6 +162,7 @@ public final class PostgresConnection {
         PQresultErrorField(result, Self.primaryMessage).map { String(cString: $0) }
         ?? String(cString: PQresultErrorMessage(result))
       PQclear(result)
+      if state.isEmpty { maybeLost = true }
       // A lost connection's message is on the connection, not the result.
       throw PostgresError(state: state, message: message.isEmpty ? String(cString: PQerrorMessage(handle)) : message)
     }
