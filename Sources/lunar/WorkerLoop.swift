@@ -106,8 +106,11 @@ final class WorkerLoop {
       do {
         try setup.store.complete(job: id, token: job.token, outcome: outcome, at: .now)
       } catch {
-        // Fencing: another worker claimed it after our lease expired.
-        log("\(name(of: job)): its completion was refused: \(error.message)")
+        // Refused by fencing (another worker claimed it after our lease
+        // expired), or failed with the connection: unless it committed
+        // before the connection went, the job runs again once its lease
+        // expires (at-least-once).
+        log("\(name(of: job)): its completion \(error.kind == .staleClaim ? "was refused" : "failed"): \(error.message)")
       }
     }
   }
@@ -119,7 +122,7 @@ final class WorkerLoop {
       do {
         _ = try setup.store.heartbeat(job: id, token: entry.job.token, lease: setup.lease, at: .now)
       } catch {
-        log("\(name(of: entry.job)): heartbeat refused: \(error.message)")
+        log("\(name(of: entry.job)): heartbeat \(error.kind == .staleClaim ? "refused" : "failed"): \(error.message)")
       }
     }
   }
