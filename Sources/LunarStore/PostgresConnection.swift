@@ -12,6 +12,10 @@ public final class PostgresConnection {
   /// The statements `query(_:_:prepared:)` has prepared on this session, by
   /// their SQL: their names on the server.
   private var preparedStatements: [String: String] = [:]
+  /// Set when a call failed in libpq rather than on the server (no
+  /// SQLSTATE): the first call after the server went away fails so while
+  /// libpq still reports the connection as fine.
+  private var maybeLost = false
 
   /// Connects to the server `url` names (a libpq URI or key=value string);
   /// gives up after `connectTimeoutSeconds` unless the URL says otherwise.
@@ -29,6 +33,11 @@ public final class PostgresConnection {
       Self.withCStrings(settings.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
     }
     guard let connection else { throw PostgresError(message: "out of memory connecting to PostgreSQL") }
+    // libpq prints the server's notices and warnings to standard error as
+    // they come ("WARNING: terminating connection due to immediate
+    // shutdown command"), amid the command's own lines; what matters of
+    // them comes back as the failed call's error.
+    PQsetNoticeProcessor(connection, { _, _ in }, nil)
     guard PQstatus(connection) == CONNECTION_OK else {
       let error = PostgresError(message: String(cString: PQerrorMessage(connection)))
       PQfinish(connection)
@@ -54,11 +63,15 @@ public final class PostgresConnection {
   /// Connects again if the connection was lost (the server restarted, a
   /// network blip); a call that failed with it stays failed. Only between
   /// transactions: statements of one never span two connections.
-  public func reconnectIfLost() {
-    guard PQstatus(handle) == CONNECTION_BAD else { return }
+  /// - Throws: `PostgresError` with libpq's reason when the server still
+  ///   cannot be reached (rather than a later call's "no connection").
+  public func reconnectIfLost() throws(PostgresError) {
+    guard maybeLost || PQstatus(handle) == CONNECTION_BAD else { return }
+    maybeLost = false
     PQreset(handle)
     // A new session knows none of the old one's statements.
     preparedStatements = [:]
+    guard PQstatus(handle) == CONNECTION_OK else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
   }
 
   /// Runs `sql`, one or more statements without parameters, ignoring rows.
@@ -166,7 +179,10 @@ public final class PostgresConnection {
   /// The result `result` if it succeeded, else its error (freed either way
   /// when it is not returned).
   private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
-    guard let result else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    guard let result else {
+      maybeLost = true
+      throw PostgresError(message: String(cString: PQerrorMessage(handle)))
+    }
     let status = PQresultStatus(result)
     guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
       let state = PQresultErrorField(result, Self.sqlState).map { String(cString: $0) } ?? ""
@@ -174,6 +190,7 @@ public final class PostgresConnection {
         PQresultErrorField(result, Self.primaryMessage).map { String(cString: $0) }
         ?? String(cString: PQresultErrorMessage(result))
       PQclear(result)
+      if state.isEmpty { maybeLost = true }
       // A lost connection's message is on the connection, not the result.
       throw PostgresError(state: state, message: message.isEmpty ? String(cString: PQerrorMessage(handle)) : message)
     }

@@ -19,9 +19,12 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
   public var description: String { message }
 
   /// libpq's messages end with a newline and put hints on lines of their
-  /// own ("\n\tIs the server running on that host...?").
+  /// own ("\n\tIs the server running on that host...?"); a lost connection
+  /// is told twice (on sending and on reading), so a line is kept once.
   static func oneLine(_ text: String) -> String {
-    text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.joined(separator: " ")
+    var seen: Set<Substring> = []
+    return text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }
+      .filter { !$0.isEmpty && seen.insert($0).inserted }.joined(separator: " ")
   }
 }
 

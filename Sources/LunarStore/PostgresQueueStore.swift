@@ -367,8 +367,8 @@ public final class PostgresQueueStore: QueueStore {
   private func withConnection<T: Sendable>(_ body: (PostgresConnection) throws -> T) throws(StoreError) -> T {
     let location = self.location
     return try connection.withLock { (db) throws(StoreError) -> T in
-      db.reconnectIfLost()
       do {
+        try db.reconnectIfLost()
         return try body(db)
       } catch let error as StoreError {
         throw error

@@ -207,8 +207,8 @@ public final class PostgresRunStore: RunStore {
   ) throws(StoreError) -> T {
     let location = self.location
     return try connection.withLock { (db) throws(StoreError) -> T in
-      db.reconnectIfLost()
       do {
+        try db.reconnectIfLost()
         return try body(db)
       } catch let error as StoreError {
         throw error

@@ -105,10 +105,18 @@ enum WorkerCommand {
     return value
   }
 
+  /// A lease the store can hold: it counts microseconds, up to a year.
   private static func seconds(_ text: String) throws -> Duration {
-    guard let value = Double(text), value.isFinite, value > 0, value < 366 * 86_400 else {
+    guard let value = Double(text), value.isFinite, value > 0 else {
       throw UsageError(message: "--lease needs a positive number of seconds, got '\(text)'", command: "worker")
     }
-    return .microseconds(Int64((value * 1_000_000).rounded()))
+    guard value < 366 * 86_400 else {
+      throw UsageError(message: "--lease must be shorter than a year (31622400 seconds), got '\(text)'", command: "worker")
+    }
+    let microseconds = Int64((value * 1_000_000).rounded())
+    guard microseconds > 0 else {
+      throw UsageError(message: "--lease must be at least a microsecond (0.000001), got '\(text)'", command: "worker")
+    }
+    return .microseconds(microseconds)
   }
 }

@@ -127,7 +127,9 @@ final class WorkerLoop {
         // Fencing: another worker claimed it after our lease expired.
         log("\(name(of: job)): its completion was refused: \(error.message)")
       } catch {
-        // The claim may have failed and taken the completion with it.
+        // The claim may have failed and taken the completion with it, or
+        // the connection went: unless the completion committed first, the
+        // job runs again once its lease expires (at-least-once).
         completeAlone(job, outcome, after: error)
       }
     }
@@ -154,7 +156,7 @@ final class WorkerLoop {
       do {
         _ = try setup.store.heartbeat(job: id, token: entry.job.token, lease: setup.lease, at: .now)
       } catch {
-        log("\(name(of: entry.job)): heartbeat refused: \(error.message)")
+        log("\(name(of: entry.job)): heartbeat \(error.kind == .staleClaim ? "refused" : "failed"): \(error.message)")
       }
     }
   }

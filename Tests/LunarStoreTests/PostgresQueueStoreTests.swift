@@ -61,7 +61,7 @@ struct PostgresQueueStoreTests {
     let pid = try db.query("SELECT pg_backend_pid()").int64(0, 0)
     _ = try schema.query("SELECT pg_terminate_backend(\(pid))")
     #expect(throws: PostgresError.self) { try db.query(sql, [.integer(3)], prepared: true) }
-    db.reconnectIfLost()
+    try db.reconnectIfLost()
     #expect(try db.query(sql, [.integer(4)], prepared: true).int64(0, 0) == 5)
   }
 
