@@ -88,7 +88,21 @@ public struct SpecPlugin: LunarPlugin {
       log.append(try LuaValueDecoder().decode(SpecResult.self, from: try call.value(1)))
       return .none
     })
-    try state.call(arguments: 5, results: 1)
+    // failure_frame(task): where the task's failure was raised, as
+    // debug.getinfo's fields, or nothing.
+    state.push(function: { call in
+      guard let frame = try call.object(1, of: taskClass).failureFrame else { return .none }
+      var table = LuaTable()
+      table["source"] = .string(frame.source)
+      table["short_src"] = .string(frame.shortSource)
+      table["currentline"] = .integer(Int64(frame.currentLine))
+      table["linedefined"] = .integer(Int64(frame.lineDefined))
+      table["lastlinedefined"] = .integer(Int64(frame.lastLineDefined))
+      table["what"] = .string(LuaString(frame.what))
+      try call.push(.table(table))
+      return .one
+    })
+    try state.call(arguments: 6, results: 1)
     state.pushField("module", of: -1)
     state.setField("busted", of: loaded)
     state.pushValue(at: -1)

@@ -23,7 +23,7 @@ enum TestCommand {
       OptionSpec(name: "shuffle", help: "run files and tests in random order"),
       OptionSpec(name: "seed", value: "N", help: "seed for --shuffle (printed when shuffling)"),
       OptionSpec(name: "jobs", short: "j", value: "N", help: "files run in parallel (default: number of cores)"),
-      OptionSpec(name: "output", short: "o", value: "FORMAT", help: "plain (default), tap, junit or json"),
+      OptionSpec(name: "output", short: "o", value: "FORMAT", help: "plain (default), tap, or junit or json as busted writes them"),
       OptionSpec(name: "output-file", value: "FILE", help: "write the report to FILE instead of standard output"),
       OptionSpec(name: "lpath", value: "PATH", help: "prepend to package.path"),
       OptionSpec(name: "cpath", value: "PATH", help: "prepend to package.cpath"),
@@ -73,7 +73,7 @@ enum TestCommand {
     }
     let output = FileOutput(descriptor: 1)
     let terminal = reportPath == nil && isatty(1) != 0
-    let reporter = format.reporter(terminal: terminal)
+    let reporter = format.reporter(terminal: terminal, seed: options.shuffle ? options.seed : nil)
     var report = ""
     if options.shuffle && format == .plain { report += "shuffled with --seed \(options.seed)\n" }
     if reportPath == nil, !report.isEmpty {
@@ -138,6 +138,7 @@ enum TestCommand {
     guard let format = SpecOutputFormat(rawValue: name) else {
       throw UsageError(message: "unknown output format '\(name)' (plain, tap, junit, json)", command: "test")
     }
+    options.details = format.needsDetails
     return format
   }
 }

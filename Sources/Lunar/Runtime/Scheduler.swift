@@ -255,6 +255,7 @@ public final class Scheduler {
     let frames = lunar_traceback(co, co, nil, 0)
     task.traceback = frames > 0 ? state.string(atThread: co, index: -1) : nil
     lua_settop(co, -2)
+    task.failureFrame = LuaFrame.user(in: co, from: 0)
     // Close the coroutine's to-be-closed variables, as coroutine.close does;
     // an error while closing replaces the original.
     _ = lua_resetthread(co)
