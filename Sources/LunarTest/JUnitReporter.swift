@@ -59,7 +59,8 @@ public struct JUnitReporter: SpecReporter {
       [("tests", String(tests)), ("failures", String(failures)), ("errors", String(errors)), ("skip", String(skipped))]
     }
     let time = String(format2: seconds)
-    var out = "<testsuites" + attributes(counts(errors: errors + loadFailures.count) + [("time", time)]) + ">\n"
+    // busted's XML writer starts every tag, the first too, on a new line.
+    var out = "\n<testsuites" + attributes(counts(errors: errors + loadFailures.count) + [("time", time)]) + ">\n"
     for entry in loadFailures {
       out += "\t" + node("error", text: text(entry, seeded: false)) + "\n"
     }

@@ -23,7 +23,7 @@ public enum SpecOutputFormat: String, Sendable, CaseIterable {
     // Reports as busted writes them, or as Lunar wrote them before.
     case .junit:
       .starting(
-        with: ["<testsuites ", #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<testsuites name="lunar test""#],
+        with: ["\n<testsuites ", #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<testsuites name="lunar test""#],
         name: "a JUnit report")
     case .json: .starting(with: [#"{"successes":"#, #"{"summary":"#], name: "a Lunar JSON report")
     }
