@@ -37,16 +37,16 @@ struct BustedEntry {
     var message: String?
     if var frame = result.frame {
       if let traceback = result.traceback { frame.traceback = Self.tracebackFromFrame(traceback) }
-      let where_ = "\(frame.shortSource):\(frame.currentLine)"
       let raw = result.message ?? ""
-      message = Self.hasPosition(raw) ? raw : "\(where_): \(raw)"
+      let located = Self.hasPosition(raw) ? raw : "\(frame.shortSource):\(frame.currentLine): \(raw)"
+      message = located
       switch result.status {
-      case .failure: failure = Trace(trace: frame, message: .object(message ?? raw))
+      case .failure: failure = Trace(trace: frame, message: .object(located))
       case .pending: failure = Trace(trace: frame, message: .object(raw))
       default: failure = Trace(trace: frame, message: .text(raw))
       }
     } else if result.status == .failure || result.status == .error, let raw = result.message {
-      message = Self.hasPosition(raw) || result.position == nil ? raw : "\(result.position!): \(raw)"
+      if let position = result.position, !Self.hasPosition(raw) { message = "\(position): \(raw)" } else { message = raw }
     }
     self.message = message
     trace = failure ?? declared

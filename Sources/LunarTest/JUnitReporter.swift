@@ -113,7 +113,7 @@ public struct JUnitReporter: SpecReporter {
 
   /// `2026-01-31T12:00:00`, in UTC, as busted's `os.date('!%Y-%m-%dT%H:%M:%S')`.
   static func timestamp(_ epoch: Double) -> String {
-    var seconds = time_t(epoch.isFinite ? epoch : 0)
+    var seconds = time_t(epoch.isFinite && abs(epoch) < 1e15 ? epoch : 0)
     var parts = tm()
     guard gmtime_r(&seconds, &parts) != nil else { return "1970-01-01T00:00:00" }
     func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : String(n) }
