@@ -8,13 +8,19 @@ public struct SpecPlugin: LunarPlugin {
   public let name = "busted"
   /// Where the file's results go as its tests end.
   public let log: SpecResultLog
+  /// Whether results carry where failures were raised (busted's reports).
+  public let details: Bool
 
   /// The registry key of the runner table (`run_file`) the driver calls;
   /// `require "busted"` gives only busted's own API.
   static let runnerKey = "lunar.busted.runner"
 
-  /// A plugin whose runtime reports its results to `log`.
-  public init(log: SpecResultLog) { self.log = log }
+  /// A plugin whose runtime reports its results to `log`, with where
+  /// failures were raised when `details` asks for it.
+  public init(log: SpecResultLog, details: Bool = false) {
+    self.log = log
+    self.details = details
+  }
 
   /// The two libraries compiled once per process: every spec file's runtime
   /// loads the bytecode instead of parsing 2,000 lines of Lua again.
@@ -54,6 +60,7 @@ public struct SpecPlugin: LunarPlugin {
     try state.load(bytes: chunks.busted, name: "=busted", mode: .binary)
     state.pushValue(at: luassert)
     let scheduler = runtime.scheduler
+    if details { scheduler.keepsFailureFrames = true }
     let taskClass = runtime.taskClass
     // spawn_untraced(label, fn, ...): a task for a test body, hook or block.
     state.push(function: { [unowned scheduler] call in

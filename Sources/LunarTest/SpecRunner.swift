@@ -80,7 +80,7 @@ public struct SpecRunner: Sendable {
     let log = SpecResultLog()
     var configuration = RuntimeConfiguration()
     configuration.clock = .virtual(start: SpecClock.epochNow())
-    configuration.plugins = options.plugins + [SpecPlugin(log: log)]
+    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details)]
     configuration.environment = options.environment
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false

@@ -87,7 +87,8 @@ public final class LuaTask {
     set { storedTraceback = newValue }
   }
   private var storedTraceback: String?
-  /// Where a failure was raised: the innermost frame of the user's code.
+  /// Where a failure was raised: the innermost frame of the user's code
+  /// (kept when `Scheduler.keepsFailureFrames` asks for it).
   public internal(set) var failureFrame: LuaFrame? {
     get { storedFailureFrame }
     set { storedFailureFrame = newValue }
