@@ -80,13 +80,18 @@ public struct SpecElement: Sendable, Codable, Equatable {
 /// A place in a spec file as busted's traces give it: `debug.getinfo`'s
 /// fields for the frame, and the traceback from it when one was taken.
 public struct SpecTrace: Sendable, Codable, Equatable {
+  /// The chunk's name (`@spec/x_spec.lua`).
   public var source: String
+  /// The chunk's name as messages print it (`spec/x_spec.lua`).
   public var shortSource: String
+  /// The line running in the frame.
   public var currentLine: Int
+  /// The first and last lines of the frame's function (0 for a main chunk).
   public var lineDefined: Int
   public var lastLineDefined: Int
   /// `Lua`, `main` or `C`.
   public var what: String
+  /// busted's traceback from the frame (`\nstack traceback:\n\t…\n`).
   public var traceback: String?
 
   public init(
