@@ -1315,6 +1315,14 @@ int lunar_traceback(lua_State *L, lua_State *L1, const char *msg, int level) {
   return shown;
 }
 
+int lunar_userframe(lua_State *L1, int level, lua_Debug *ar) {
+  for (; lua_getstack(L1, level, ar); level++) {
+    lua_getinfo(L1, "Sl", ar);
+    if (*ar->what != 'C' && !lunar_isinternalchunk(ar->source)) return 1;
+  }
+  return 0;
+}
+
 // MARK: - Loading
 
 int lunar_loadbuffer(lua_State *L, const char *buf, size_t size, const char *name, const char *mode) {

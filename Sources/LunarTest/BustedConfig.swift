@@ -4,7 +4,8 @@ import Lunar
 /// A `.busted` file: Lua returning a table of tasks; Lunar reads the
 /// `default` task (merged over `_all`) for `ROOT`, `lpath`, `cpath`,
 /// `pattern`, `exclude-pattern`, `tags`, `exclude-tags`, `filter`,
-/// `filter-out`, `shuffle`, `seed`, `jobs` and `output`.
+/// `filter-out`, `shuffle`, `seed`, `jobs`, `output` and Lunar's own
+/// `durations` (the file `--durations` names).
 public struct BustedConfig: Sendable {
   /// The task's settings by name.
   public var settings: [String: LuaValue]
@@ -75,6 +76,7 @@ public struct BustedConfig: Sendable {
     if case .boolean(let value)? = settings["shuffle"] { options.shuffle = value }
     if let value = settings["seed"]?.integerValue { options.seed = value }
     if let value = settings["jobs"]?.integerValue { options.jobs = Int(value) }
+    if let value = string("durations") { options.durationsPath = value }
   }
 }
 

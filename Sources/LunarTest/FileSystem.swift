@@ -16,6 +16,12 @@ public enum FileSystem {
     return stat(path, &info) == 0
   }
 
+  /// The size in bytes of the file at `path`, if it exists.
+  public static func size(_ path: String) -> Int? {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : nil
+  }
+
   /// Every `.lua` file below `folder`, sorted, hidden entries skipped.
   static func luaFiles(under folder: String) -> [String] {
     var found: [String] = []

@@ -34,6 +34,15 @@ public struct SpecOptions: Sendable {
   public var plugins: [any LunarPlugin] = []
   /// The environment each file's runtime sees.
   public var environment: [String: String] = [:]
+  /// Run only this shard's part of the files (`--shard I/N`).
+  public var shard: SpecShard?
+  /// The durations file (`--durations`): a shard is balanced by it, and a
+  /// whole run records its files' durations in it.
+  public var durationsPath: String?
+  /// Collect what busted's json and junit reports show of each result:
+  /// where its test was declared, where its failure was raised, its start
+  /// and end (costs a traceback per declared test, so off by default).
+  public var details = false
   /// Route Ctrl-C (SIGINT) to the files running: they stop, keeping the
   /// tests that finished, and no further file starts (the CLI sets it).
   public var catchesInterrupts = false

@@ -8,13 +8,19 @@ public struct SpecPlugin: LunarPlugin {
   public let name = "busted"
   /// Where the file's results go as its tests end.
   public let log: SpecResultLog
+  /// Whether results carry where failures were raised (busted's reports).
+  public let details: Bool
 
   /// The registry key of the runner table (`run_file`) the driver calls;
   /// `require "busted"` gives only busted's own API.
   static let runnerKey = "lunar.busted.runner"
 
-  /// A plugin whose runtime reports its results to `log`.
-  public init(log: SpecResultLog) { self.log = log }
+  /// A plugin whose runtime reports its results to `log`, with where
+  /// failures were raised when `details` asks for it.
+  public init(log: SpecResultLog, details: Bool = false) {
+    self.log = log
+    self.details = details
+  }
 
   /// The two libraries compiled once per process: every spec file's runtime
   /// loads the bytecode instead of parsing 2,000 lines of Lua again.
@@ -54,6 +60,7 @@ public struct SpecPlugin: LunarPlugin {
     try state.load(bytes: chunks.busted, name: "=busted", mode: .binary)
     state.pushValue(at: luassert)
     let scheduler = runtime.scheduler
+    if details { scheduler.keepsFailureFrames = true }
     let taskClass = runtime.taskClass
     // spawn_untraced(label, fn, ...): a task for a test body, hook or block.
     state.push(function: { [unowned scheduler] call in
@@ -88,7 +95,21 @@ public struct SpecPlugin: LunarPlugin {
       log.append(try LuaValueDecoder().decode(SpecResult.self, from: try call.value(1)))
       return .none
     })
-    try state.call(arguments: 5, results: 1)
+    // failure_frame(task): where the task's failure was raised, as
+    // debug.getinfo's fields, or nothing.
+    state.push(function: { call in
+      guard let frame = try call.object(1, of: taskClass).failureFrame else { return .none }
+      var table = LuaTable()
+      table["source"] = .string(frame.source)
+      table["short_src"] = .string(frame.shortSource)
+      table["currentline"] = .integer(Int64(frame.currentLine))
+      table["linedefined"] = .integer(Int64(frame.lineDefined))
+      table["lastlinedefined"] = .integer(Int64(frame.lastLineDefined))
+      table["what"] = .string(LuaString(frame.what))
+      try call.push(.table(table))
+      return .one
+    })
+    try state.call(arguments: 6, results: 1)
     state.pushField("module", of: -1)
     state.setField("busted", of: loaded)
     state.pushValue(at: -1)

@@ -20,11 +20,19 @@ public enum SpecOutputFormat: String, Sendable, CaseIterable {
     switch self {
     case .plain: Self.plainKind
     case .tap: .starting(with: ["TAP version 13\n"], name: "a TAP report")
+    // Reports as busted writes them, or as Lunar wrote them before.
     case .junit:
-      .starting(with: [#"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<testsuites name="lunar test""#], name: "a Lunar JUnit report")
-    case .json: .starting(with: [#"{"summary":"#], name: "a Lunar JSON report")
+      .starting(
+        with: ["\n<testsuites ", #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<testsuites name="lunar test""#],
+        name: "a JUnit report")
+    case .json: .starting(with: [#"{"successes":"#, #"{"summary":"#], name: "a Lunar JSON report")
     }
   }
+
+  /// True for the formats that report what busted's handlers do (where
+  /// each test was declared and each failure raised), which a run then
+  /// collects (`SpecOptions.details`).
+  public var needsDetails: Bool { self == .junit || self == .json }
 
   /// A plain report ends with its summary line; a `--list` has one
   /// `file.lua:LINE: name` line per test.
@@ -40,13 +48,14 @@ public enum SpecOutputFormat: String, Sendable, CaseIterable {
     }
   }
 
-  /// A reporter for this format; `terminal` enables colour and progress.
-  public func reporter(terminal: Bool) -> any SpecReporter {
+  /// A reporter for this format; `terminal` enables colour and progress,
+  /// `seed` is a shuffled run's (busted's reports name it).
+  public func reporter(terminal: Bool, seed: Int64? = nil) -> any SpecReporter {
     switch self {
     case .plain: PlainReporter(colour: terminal)
     case .tap: TAPReporter()
-    case .junit: JUnitReporter()
-    case .json: JSONReporter()
+    case .junit: JUnitReporter(seed: seed)
+    case .json: JSONReporter(seed: seed)
     }
   }
 }
@@ -132,88 +141,6 @@ public struct TAPReporter: SpecReporter {
   private func yamlQuote(_ text: String) -> String {
     "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
       .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\t", with: "\\t") + "\""
-  }
-}
-
-/// JUnit XML: one `<testsuite>` per file.
-public struct JUnitReporter: SpecReporter {
-  public init() {}
-
-  public func progress(_ file: SpecFileResult) -> String { "" }
-
-  public func report(_ files: [SpecFileResult], seconds: Double) -> String {
-    let total = SpecSummary(files)
-    var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    out += "<testsuites name=\"lunar test\" tests=\"\(files.flatMap(\.results).count)\" failures=\"\(total.failed)\" errors=\"\(total.errors)\" skipped=\"\(total.pending)\" time=\"\(String(format3: seconds))\">\n"
-    for file in files {
-      let summary = SpecSummary([file])
-      out += "  <testsuite name=\"\(xml(file.path))\" tests=\"\(file.results.count)\" failures=\"\(summary.failed)\" errors=\"\(summary.errors)\" skipped=\"\(summary.pending)\" time=\"\(String(format3: file.duration))\">\n"
-      for result in file.results {
-        out += "    <testcase classname=\"\(xml(file.path))\" name=\"\(xml(result.name))\" time=\"\(String(format3: result.duration))\""
-        switch result.status {
-        case .success, .listed:
-          out += "/>\n"
-        case .pending:
-          out += ">\n      <skipped message=\"\(xml(result.message ?? ""))\"/>\n    </testcase>\n"
-        case .failure, .error:
-          let tag = result.status == .failure ? "failure" : "error"
-          let body = [result.position.map { "at \($0)" }, result.message, result.traceback].compactMap { $0 }.joined(separator: "\n")
-          out += ">\n      <\(tag) message=\"\(xml(firstLine(result.message ?? "")))\">\(xml(body))</\(tag)>\n    </testcase>\n"
-        }
-      }
-      out += "  </testsuite>\n"
-    }
-    out += "</testsuites>\n"
-    return out
-  }
-
-  private func firstLine(_ text: String) -> String {
-    String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-  }
-
-  private func xml(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"": out += "&quot;"
-      case "'": out += "&apos;"
-      case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
-      default:
-        // XML 1.0 forbids most control characters, even escaped.
-        if scalar.value < 0x20 { out += "?" } else { out.unicodeScalars.append(scalar) }
-      }
-    }
-    return out
-  }
-}
-
-/// One JSON document: the summary and every file's results.
-public struct JSONReporter: SpecReporter {
-  public init() {}
-
-  public func progress(_ file: SpecFileResult) -> String { "" }
-
-  public func report(_ files: [SpecFileResult], seconds: Double) -> String {
-    let summary = SpecSummary(files)
-    var document = LuaTable()
-    document["summary"] = [
-      "passed": .integer(Int64(summary.passed)), "failed": .integer(Int64(summary.failed)),
-      "errors": .integer(Int64(summary.errors)), "pending": .integer(Int64(summary.pending)),
-      "seconds": .number(seconds),
-    ]
-    let encoder = LuaValueEncoder()
-    document["files"] = .table(
-      LuaTable(
-        array: files.map { file in
-          var entry = LuaTable()
-          entry["path"] = .string(LuaString(file.path))
-          entry["tests"] = (try? encoder.encode(file.results)) ?? .table(LuaTable())
-          return .table(entry)
-        }))
-    return JSON.encode(.table(document), keyOrder: ["summary", "files"]) + "\n"
   }
 }
 

@@ -20,10 +20,16 @@ public struct SpecResult: Sendable, Codable, Equatable {
   public var duration: Double
   /// `#tags` from its name and its blocks' names.
   public var tags: [String]
+  /// What busted's reports copy of the test, block or hook, when the run
+  /// asked for it (`SpecOptions.details`).
+  public var element: SpecElement?
+  /// Where the failure, error or pending call was raised, when the run
+  /// asked for details (`traceback` is its traceback).
+  public var frame: SpecTrace?
 
   public init(
     name: String, status: Status, message: String? = nil, position: String? = nil, traceback: String? = nil,
-    duration: Double = 0, tags: [String] = []
+    duration: Double = 0, tags: [String] = [], element: SpecElement? = nil, frame: SpecTrace? = nil
   ) {
     self.name = name
     self.status = status
@@ -32,6 +38,79 @@ public struct SpecResult: Sendable, Codable, Equatable {
     self.traceback = traceback
     self.duration = duration
     self.tags = tags
+    self.element = element
+    self.frame = frame
+  }
+}
+
+/// A test, block or hook as busted's reports copy it: its own name (none
+/// for a hook declared without one), what declared it and where, and when
+/// it started and ended.
+public struct SpecElement: Sendable, Codable, Equatable {
+  /// The name it was declared with (not the full name).
+  public var name: String?
+  /// `it`, `pending`, `describe`, `file`, or the hook (`before_each`…).
+  public var descriptor: String
+  /// busted's attributes of the kind (`envmode`); nil when busted has none.
+  public var attributes: [String: String]?
+  /// Where it was declared.
+  public var trace: SpecTrace?
+  /// CPU seconds (`os.clock`) at its start and end.
+  public var startTick: Double?
+  public var endTick: Double?
+  /// The runtime's clock (virtual in a spec) at its start and end.
+  public var startTime: Double?
+  public var endTime: Double?
+  /// `endTick - startTick`, once it ended.
+  public var duration: Double?
+
+  public init(name: String?, descriptor: String, attributes: [String: String]? = nil, trace: SpecTrace? = nil) {
+    self.name = name
+    self.descriptor = descriptor
+    self.attributes = attributes
+    self.trace = trace
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case name, descriptor, attributes, trace, duration
+    case startTick = "starttick", endTick = "endtick", startTime = "starttime", endTime = "endtime"
+  }
+}
+
+/// A place in a spec file as busted's traces give it: `debug.getinfo`'s
+/// fields for the frame, and the traceback from it when one was taken.
+public struct SpecTrace: Sendable, Codable, Equatable {
+  /// The chunk's name (`@spec/x_spec.lua`).
+  public var source: String
+  /// The chunk's name as messages print it (`spec/x_spec.lua`).
+  public var shortSource: String
+  /// The line running in the frame.
+  public var currentLine: Int
+  /// The first and last lines of the frame's function (0 for a main chunk).
+  public var lineDefined: Int
+  public var lastLineDefined: Int
+  /// `Lua`, `main` or `C`.
+  public var what: String
+  /// busted's traceback from the frame (`\nstack traceback:\n\t…\n`).
+  public var traceback: String?
+
+  public init(
+    source: String, shortSource: String, currentLine: Int, lineDefined: Int, lastLineDefined: Int, what: String,
+    traceback: String? = nil
+  ) {
+    self.source = source
+    self.shortSource = shortSource
+    self.currentLine = currentLine
+    self.lineDefined = lineDefined
+    self.lastLineDefined = lastLineDefined
+    self.what = what
+    self.traceback = traceback
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case source, what, traceback
+    case shortSource = "short_src", currentLine = "currentline", lineDefined = "linedefined"
+    case lastLineDefined = "lastlinedefined"
   }
 }
 

@@ -80,7 +80,7 @@ public struct SpecRunner: Sendable {
     let log = SpecResultLog()
     var configuration = RuntimeConfiguration()
     configuration.clock = .virtual(start: SpecClock.epochNow())
-    configuration.plugins = options.plugins + [SpecPlugin(log: log)]
+    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details)]
     configuration.environment = options.environment
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false
@@ -101,7 +101,9 @@ public struct SpecRunner: Sendable {
     } catch let failure as RunFailure {
       results = log.results + [Self.fileError(path, failure)]
     } catch {
-      results = log.results + [SpecResult(name: path, status: .error, message: "\(error)", position: path)]
+      results = log.results + [
+        SpecResult(name: path, status: .error, message: "\(error)", position: path, element: Self.fileElement(path))
+      ]
     }
     return SpecFileResult(path: path, results: results, duration: SpecClock.now() - started)
   }
@@ -128,20 +130,30 @@ public struct SpecRunner: Sendable {
     table["list"] = .boolean(options.list)
     table["shuffle"] = .boolean(options.shuffle)
     table["seed"] = .integer(options.seed)
+    table["details"] = .boolean(options.details)
     return .table(table)
   }
 
   private static func fileError(_ path: String, _ failure: RunFailure) -> SpecResult {
+    var result: SpecResult
     switch failure {
     case .lua(let error):
-      return SpecResult(name: path, status: .error, message: error.message, position: error.chunk.map { "\($0):\(error.line ?? 0)" } ?? path, traceback: error.traceback)
+      result = SpecResult(name: path, status: .error, message: error.message, position: error.chunk.map { "\($0):\(error.line ?? 0)" } ?? path, traceback: error.traceback)
     case .deadlock(let report):
-      return SpecResult(name: path, status: .error, message: report, position: path)
+      result = SpecResult(name: path, status: .error, message: report, position: path)
     case .interrupted(let message), .timedOut(let message), .usage(let message):
-      return SpecResult(name: path, status: .error, message: message, position: path)
+      result = SpecResult(name: path, status: .error, message: message, position: path)
     case .unobservedErrors(let errors):
-      return SpecResult(name: path, status: .error, message: errors.map(\.description).joined(separator: "\n"), position: path)
+      result = SpecResult(name: path, status: .error, message: errors.map(\.description).joined(separator: "\n"), position: path)
     }
+    result.element = fileElement(path)
+    return result
+  }
+
+  /// A failure of the file outside its tests is the file's, in busted's
+  /// reports.
+  private static func fileElement(_ path: String) -> SpecElement {
+    SpecElement(name: path, descriptor: "file", attributes: ["envmode": "insulate"])
   }
 
   static func luaQuote(_ text: String) -> String {

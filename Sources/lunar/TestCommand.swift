@@ -23,7 +23,9 @@ enum TestCommand {
       OptionSpec(name: "shuffle", help: "run files and tests in random order"),
       OptionSpec(name: "seed", value: "N", help: "seed for --shuffle (printed when shuffling)"),
       OptionSpec(name: "jobs", short: "j", value: "N", help: "files run in parallel (default: number of cores)"),
-      OptionSpec(name: "output", short: "o", value: "FORMAT", help: "plain (default), tap, junit or json"),
+      OptionSpec(name: "shard", value: "I/N", help: "run the I-th of N parts of the spec files (balanced by --durations, else file size)"),
+      OptionSpec(name: "durations", value: "FILE", help: "each file's seconds: --shard balances by them, a run without --shard records them"),
+      OptionSpec(name: "output", short: "o", value: "FORMAT", help: "plain (default), tap, or junit or json as busted writes them"),
       OptionSpec(name: "output-file", value: "FILE", help: "write the report to FILE instead of standard output"),
       OptionSpec(name: "lpath", value: "PATH", help: "prepend to package.path"),
       OptionSpec(name: "cpath", value: "PATH", help: "prepend to package.cpath"),
@@ -54,12 +56,22 @@ enum TestCommand {
       return LunarCommandLine.usageFailure(UsageError(message: "no such file or folder: \(path)", command: "test"))
     }
     let runner = SpecRunner(options: options)
-    let files: [String]
+    let discovered: [String]
     do {
-      files = try runner.discoverFiles()
+      discovered = try runner.discoverFiles()
     } catch {
       return LunarCommandLine.usageFailure(UsageError(message: "bad --pattern: \(error)", command: "test"))
     }
+    let durations: SpecDurations?
+    do {
+      durations = try options.durationsPath.flatMap(SpecDurations.load)
+      // A whole run records durations: a file that is not ours is refused now.
+      if let path = options.durationsPath, options.shard == nil { try FileOutput.check(path, kind: SpecDurations.kind) }
+    } catch {
+      Console.error("lunar: --durations \(error)")
+      return 2
+    }
+    let (files, note) = shardFiles(discovered, options: options, durations: durations)
     // A report file is checked now, so a file that is not a report is
     // refused before the run, and written whole at the end.
     let reportPath = parsed.value("output-file")
@@ -73,8 +85,8 @@ enum TestCommand {
     }
     let output = FileOutput(descriptor: 1)
     let terminal = reportPath == nil && isatty(1) != 0
-    let reporter = format.reporter(terminal: terminal)
-    var report = ""
+    let reporter = format.reporter(terminal: terminal, seed: options.shuffle ? options.seed : nil)
+    var report = format == .plain ? note : ""
     if options.shuffle && format == .plain { report += "shuffled with --seed \(options.seed)\n" }
     if reportPath == nil, !report.isEmpty {
       try? output.write(report)
@@ -104,7 +116,33 @@ enum TestCommand {
       Console.error("lunar: interrupted")
       return 130
     }
+    // Only a whole run records: shards read the durations to agree on a
+    // plan, so none may change them under the others.
+    if let path = options.durationsPath, options.shard == nil, !options.list, !results.isEmpty {
+      let recorded = (durations ?? SpecDurations()).recording(results)
+      do {
+        _ = try FileOutput(path: path, kind: SpecDurations.kind, contents: Array(recorded.text.utf8))
+      } catch {
+        Console.error("lunar: --durations \(error)")
+        return 1
+      }
+    }
     return SpecSummary(results).succeeded ? 0 : 1
+  }
+
+  /// The files of the run's shard (every file without `--shard`), and the
+  /// line a plain report begins with. A shard without files says so on
+  /// standard error (the report stays a report) and runs nothing.
+  static func shardFiles(_ files: [String], options: SpecOptions, durations: SpecDurations?) -> ([String], String) {
+    guard let shard = options.shard else { return (files, "") }
+    let (chosen, basis) = shard.files(of: files, durations: durations)
+    let name = "shard \(shard.index)/\(shard.count)"
+    if chosen.isEmpty {
+      Console.error("lunar: \(name) has no spec files (\(files.count) files for \(shard.count) shards)")
+      return (chosen, "")
+    }
+    let weights = basis == .durations ? "the durations in \(options.durationsPath ?? "")" : "file size"
+    return (chosen, "\(name): \(chosen.count) of \(files.count) spec files, balanced by \(weights)\n")
   }
 
   /// Applies the flags over the defaults and `.busted`; returns the format.
@@ -130,6 +168,15 @@ enum TestCommand {
     } else if options.shuffle {
       options.seed = Int64(SpecClock.epochNow() * 1000) % 1_000_000
     }
+    if let text = parsed.value("shard") {
+      guard let shard = SpecShard(parsing: text) else {
+        throw UsageError(
+          message: "--shard needs I/N, whole numbers with 1 <= I <= N <= \(SpecShard.maximumCount), got '\(text)'",
+          command: "test")
+      }
+      options.shard = shard
+    }
+    if let value = parsed.value("durations") { options.durationsPath = value }
     if let text = parsed.value("jobs") {
       guard let jobs = Int(text), jobs > 0 else { throw UsageError(message: "--jobs needs a positive number, got '\(text)'", command: "test") }
       options.jobs = jobs
@@ -138,6 +185,7 @@ enum TestCommand {
     guard let format = SpecOutputFormat(rawValue: name) else {
       throw UsageError(message: "unknown output format '\(name)' (plain, tap, junit, json)", command: "test")
     }
+    options.details = format.needsDetails
     return format
   }
 }

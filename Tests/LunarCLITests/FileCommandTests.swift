@@ -85,7 +85,8 @@ import TestSupport
       (["run", "--record", notes, "actions.lua"], "a Lunar journal"),
       (["run", "--trace-file", notes, "actions.lua"], "a Lunar trace (JSON lines)"),
       (["run", "--analytics", notes, "actions.lua"], "a Lunar trace (JSON lines)"),
-      (["test", "--output-file", notes, "-o", "junit", "."], "a Lunar JUnit report"),
+      (["test", "--output-file", notes, "-o", "junit", "."], "a JUnit report"),
+      (["test", "--output-file", notes, "-o", "json", "."], "a Lunar JSON report"),
     ]
     try folder.write("a_spec.lua", "it('works', function() end)")
     let journal = try await LunarProcess.run(["run", "--journal", notes, "workflow.lua"], in: folder.url)
@@ -127,7 +128,7 @@ import TestSupport
       let outcome = try await LunarProcess.run(["test", "-o", "junit", "--output-file", report, "."], in: folder.url)
       #expect(outcome.status == 0, "\(outcome.stderr)")
     }
-    #expect(try String(contentsOfFile: report, encoding: .utf8).contains(#"tests="1""#))
+    #expect(try String(contentsOfFile: report, encoding: .utf8).contains("tests='1'"))
     // A resume journal is a run store: both runs are in it, the second
     // reusing the first's step.
     let resume = folder.url.appendingPathComponent("resume.db").path

@@ -226,6 +226,10 @@ void lunar_pushlocation(lua_State *L);
 /// called by the user, shows as the public function (`[C]: in function
 /// 'lunar.workflow.run'`). Pushes the text; returns how many frames it shows.
 int lunar_traceback(lua_State *L, lua_State *L1, const char *msg, int level);
+/// Fills `ar` (as lua_getinfo "Sl") with the innermost frame of the user's
+/// code in L1 from `level` on, past C functions and Lunar's chunks: where a
+/// failure was raised. Returns 0, leaving `ar` unspecified, if there is none.
+int lunar_userframe(lua_State *L1, int level, lua_Debug *ar);
 /// Replaces the global `error` with one whose positions skip Lunar's
 /// chunks as lunar_pusherror's do (otherwise lbaselib's).
 void lunar_installerror(lua_State *L);

@@ -87,6 +87,13 @@ public final class LuaTask {
     set { storedTraceback = newValue }
   }
   private var storedTraceback: String?
+  /// Where a failure was raised: the innermost frame of the user's code
+  /// (kept when `Scheduler.keepsFailureFrames` asks for it).
+  public internal(set) var failureFrame: LuaFrame? {
+    get { storedFailureFrame }
+    set { storedFailureFrame = newValue }
+  }
+  private var storedFailureFrame: LuaFrame?
   /// A failure's message, as `lua.c` would print it.
   public internal(set) var errorMessage: String? {
     get { storedErrorMessage }

@@ -54,6 +54,9 @@ public final class Scheduler {
   private(set) var failedTasks: [LuaTask] = []
   /// The wait a host function registered just before yielding the marker.
   var pendingWait: Wait?
+  /// Keep where each failure was raised (`LuaTask.failureFrame`), for
+  /// reports that name it; off unless asked for (a stack walk per failure).
+  public var keepsFailureFrames = false
   /// Swift work started for Lua whose result the loop has not taken yet.
   public var inFlight: Int { offLoopWork.count }
   /// Where that work is counted.
@@ -255,6 +258,7 @@ public final class Scheduler {
     let frames = lunar_traceback(co, co, nil, 0)
     task.traceback = frames > 0 ? state.string(atThread: co, index: -1) : nil
     lua_settop(co, -2)
+    if keepsFailureFrames { task.failureFrame = LuaFrame.user(in: co, from: 0) }
     // Close the coroutine's to-be-closed variables, as coroutine.close does;
     // an error while closing replaces the original.
     _ = lua_resetthread(co)

@@ -9,8 +9,13 @@
 -- Called by the Swift runner with the luassert library table and its host
 -- functions; returns the runner table (`run_file`, `export`, and `module`:
 -- what `require "busted"` gives, the API busted exports).
+--
+-- With `options.details` (the json and junit reports), each result also
+-- carries what busted's reports copy: the element (name, descriptor,
+-- attributes, where it was declared, its start and end) and the frame the
+-- failure was raised in.
 
-local luassert, spawn_untraced, settle, take_unobserved, report = ...
+local luassert, spawn_untraced, settle, take_unobserved, report, failure_frame = ...
 local lunar = require "lunar"
 local trace = require "lunar.trace"
 
@@ -27,9 +32,29 @@ local exit_called    -- the os.exit error raised in it, even if caught
 local PENDING_MT = { __name = "busted.pending", __tostring = function(p) return p.message end }
 local EXIT_MT = { __name = "busted.exit", __tostring = function(e) return e.message end }
 
+-- busted's copy of an element for its reports: declared fields only, and
+-- the end of a test only once it ended (busted copies a failing test as
+-- the failure happens).
+local function details_of(element, ended)
+  if not options.details or not element.descriptor then return nil end
+  return {
+    name = element.busted_name,
+    descriptor = element.descriptor,
+    attributes = element.attributes,
+    trace = element.trace,
+    starttick = element.starttick,
+    starttime = element.starttime,
+    endtick = ended and element.endtick or nil,
+    endtime = ended and element.endtime or nil,
+    duration = ended and element.endtick and (element.endtick - element.starttick) or nil,
+  }
+end
+
 -- Each result goes to the Swift runner as it happens, so a run stopped by
--- Ctrl-C still reports the tests that finished.
-local function record(element, status, message, position, traceback, duration)
+-- Ctrl-C still reports the tests that finished. `frame` is where a failure
+-- was raised (debug.getinfo's fields), for the detailed reports.
+local function record(element, status, message, position, traceback, duration, frame)
+  local ended = status == "success" or status == "pending"
   report {
     name = element.full_name,
     status = status,
@@ -38,6 +63,8 @@ local function record(element, status, message, position, traceback, duration)
     traceback = traceback,
     duration = duration or 0,
     tags = element.tags,
+    element = details_of(element, ended),
+    frame = options.details and frame or nil,
   }
 end
 
@@ -56,6 +83,35 @@ local function position_of_caller(level)
   return info.short_src .. ":" .. (info.currentline or 0)
 end
 
+-- Lunar's own chunks, which busted's traces skip as busted skips its own
+-- files (lunar_isinternalchunk's list).
+local function is_lunars(source)
+  return source == "=busted" or source == "=luassert" or source == "=sandbox" or source == "=lunar"
+    or source:find("^=lunar[ .]") ~= nil
+end
+
+-- busted's trace of the code `level` levels up, past C functions and
+-- Lunar's chunks: debug.getinfo's fields and a traceback cut before the
+-- first C frame, as busted.getTrace gives them.
+local function trace_of_caller(level)
+  level = level + 1
+  local info = debug.getinfo(level, "Sl")
+  while info and (info.what == "C" or is_lunars(info.source)) do
+    level = level + 1
+    info = debug.getinfo(level, "Sl")
+  end
+  if not info then return nil end
+  -- Cut before the first C frame, keeping the line's end: a task's stack
+  -- ends with the user's frame where busted's ends in its own xpcall.
+  local traceback = debug.traceback("", level)
+  local cut = traceback:find("\n%s*%[C]")
+  return {
+    source = info.source, short_src = info.short_src, currentline = info.currentline,
+    linedefined = info.linedefined, lastlinedefined = info.lastlinedefined, what = info.what,
+    traceback = cut and traceback:sub(1, cut) or (traceback .. "\n"),
+  }
+end
+
 local function new_element(kind, name, fn, parent, position)
   local full = name
   if parent and parent.full_name and parent.kind ~= "file" then full = parent.full_name .. " " .. name end
@@ -72,31 +128,54 @@ local function new_element(kind, name, fn, parent, position)
   }
 end
 
--- As in busted, a block or test is `kind(name, fn)`, `kind(fn)` (named
--- after its kind) or `kind(name)`, which returns a function taking `fn`:
--- the curried `it "name" (function() ... end)`. A test whose function never
--- comes is pending; a block whose function never comes is empty.
-local function register(kind)
+-- What busted's reports call each kind of block, and the attributes busted
+-- registers it with (a pending block's `default_fn`, a function, is left
+-- out: no report can carry it).
+local DESCRIPTORS = {
+  describe = "describe", insulate = "describe", expose = "describe", it = "it", pending = "pending", file = "file",
+}
+local ATTRIBUTES = {
+  insulate = { envmode = "insulate" }, expose = { envmode = "expose" }, file = { envmode = "insulate" },
+}
+
+-- As in busted, a block or test is `word(name, fn)`, `word(fn)` (named
+-- after the word it was declared with) or `word(name)`, which returns a
+-- function taking `fn`: the curried `it "name" (function() ... end)`. A
+-- test whose function never comes is pending; a block whose function
+-- never comes is empty. `word` is `kind` or an alias of it (`context`).
+local function register(kind, word)
+  word = word or kind
   return function(name, fn)
     if kind == "pending" and running_test then
       -- pending("reason") inside a test marks that test pending.
       error(setmetatable({ message = tostring(name), position = position_of_caller(2) }, PENDING_MT), 2)
     end
-    if current == nil then error(("'%s' called outside a spec file"):format(kind), 2) end
+    if current == nil then error(("'%s' called outside a spec file"):format(word), 2) end
     if running_test and kind ~= "pending" then
-      error(("'%s' cannot be nested inside a test"):format(kind), 2)
+      error(("'%s' cannot be nested inside a test"):format(word), 2)
     end
-    if type(name) == "function" and fn == nil then name, fn = kind, name end
+    -- busted names a block declared without a name after its alias, and
+    -- leaves it unnamed (shown by its descriptor) otherwise.
+    local given = name
+    if type(name) == "function" and fn == nil then
+      name, fn, given = word, name, (word ~= DESCRIPTORS[kind]) and word or nil
+    end
     if kind == "pending" then fn = fn or function() end end
     if fn ~= nil and type(fn) ~= "function" then
-      error(("bad argument #2 to '%s' (function expected, got %s)"):format(kind, type(fn)), 2)
+      error(("bad argument #2 to '%s' (function expected, got %s)"):format(word, type(fn)), 2)
     end
     local element = new_element(kind, tostring(name), fn, current, position_of_caller(2))
+    if options.details then
+      element.descriptor = DESCRIPTORS[kind]
+      element.busted_name = given ~= nil and tostring(given) or nil
+      element.attributes = ATTRIBUTES[kind] or {}
+      element.trace = trace_of_caller(2)
+    end
     current.children[#current.children + 1] = element
     if fn == nil then
       return function(body)
         if type(body) ~= "function" then
-          error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(kind, element.name, type(body)), 2)
+          error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(word, element.name, type(body)), 2)
         end
         element.fn = body
       end
@@ -104,48 +183,63 @@ local function register(kind)
   end
 end
 
-local function hook(kind)
-  local function add(block, fn, position)
-    local list = block.hooks[kind]
-    list[#list + 1] = { fn = fn, position = position }
+-- A hook is `word(fn)`, `word(name, fn)` or the curried `word "name" (fn)`,
+-- as in busted; `word` is `kind` or an alias of it (`setup`). As in busted,
+-- a hook is known by its name, else its alias, else its kind.
+local function hook(kind, word)
+  word = word or kind
+  -- The hook as declared `level` levels up, without its function yet.
+  local function entry_for(name, level)
+    local entry = { position = position_of_caller(level + 1), label = name or word }
+    if options.details then
+      entry.descriptor = kind
+      entry.busted_name = name or (word ~= kind and word or nil)
+      entry.attributes = { envmode = "unwrap" }
+      entry.trace = trace_of_caller(level + 1)
+    end
+    return entry
   end
-  -- `kind(fn)`, `kind(name, fn)` or the curried `kind "name" (fn)`, as busted.
+  local function add(block, entry, fn)
+    local list = block.hooks[kind]
+    entry.fn = fn
+    list[#list + 1] = entry
+  end
   return function(name, fn)
-    if current == nil or running_test then error(("'%s' must be called in a describe block"):format(kind), 2) end
+    if current == nil or running_test then error(("'%s' must be called in a describe block"):format(word), 2) end
     local argument = 2
     if fn == nil then
       if type(name) == "string" then
-        local block, position = current, position_of_caller(2)
+        local block, entry = current, entry_for(name, 2)
         return function(body)
           if type(body) ~= "function" then
-            error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(kind, name, type(body)), 2)
+            error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(word, name, type(body)), 2)
           end
-          add(block, body, position)
+          add(block, entry, body)
         end
       end
       name, fn, argument = nil, name, 1
     end
     if type(fn) ~= "function" then
-      error(("bad argument #%d to '%s' (function expected, got %s)"):format(argument, kind, type(fn)), 2)
+      error(("bad argument #%d to '%s' (function expected, got %s)"):format(argument, word, type(fn)), 2)
     end
-    add(current, fn, position_of_caller(2))
+    add(current, entry_for(type(name) == "string" and name or nil, 2), fn)
   end
 end
 
 busted.describe = register("describe")
-busted.context = busted.describe
+busted.context = register("describe", "context")
 busted.insulate = register("insulate")
 busted.expose = register("expose")
 busted.it = register("it")
-busted.spec = busted.it
-busted.test = busted.it
+busted.spec = register("it", "spec")
+busted.test = register("it", "test")
 busted.pending = register("pending")
 busted.before_each = hook("before_each")
 busted.after_each = hook("after_each")
 busted.strict_setup = hook("strict_setup")
-busted.setup = busted.strict_setup
+busted.setup = hook("strict_setup", "setup")
 busted.strict_teardown = hook("strict_teardown")
-busted.teardown = busted.strict_teardown
+busted.teardown = hook("strict_teardown", "teardown")
 busted.lazy_setup = hook("lazy_setup")
 busted.lazy_teardown = hook("lazy_teardown")
 
@@ -170,6 +264,10 @@ local function spec_exit(...)
   local err = setmetatable({
     message = where and (where .. ": " .. message) or message,
     position = where,
+    frame = info and options.details and {
+      source = info.source, short_src = info.short_src, currentline = info.currentline,
+      linedefined = info.linedefined, lastlinedefined = info.lastlinedefined, what = info.what,
+    } or nil,
     traceback = debug.traceback(nil, 2),   -- from the caller: no frame of ours
   }, EXIT_MT)
   if exit_test then exit_called = err end
@@ -221,9 +319,10 @@ local function classify(err)
 end
 
 -- Runs fn(...) as a task named `label`; returns ok, status, message,
--- position, traceback. The task is left out of the trace, so a spec's trace
--- shows its own work. If it deadlocks, its tasks are cancelled and the
--- deadlock report is its error: the file goes on.
+-- position, traceback, frame (where the failure was raised). The task is
+-- left out of the trace, so a spec's trace shows its own work. If it
+-- deadlocks, its tasks are cancelled and the deadlock report is its error:
+-- the file goes on.
 local function protected(label, fn, ...)
   local task = spawn_untraced(label, fn, ...)
   local deadlock = settle(task)
@@ -231,7 +330,8 @@ local function protected(label, fn, ...)
   local ok, err = task:result()
   if ok then return true end
   local status, message, position = classify(err)
-  return false, status, message, position, getmetatable(err) == EXIT_MT and err.traceback or task.traceback
+  if getmetatable(err) == EXIT_MT then return false, status, message, position, err.traceback, err.frame end
+  return false, status, message, position, task.traceback, options.details and failure_frame(task) or nil
 end
 
 -- MARK: Selection
@@ -283,18 +383,22 @@ local function label_of(block, kind)
   return block.full_name ~= "" and (block.full_name .. " " .. kind) or kind
 end
 
-local function hook_error(block, kind, status, message, position, traceback)
-  local element = { full_name = label_of(block, kind), position = position, tags = block.tags }
-  record(element, status == "failure" and "failure" or "error", message, position, traceback)
+-- A hook's failure is an error of the hook (busted's element is the hook).
+local function hook_error(block, h, status, message, position, traceback, frame)
+  local element = {
+    full_name = label_of(block, h.label), position = position, tags = block.tags,
+    descriptor = h.descriptor, busted_name = h.busted_name, attributes = h.attributes, trace = h.trace,
+  }
+  record(element, status == "failure" and "failure" or "error", message, position, traceback, nil, frame)
 end
 
 -- Runs the hooks `kind` of `block`; false if one failed (already recorded).
-local function run_hooks(block, kind, context_name)
+local function run_hooks(block, kind)
   for _, h in ipairs(block.hooks[kind]) do
     set_env(h.fn, env_for(block))
-    local ok, status, message, position, traceback = protected(label_of(block, context_name or kind), h.fn)
+    local ok, status, message, position, traceback, frame = protected(label_of(block, h.label), h.fn)
     if not ok then
-      hook_error(block, context_name or kind, status, message, position or h.position, traceback)
+      hook_error(block, h, status, message, position or h.position, traceback, frame)
       return false
     end
   end
@@ -344,22 +448,26 @@ local function execute_test(test)
   if ok then
     running_test, exit_test, exit_called = test, test, nil
     local started = os.clock()
+    if options.details then test.starttick, test.starttime = started, lunar.now() end
     set_env(test.fn, env_for(test))
-    local passed, status, message, position, traceback = protected(test.full_name, test.fn)
+    local passed, status, message, position, traceback, frame = protected(test.full_name, test.fn)
     running_test = nil
     if test.finally then
       set_env(test.finally, env_for(test))
-      local fin_ok, fin_status, fin_message, fin_position, fin_traceback = protected(test.full_name .. " finally", test.finally)
+      local fin_ok, fin_status, fin_message, fin_position, fin_traceback, fin_frame =
+        protected(test.full_name .. " finally", test.finally)
       if passed and not fin_ok then
-        passed, status, message, position, traceback = false, fin_status, fin_message, fin_position, fin_traceback
+        passed, status, message, position, traceback, frame =
+          false, fin_status, fin_message, fin_position, fin_traceback, fin_frame
       end
     end
     exit_test = nil
     if exit_called then
-      passed, status, message, position, traceback =
-        false, "error", exit_called.message, exit_called.position, exit_called.traceback
+      passed, status, message, position, traceback, frame =
+        false, "error", exit_called.message, exit_called.position, exit_called.traceback, exit_called.frame
     end
     local duration = os.clock() - started
+    if options.details then test.endtick, test.endtime = started + duration, lunar.now() end
     -- Tasks the test started that failed with nobody looking fail the test.
     local unobserved = take_unobserved()
     if passed and #unobserved > 0 then
@@ -368,7 +476,7 @@ local function execute_test(test)
     if passed then
       record(test, "success", nil, nil, nil, duration)
     else
-      record(test, status, message, position, traceback, duration)
+      record(test, status, message, position, traceback, duration, frame)
     end
   end
   for i = ran, 1, -1 do
@@ -386,6 +494,10 @@ end
 
 local function execute_pending(element)
   if not selected(element) then return end
+  if options.details then
+    element.starttick, element.starttime = os.clock(), lunar.now()
+    element.endtick, element.endtime = element.starttick, element.starttime
+  end
   record(element, options.list and "listed" or "pending", element.name)
 end
 
@@ -402,18 +514,20 @@ function execute_block(block)
   current = block
   if block.fn then
     if block.kind ~= "file" then set_env(block.fn, env_for(block)) end
-    local ok, status, message, position, traceback = protected(block.kind == "file" and block.name or block.full_name, block.fn)
+    if options.details then block.starttick, block.starttime = os.clock(), lunar.now() end
+    local name = block.kind == "file" and block.name or block.full_name
+    local ok, status, message, position, traceback, frame = protected(name, block.fn)
     if not ok then
       current = previous
-      local element = { full_name = block.full_name, position = position or block.position, tags = block.tags }
-      record(element, status == "failure" and "failure" or "error", message, position or block.position, traceback)
+      local element = setmetatable({ full_name = name, position = position or block.position }, { __index = block })
+      record(element, status == "failure" and "failure" or "error", message, position or block.position, traceback, nil, frame)
       if saved then restore(saved) end
       return
     end
   end
   current = previous
   if options.shuffle then shuffle(block.children) end
-  local setup_ok = options.list or run_hooks(block, "strict_setup", "setup")
+  local setup_ok = options.list or run_hooks(block, "strict_setup")
   if setup_ok then
     for _, child in ipairs(block.children) do
       if child.kind == "it" and child.fn then
@@ -427,7 +541,7 @@ function execute_block(block)
   end
   if not options.list then
     if block.lazy_done and not block.lazy_failed then run_hooks(block, "lazy_teardown") end
-    if setup_ok then run_hooks(block, "strict_teardown", "teardown") end
+    if setup_ok then run_hooks(block, "strict_teardown") end
   end
   if saved then restore(saved) end
   return has_selected_test(block)
@@ -523,8 +637,13 @@ function runner.run_file(path, given_options)
   local chunk, load_error = loadfile(path)
   local root = new_element("file", path, chunk, nil, path .. ":1")
   root.full_name = ""
+  if options.details then
+    root.descriptor, root.busted_name, root.attributes = "file", path, ATTRIBUTES.file
+  end
   if not chunk then
-    record({ full_name = path, position = path, tags = {} }, "error", load_error, (load_error:match("^([^:\n]+:%d+):")))
+    -- busted reports a file it cannot load with a bare element.
+    local element = { full_name = path, position = path, tags = {}, descriptor = "file", busted_name = path }
+    record(element, "error", load_error, (load_error:match("^([^:\n]+:%d+):")))
   else
     execute_block(root)
   end
