@@ -31,20 +31,24 @@ struct BenchPostgresServer {
   /// Makes the database `name` afresh (dropping any left by an earlier
   /// run) and returns its URL.
   func freshDatabase(_ name: String) throws -> String {
-    let admin = try PostgresConnection(url: url)
-    try admin.execute(Self.quietly + "DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
+    let admin = try quietConnection()
+    try admin.execute("DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
     try admin.execute("CREATE DATABASE \"\(name)\"")
     return url(ofDatabase: name)
   }
 
   /// Drops the database `name`, and with it whatever a measurement left.
   func drop(_ name: String) {
-    try? PostgresConnection(url: url).execute(Self.quietly + "DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
+    try? quietConnection().execute("DROP DATABASE IF EXISTS \"\(name)\" WITH (FORCE)")
   }
 
-  /// Keeps the server's notices (a database to drop that is not there)
-  /// out of the benchmarks' output.
-  private static let quietly = "SET client_min_messages = warning; "
+  /// A connection whose server notices (a database to drop that is not
+  /// there) stay out of the benchmarks' output.
+  private func quietConnection() throws -> PostgresConnection {
+    let db = try PostgresConnection(url: url)
+    try db.execute("SET client_min_messages = warning")
+    return db
+  }
 
   /// The median time in microseconds of a commit of one small row: with
   /// fsync on, the disk's flush, which bounds every figure that commits

@@ -20,10 +20,11 @@ enum ProcrastinateBaseline {
     var processJobsPerSecond: Double { Double(finished) / processSeconds }
   }
 
-  /// Defers `jobs` no-op jobs over `locks` locks (one by one and timed, or
-  /// as an untimed `backlog` in batches of 1,000), then runs `workers`
-  /// worker processes for at most `limit` seconds. Nil when procrastinate
-  /// is not installed or did not report.
+  /// Defers `jobs` no-op jobs over `locks` locks one by one, timed, or as
+  /// an untimed `backlog` (one lock, in batches of 1,000, every commit
+  /// then not waiting for the disk's flush, the workers' too), then runs
+  /// `workers` worker processes for at most `limit`. Nil when
+  /// procrastinate is not installed or did not report.
   static func measure(
     server: BenchPostgresServer, database: String, jobs: Int, locks: Int, workers: Int, limit: Duration, backlog: Bool,
     in folder: URL
@@ -57,7 +58,8 @@ enum ProcrastinateBaseline {
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{database}"')
-    conninfo = make_conninfo(url, dbname=database)
+    # A backlog's commits do not wait for the disk's flush (see QueueBacklogBenchmark).
+    conninfo = make_conninfo(url, dbname=database, **({"options": "-c synchronous_commit=off"} if mode == "backlog" else {}))
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
 
     @app.task(name="noop")
