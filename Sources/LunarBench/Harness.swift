@@ -62,6 +62,7 @@ enum BenchmarkSuite {
       ("runtime", RuntimeBenchmark.run),
       ("queue", QueueBenchmark.run),
       ("queue-durable", QueueDurableBenchmark.run),
+      ("queue-durable-postgres", PostgresQueueBenchmark.run),
       ("machine", MachineBenchmark.run),
       ("action", ActionBenchmark.run),
       ("startup", StartupBenchmark.run),

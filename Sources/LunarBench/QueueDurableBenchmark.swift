@@ -1,6 +1,4 @@
 import Foundation
-import LuaKit
-import LunarStore
 
 /// Durable queues on a SQLite store: `lunar run` submits no-op jobs, then
 /// `lunar worker` processes run them, beside huey's `SqliteHuey` (one
@@ -9,21 +7,9 @@ import LunarStore
 /// included); its processing figure runs from the workers' spawn until the
 /// store holds no unfinished job. `scripts/bench` installs huey into the
 /// benchmarks' virtual environment and names its Python in
-/// `LUNAR_BENCH_PYTHON`.
+/// `LUNAR_BENCH_PYTHON`. `PostgresQueueBenchmark` is its PostgreSQL side.
 enum QueueDurableBenchmark {
   static let jobs = 2_000
-
-  /// How the jobs are spread and how many worker processes run them.
-  struct Shape {
-    var queues: Int
-    var workers: Int
-    var label: String
-  }
-
-  static let shapes = [
-    Shape(queues: 1, workers: 1, label: "1 strict queue, 1 worker"),
-    Shape(queues: 100, workers: 4, label: "100 queues, 4 workers"),
-  ]
 
   static func run() throws {
     let lunar = ProcessInfo.processInfo.environment["LUNAR_BIN"] ?? StartupBenchmark.siblingBinary("lunar")
@@ -34,38 +20,45 @@ enum QueueDurableBenchmark {
     // Lunar's store commits with synchronous=NORMAL (no fsync per commit);
     // huey's default is SQLite's FULL: also measured at Lunar's setting.
     let hueyNormal = try hueySeconds(in: folder, normal: true)
-    let worker = folder.appendingPathComponent("worker.lua")
-    try Data("lunar.action(\"noop\", function() end)\n".utf8).write(to: worker)
-    for shape in shapes {
-      let script = folder.appendingPathComponent("submit-\(shape.queues).lua")
-      try Data(submitSource(queues: shape.queues).utf8).write(to: script)
-      let store = folder.appendingPathComponent("store-\(shape.queues).db").path
-      let location = "sqlite:" + store
-      let enqueue = WorkflowBenchmark.measure(lunar, ["run", "--store", location, script.path])
-      let processing = try process(lunar, store: store, worker: worker.path, workers: shape.workers)
+    for shape in DurableQueueShape.both {
+      let store = "sqlite:" + folder.appendingPathComponent("store-\(shape.queues).db").path
+      let (enqueue, processing) = try measure(lunar, shape: shape, jobs: jobs, store: store, in: folder)
       let name = "queue-durable SQLite, \(shape.label)"
       report(name + ", enqueue", lunar: Double(jobs) / enqueue.seconds, huey: huey.map { Double(jobs) / $0.enqueue })
       reportNormal(lunar: Double(jobs) / enqueue.seconds, huey: hueyNormal.map { Double(jobs) / $0.enqueue })
-      guard let processing else {
+      guard processing.isComplete && processing.succeeded else {
         print("\(name): the workers did not finish every job")
         continue
       }
-      report(name + ", process", lunar: Double(jobs) / processing.seconds, huey: huey.map { Double(jobs) / $0.process })
-      reportNormal(lunar: Double(jobs) / processing.seconds, huey: hueyNormal.map { Double(jobs) / $0.process })
-      let rss = processing.peakMegabytes.map { String(format: "%.0f", $0) }.joined(separator: ", ")
-      print(String(format: "    peak RSS per worker %@ MB, enqueueing process %.0f MB", rss as NSString, enqueue.peakMegabytes))
+      report(name + ", process", lunar: processing.jobsPerSecond, huey: huey.map { Double(jobs) / $0.process })
+      reportNormal(lunar: processing.jobsPerSecond, huey: hueyNormal.map { Double(jobs) / $0.process })
+      LunarQueueWorkers.printMemory(processing, enqueueing: enqueue)
     }
   }
 
-  /// Prints one line of jobs/s, Lunar beside huey (higher is better).
+  /// Lunar on the durable queues of `store`: `lunar run` submits `jobs`
+  /// no-op jobs spread as `shape` says (the whole process timed, start-up
+  /// included), through `submitStore` if given (the same store under
+  /// other settings), then the shape's `lunar worker` processes run them,
+  /// for at most `limit`.
+  static func measure(
+    _ lunar: String, shape: DurableQueueShape, jobs: Int, store: String, submitStore: String? = nil, in folder: URL,
+    limit: Duration = .seconds(60)
+  ) throws -> (enqueue: WorkflowBenchmark.Child, processing: LunarQueueWorkers.Processing) {
+    let worker = folder.appendingPathComponent("worker.lua")
+    try Data(DurableQueueShape.workerSource.utf8).write(to: worker)
+    let script = folder.appendingPathComponent("submit-\(shape.queues)-\(jobs).lua")
+    try Data(shape.submitSource(jobs: jobs).utf8).write(to: script)
+    let enqueue = WorkflowBenchmark.measure(lunar, ["run", "--store", submitStore ?? store, script.path])
+    let processing = try LunarQueueWorkers.run(lunar, location: store, worker: worker.path, workers: shape.workers, limit: limit)
+    return (enqueue, processing)
+  }
+
+  /// Prints one line of jobs/s, Lunar beside huey.
   static func report(_ name: String, lunar: Double, huey: Double?) {
-    guard let huey else {
-      print(String(format: "%-58@ %8.0f jobs/s   (huey not installed: baseline missing)", name as NSString, lunar))
-      return
-    }
-    print(
-      String(format: "%-58@ %8.0f jobs/s   SqliteHuey: %8.0f jobs/s   ratio %.2f×   (goal: ≥ 1×, at least SqliteHuey's rate, with the order guarantee it lacks across processes)",
-        name as NSString, lunar, huey, lunar / huey))
+    DurableQueueReport.line(
+      name, lunar: lunar, baseline: ("SqliteHuey", huey),
+      goal: "≥ 1×, at least SqliteHuey's rate, with the order guarantee it lacks across processes")
   }
 
   /// Prints the comparison with huey at Lunar's durability, under a line of `report`.
@@ -74,87 +67,16 @@ enum QueueDurableBenchmark {
     print(String(format: "    SqliteHuey with synchronous=NORMAL (as Lunar's store): %8.0f jobs/s   ratio %.2f×", huey, lunar / huey))
   }
 
-  /// A script that submits the jobs round-robin over `queues` durable queues.
-  static func submitSource(queues: Int) -> String {
-    """
-    local queue = require "lunar.queue"
-    local queues = {}
-    for k = 1, \(queues) do
-      queues[k] = queue.new { name = \(queues == 1 ? "\"q\"" : "\"q\" .. k"), durable = true }
-    end
-    for i = 1, \(jobs) do
-      queues[(i - 1) % \(queues) + 1]:submit("noop", i)
-    end
-
-    """
-  }
-
-  struct Processing {
-    var seconds: Double
-    var peakMegabytes: [Double]
-  }
-
-  /// Starts `workers` worker processes and polls the store until no job is
-  /// waiting or running; then stops them with SIGTERM. Nil if the jobs did
-  /// not all succeed within a minute.
-  static func process(_ lunar: String, store: String, worker: String, workers: Int) throws -> Processing? {
-    let queueStore = try SQLiteQueueStore(path: store, createIfMissing: false)
-    let start = ContinuousClock.now
-    let pids = (0..<workers).map { _ in QuietChild.spawn(lunar, ["worker", "--store", "sqlite:" + store, worker]) }
-    var seconds: Double?
-    while ContinuousClock.now - start < .seconds(60) {
-      let summaries = try queueStore.queues()
-      let submitted = summaries.reduce(0) { $0 + $1.submitted }
-      if submitted == Int64(jobs) && summaries.allSatisfy({ $0.waiting == 0 && $0.running == nil }) {
-        seconds = (ContinuousClock.now - start).nanoseconds / 1e9
-        break
-      }
-      usleep(5_000)
-    }
-    var peaks: [Double] = []
-    for pid in pids where pid > 0 {
-      kill(pid, SIGTERM)
-      var status: Int32 = 0
-      var usage = rusage()
-      wait4(pid, &status, 0, &usage)
-      peaks.append(Double(usage.ru_maxrss) / 1024)
-    }
-    guard let seconds, try allSucceeded(queueStore) else { return nil }
-    return Processing(seconds: seconds, peakMegabytes: peaks)
-  }
-
-  /// True if every queue's newest jobs all succeeded (a job of an unknown
-  /// action would finish too, as failed).
-  static func allSucceeded(_ store: SQLiteQueueStore) throws -> Bool {
-    for summary in try store.queues() {
-      let newest = try store.jobs(queue: summary.name, limit: 20)
-      if !newest.allSatisfy({ $0.status == .succeeded }) { return false }
-    }
-    return true
-  }
-
   /// SqliteHuey's seconds to enqueue and to process the tasks (with its
   /// default `synchronous`, or NORMAL), or nil when no Python with huey is at hand.
   static func hueySeconds(in folder: URL, normal: Bool) throws -> (enqueue: Double, process: Double)? {
-    guard let python = ProcessInfo.processInfo.environment["LUNAR_BENCH_PYTHON"] else { return nil }
-    let script = folder.appendingPathComponent("huey_baseline.py")
-    try Data(hueyScript.utf8).write(to: script)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
     let database = folder.appendingPathComponent(normal ? "huey-normal.db" : "huey.db").path
-    process.arguments = [script.path, database, String(jobs), normal ? "normal" : "default"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    var seconds: [String: Double] = [:]
-    for line in output.split(separator: "\n") {
-      let words = line.split(separator: " ")
-      if words.count == 2, let value = Double(words[1]) { seconds[String(words[0])] = value }
-    }
-    guard let enqueue = seconds["enqueue"], let process = seconds["process"] else { return nil }
+    guard
+      let lines = try PythonBaseline.run(
+        hueyScript, named: "huey_baseline.py", in: folder, arguments: [database, String(jobs), normal ? "normal" : "default"]),
+      let enqueue = PythonBaseline.numbers(after: "enqueue", in: lines)?.first,
+      let process = PythonBaseline.numbers(after: "process", in: lines)?.first
+    else { return nil }
     return (enqueue, process)
   }
 

@@ -94,20 +94,8 @@ enum WorkflowBenchmark {
 
   /// Dask's threaded scheduler on the same graphs: seconds by "shape steps".
   static func daskSeconds(in folder: URL) throws -> [String: Double] {
-    guard let python = ProcessInfo.processInfo.environment["LUNAR_BENCH_PYTHON"] else { return [:] }
-    let script = folder.appendingPathComponent("dask_baseline.py")
-    try Data(daskScript.utf8).write(to: script)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
     var seconds: [String: Double] = [:]
-    for line in output.split(separator: "\n") {
-      let words = line.split(separator: " ")
+    for words in try PythonBaseline.run(daskScript, named: "dask_baseline.py", in: folder) ?? [] {
       if words.count == 3, let value = Double(words[2]) { seconds["\(words[0]) \(words[1])"] = value }
     }
     return seconds
