@@ -162,10 +162,9 @@ public final class PostgresConnection {
   }
 
   /// Runs `body` in a transaction: committed if it returns, rolled back if
-  /// it throws (or the commit fails). `begin` starts it (settings of the
-  /// transaction's own may follow `BEGIN` in it).
-  public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
-    try execute(begin)
+  /// it throws (or the commit fails).
+  public func transaction<T>(_ body: () throws -> T) throws -> T {
+    try execute("BEGIN")
     do {
       let result = try body()
       try execute("COMMIT")

@@ -32,9 +32,6 @@ public final class PostgresQueueStore: QueueStore {
   /// `notificationChannel` (the first is shared by every call and cannot
   /// wait).
   private let listener = Mutex<(db: PostgresConnection, schema: String)?>(nil)
-  /// When a completion that claims its successor may skip waiting for the
-  /// disk (see `DurableCommitPacing`).
-  private let durableCommits = DurableCommitPacing(window: .milliseconds(50))
 
   /// Connects to the server `url` names as `PostgresRunStore` does (creating
   /// or migrating the store as needed; the runs and the queues share it).
@@ -95,20 +92,12 @@ public final class PostgresQueueStore: QueueStore {
     let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
     try outcome.checkSize()
     return try withConnection { db in
-      let deferred = durableCommits.mayDefer()
       // The claim's statement sees the completion made before it in the
       // transaction, so the job's successor may be the head it takes.
-      let next = try db.transaction(begin: deferred ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN") {
-        () throws -> ClaimedJob? in
+      try db.transaction { () throws -> ClaimedJob? in
         try self.finish(job: job, token: token, outcome: outcome, at: now, on: db)
-        let next = request.isEmpty ? nil : try self.claim(request, at: now, on: db)
-        // A worker with no next job may go idle: what it finished is made
-        // durable now, not when the server's WAL writer comes round.
-        if deferred && next == nil { try db.execute("SET LOCAL synchronous_commit = on") }
-        return next
+        return request.isEmpty ? nil : try self.claim(request, at: now, on: db)
       }
-      if !deferred || next == nil { durableCommits.committed() }
-      return next
     }
   }
 

@@ -127,25 +127,23 @@ final class WorkerLoop {
         // Fencing: another worker claimed it after our lease expired.
         log("\(name(of: job)): its completion was refused: \(error.message)")
       } catch {
-        // The claim may have failed and taken the completion with it, or
-        // the connection went: unless the completion committed first, the
-        // job runs again once its lease expires (at-least-once).
-        completeAlone(job, outcome, after: error)
+        // Tried once more alone: unless a completion commits, the job runs
+        // again once its lease expires (at-least-once).
+        completeAlone(job, outcome)
       }
     }
     return foundNothing
   }
 
   /// Completes `job` without claiming, after a completion with a claim
-  /// failed with `failure`.
-  private func completeAlone(_ job: ClaimedJob, _ outcome: JobOutcome, after failure: StoreError) {
+  /// failed (the claim may have taken the completion with it, or the
+  /// connection went and the store connects again first).
+  private func completeAlone(_ job: ClaimedJob, _ outcome: JobOutcome) {
     do {
       try setup.store.complete(job: job.id, token: job.token, outcome: outcome, at: .now)
-    } catch where error.kind == .staleClaim {
-      log("\(name(of: job)): its completion was refused: \(error.message)")
     } catch {
       // Its lease will expire and another claim will run it again.
-      log("\(name(of: job)): its completion failed: \(failure.message); then: \(error.message)")
+      log("\(name(of: job)): its completion \(error.kind == .staleClaim ? "was refused" : "failed"): \(error.message)")
     }
   }
 

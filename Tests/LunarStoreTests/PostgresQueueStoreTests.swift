@@ -65,17 +65,6 @@ struct PostgresQueueStoreTests {
     #expect(try db.query(sql, [.integer(4)], prepared: true).int64(0, 0) == 5)
   }
 
-  @Test func completionsWaitForTheDiskOncePerWindow() {
-    let never = DurableCommitPacing(window: .zero)
-    never.committed()
-    #expect(never.mayDefer() == false)
-    let hourly = DurableCommitPacing(window: .seconds(3600))
-    // Nothing was made durable yet: the first commit waits.
-    #expect(hourly.mayDefer() == false)
-    hourly.committed()
-    #expect(hourly.mayDefer() == true)
-  }
-
   /// A schema as a Lunar of store version 1 left it, with one run.
   private func versionOneSchema(extra: String = "") throws -> TestPostgresSchema {
     let schema = try TestPostgresSchema()
