@@ -21,6 +21,8 @@ enum LunarCommandLine {
     TestCommand.spec,
     GraphCommand.spec,
     ReplCommand.spec,
+    CompletionsCommand.spec,
+    ManCommand.spec,
     CommandSpec(name: "version", summary: "Print Lunar's version and the Lua version.") { _ in
       print("lunar \(version) (\(LuaVersion.description))")
       return 0
