@@ -53,6 +53,9 @@ struct UsageError: Error, Sendable {
 }
 
 extension CommandSpec {
+  /// `--help`, which every command accepts.
+  static let helpOption = OptionSpec(name: "help", short: "h", help: "show this help")
+
   /// Parses `arguments` (the words after the subcommand name).
   func parse(_ arguments: [String], prefix: [String]) throws(UsageError) -> ParsedArguments {
     var parsed = ParsedArguments()
@@ -99,7 +102,7 @@ extension CommandSpec {
   }
 
   private func lookUp(_ word: String) throws(UsageError) -> (OptionSpec, String?) {
-    let all = options + [OptionSpec(name: "help", short: "h", help: "show this help")]
+    let all = options + [Self.helpOption]
     if word.hasPrefix("--") {
       let body = word.dropFirst(2)
       let parts = body.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -113,10 +116,15 @@ extension CommandSpec {
     throw UsageError(message: "unknown option '\(word)' for 'lunar \(name)'", command: name)
   }
 
+  /// How the command is written: `lunar run [OPTIONS] FILE [ARGS...]`.
+  var usage: String {
+    "lunar \(name)\(options.isEmpty ? "" : " [OPTIONS]")\(operands.isEmpty ? "" : " " + operands)"
+  }
+
   /// The help text, generated from the same table the parser reads.
   var help: String {
-    var lines = ["usage: lunar \(name)\(options.isEmpty ? "" : " [OPTIONS]")\(operands.isEmpty ? "" : " " + operands)", "", summary]
-    let all = options + [OptionSpec(name: "help", short: "h", help: "show this help")]
+    var lines = ["usage: " + usage, "", summary]
+    let all = options + [Self.helpOption]
     lines.append("")
     lines.append("options:")
     let labels = all.map { spec in

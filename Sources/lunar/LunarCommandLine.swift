@@ -22,6 +22,8 @@ enum LunarCommandLine {
     GraphCommand.spec,
     TypesCommand.spec,
     ReplCommand.spec,
+    CompletionsCommand.spec,
+    ManCommand.spec,
     CommandSpec(name: "version", summary: "Print Lunar's version and the Lua version.") { _ in
       print("lunar \(version) (\(LuaVersion.description))")
       return 0

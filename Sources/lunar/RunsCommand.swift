@@ -3,8 +3,9 @@ import Lunar
 import LunarStore
 
 /// `lunar runs`: lists the workflow runs recorded in the run store, newest
-/// first; `lunar runs show RUN` shows one run step by step. It reads the
-/// store `lunar run` records in and never creates one.
+/// first; `lunar runs show RUN` shows one run step by step, as text or as a
+/// Mermaid gantt chart. It reads the store `lunar run` records in and never
+/// creates one.
 enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
@@ -15,6 +16,7 @@ enum RunsCommand {
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "workflow", value: "NAME", help: "only runs of workflow NAME (for show: last means its last run)"),
       OptionSpec(name: "limit", value: "N", help: "list at most N runs (default \(defaultLimit))"),
+      OptionSpec(name: "format", value: "text|gantt", help: "for show: text (default) or a Mermaid gantt chart of the steps"),
     ],
     run: run
   )
@@ -25,7 +27,7 @@ enum RunsCommand {
   /// What the command line asks for.
   private enum Request {
     case list(limit: Int)
-    case show(RunReference)
+    case show(RunReference, asGantt: Bool)
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
@@ -61,7 +63,7 @@ enum RunsCommand {
         } else {
           print(RunTable.text(summaries), terminator: "")
         }
-      case .show(let reference):
+      case .show(let reference, let asGantt):
         let run = try store.resolve(reference, workflow: workflow)
         if let workflow, run.workflow != workflow {
           Console.error(
@@ -69,7 +71,8 @@ enum RunsCommand {
           )
           return 1
         }
-        print(RunDetails.text(run, steps: try store.steps(of: run.id)), terminator: "")
+        let steps = try store.steps(of: run.id)
+        print(asGantt ? RunGantt.text(run, steps: steps) : RunDetails.text(run, steps: steps), terminator: "")
       }
       return 0
     } catch {
@@ -82,6 +85,9 @@ enum RunsCommand {
   private static func readRequest(_ parsed: ParsedArguments) throws(UsageError) -> Request {
     switch parsed.operands.first {
     case nil:
+      if parsed.has("format") {
+        throw UsageError(message: "--format is for runs show, not for the list of runs", command: "runs")
+      }
       var limit = defaultLimit
       if let text = parsed.value("limit") {
         guard let number = Int(text), number > 0 else {
@@ -100,8 +106,12 @@ enum RunsCommand {
       if parsed.has("limit") {
         throw UsageError(message: "--limit is for the list of runs, not for runs show", command: "runs")
       }
+      let format = parsed.value("format") ?? "text"
+      guard format == "text" || format == "gantt" else {
+        throw UsageError(message: "unknown format '\(format)' (text, gantt)", command: "runs")
+      }
       do {
-        return .show(try RunReference(parsing: parsed.operands[1]))
+        return .show(try RunReference(parsing: parsed.operands[1]), asGantt: format == "gantt")
       } catch {
         throw UsageError(message: error.message, command: "runs")
       }

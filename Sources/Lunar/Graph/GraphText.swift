@@ -2,11 +2,12 @@ import LuaKit
 
 /// How names (Lua's bytes) are written in a drawing: shown as text, then
 /// escaped for the language, so that every name reads back as it was shown.
-enum GraphText {
+/// Public for the command line's other Mermaid output (a run's gantt chart).
+public enum GraphText {
   /// How a name is shown: its text, or (if it is not valid UTF-8 or holds
   /// control characters) its bytes escaped as in a Lua literal; the empty
   /// name is shown as `""`.
-  static func display(_ name: LuaString) -> String {
+  public static func display(_ name: LuaString) -> String {
     if name.bytes.isEmpty { return "\"\"" }
     if let text = name.string, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
       return text
@@ -29,7 +30,7 @@ enum GraphText {
   /// `:`): special characters, spaces at either end, and characters that
   /// are not visible text become entity codes (`#quot;`, `#58;`), which
   /// Mermaid turns back into the characters when it renders the label.
-  static func mermaid(_ text: String) -> String {
+  public static func mermaid(_ text: String) -> String {
     let scalars = Array(text.unicodeScalars)
     var out = ""
     for (index, scalar) in scalars.enumerated() {
@@ -79,7 +80,7 @@ enum GraphText {
   /// A Mermaid title (YAML front matter): bare when it is plain words,
   /// otherwise a YAML double-quoted string. `#` is escaped too, so that no
   /// Mermaid entity code appears in it.
-  static func mermaidTitle(_ text: String) -> String {
+  public static func mermaidTitle(_ text: String) -> String {
     let isBare = text.unicodeScalars.first.map(isASCIIAlphanumeric) == true && text.last != " "
       && text.unicodeScalars.allSatisfy { isASCIIAlphanumeric($0) || " _.-".unicodeScalars.contains($0) }
     if isBare { return text }
