@@ -170,7 +170,9 @@ public final class Trace {
   // flag rather than `sinks`: the compiler proves its accesses exclusive,
   // so the question costs no run-time exclusivity check.
   private var listened: Bool
-  private var sequence = 0
+  /// The number of the last event (a reused runtime numbers each script's
+  /// events as a new runtime would, see `RuntimeCore.restorePristine`).
+  var sequence = 0
   private let clock: RuntimeClock
 
   init(sinks: [any TraceSink], clock: RuntimeClock) {
