@@ -62,6 +62,9 @@ public struct SpecPlugin: LunarPlugin {
     let scheduler = runtime.scheduler
     if details { scheduler.keepsFailureFrames = true }
     let taskClass = runtime.taskClass
+    // Registered now, not by the first test: a runtime reused for the next
+    // file keeps the registry as it was set up.
+    state.register(taskClass)
     // spawn_untraced(label, fn, ...): a task for a test body, hook or block.
     state.push(function: { [unowned scheduler] call in
       let label = try call.string(1)
