@@ -112,17 +112,20 @@ public struct SpecRunner: Sendable {
     return SpecFileResult(path: path, results: [result], duration: SpecClock.now() - started)
   }
 
-  /// The main chunk each file's runtime runs: sets the paths, then hands
-  /// the file to the DSL's runner with the options as a table; the results
-  /// reach the runner through the plugin's log.
-  static func driver(options: LuaValue, luaPath: String?, luaCPath: String?) -> String {
+  /// What a runtime runs once, when it is set up for the files: sets the
+  /// paths, and keeps the options as a table in the DSL's runner.
+  static func setUpChunk(_ options: SpecOptions) -> String {
     var lines: [String] = []
-    if let luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
-    if let luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
-    lines.append("local path = ...")
-    lines.append("debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].run_file(path, \(options.description))")
+    if let luaPath = options.luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
+    if let luaCPath = options.luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
+    lines.append("debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].options = \(luaOptions(options).description)")
     return lines.joined(separator: "\n")
   }
+
+  /// The main chunk run for each file: hands the file to the DSL's runner
+  /// with the options; the results reach the runner through the plugin's
+  /// log.
+  static let driver = "local runner = debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))] runner.run_file(..., runner.options)"
 
   /// The options as the Lua runner reads them.
   static func luaOptions(_ options: SpecOptions) -> LuaValue {

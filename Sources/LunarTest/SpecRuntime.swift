@@ -29,7 +29,12 @@ final class SpecRuntime: Sendable {
     configuration.runsLuaInit = false
     configuration.catchesInterrupts = options.catchesInterrupts
     runtime = try Runtime(configuration)
-    if reusable { try await runtime.perform { core in try core.markPristine() } }
+    let setUp = SpecRunner.setUpChunk(options)
+    try await runtime.perform { core in
+      try core.state.load(setUp, name: "=lunar test")
+      try core.state.call(arguments: 0, results: 0)
+      if reusable { try core.markPristine() }
+    }
     self.log = log
     self.options = options
     self.reusable = reusable
@@ -41,8 +46,7 @@ final class SpecRuntime: Sendable {
   func run(_ path: String, interruptsBefore: Int) async -> SpecFileResult {
     filesRun.add(1, ordering: .relaxed)
     let started = SpecClock.now()
-    let source = SpecRunner.driver(options: SpecRunner.luaOptions(options), luaPath: options.luaPath, luaCPath: options.luaCPath)
-    let script = Script(source: .text(source, chunkName: "=lunar test"), arguments: [path])
+    let script = Script(source: .text(SpecRunner.driver, chunkName: "=lunar test"), arguments: [path])
     var failure: SpecResult?
     do throws(RunFailure) {
       // A Ctrl-C that came before this file caught interrupts stops it too.

@@ -51,11 +51,12 @@ extension RuntimeCore {
   /// was made for it (a component, a module, a registry entry or a
   /// reference still held); the registry changed; the runtime runs
   /// `LUA_INIT` (`RuntimeConfiguration.runsLuaInit`), which runs once, before
-  /// its first script. The runtime must then be discarded.
+  /// its first script, or is sandboxed (scripts' folders are let in as they
+  /// run). The runtime must then be discarded.
   public func restorePristine() -> Bool {
-    guard let marked = component(RuntimeReuse.self).marked, !state.isClosed, !configuration.runsLuaInit else {
-      return false
-    }
+    guard let marked = component(RuntimeReuse.self).marked, !state.isClosed, !configuration.runsLuaInit,
+      !configuration.sandbox
+    else { return false }
     guard isUnchangedSince(marked.counts) else { return false }
     // The collection after the restore runs the finalizers of what the
     // script made (now, not during the next script) and releases the
