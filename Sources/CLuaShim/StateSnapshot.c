@@ -17,6 +17,11 @@
 // was not then, means the state cannot be restored: the caller discards it.
 // Slots on luaL_ref's free list are put back as they were.
 //
+// Upvalues are put back by value; a closure whose upvalue was joined to
+// another one's (debug.upvaluejoin) no longer shares it with its siblings,
+// which no value can undo: the snapshot's `debug.upvaluejoin` notes a join
+// on a recorded closure, and the state is then refused.
+//
 // Objects a script made that nothing reaches once the state is restored are
 // collected before the next script, so their finalizers run then (as a
 // state's close would run them), not during the next script. A finalizer
@@ -68,7 +73,7 @@ enum {
   F_NONINTEGERS,     // how many non-integer keys the registry holds
   F_HOOK,            // the main thread's hook: { hook, mask, count }
   F_INDEX,           // an Index (below), as a full userdata
-  F_WATCH,           // the finalizer watch: an int, as a full userdata
+  F_WATCH,           // the Watch (below), as a full userdata
   F_CLIBS,           // the registry's _CLIBS table (C libraries loaded), or NONE
   F_FIELDCOUNT = F_CLIBS
 };
@@ -138,14 +143,23 @@ static const int BASIC_TYPES[] = {
 };
 #define BASIC_TYPE_COUNT ((int)(sizeof BASIC_TYPES / sizeof BASIC_TYPES[0]))
 
-// MARK: - The finalizer watch
+// MARK: - The watch
 
-// Notes in the watch (upvalue 1) whether the metatable at `mt` has __gc,
-// which is when setting it makes an object finalizable (lgc.c).
+// What the watched stock functions (upvalue 1 of each) saw since the last
+// restore.
+typedef struct Watch {
+  int finalizers;  // a metatable with __gc was set
+  int joined;      // an upvalue of a recorded closure was joined to another
+} Watch;
+
+static Watch *watch_of(lua_State *L) { return (Watch *)lua_touserdata(L, lua_upvalueindex(1)); }
+
+// Notes whether the metatable at `mt` has __gc, which is when setting it
+// makes an object finalizable (lgc.c).
 static void note_finalizer(lua_State *L, int mt) {
   if (lua_type(L, mt) != LUA_TTABLE) return;
   lua_pushliteral(L, "__gc");
-  if (lua_rawget(L, mt) != LUA_TNIL) *(int *)lua_touserdata(L, lua_upvalueindex(1)) = 1;
+  if (lua_rawget(L, mt) != LUA_TNIL) watch_of(L)->finalizers = 1;
   lua_pop(L, 1);
 }
 
@@ -171,6 +185,28 @@ static int watched_debugsetmetatable(lua_State *L) {
   return 1;
 }
 
+// ldblib.c's checkupval (Lua 5.4).
+static int check_upvalue(lua_State *L, int argf, int argnup) {
+  int nup = (int)luaL_checkinteger(L, argnup);
+  luaL_checktype(L, argf, LUA_TFUNCTION);
+  luaL_argcheck(L, lua_upvalueid(L, argf, nup) != NULL, argnup, "invalid upvalue index");
+  return nup;
+}
+
+// ldblib.c's db_upvaluejoin (Lua 5.4), noting a join on a recorded closure
+// (upvalue 2: the set of them).
+static int watched_upvaluejoin(lua_State *L) {
+  int n1 = check_upvalue(L, 1, 2);
+  int n2 = check_upvalue(L, 3, 4);
+  luaL_argcheck(L, !lua_iscfunction(L, 1), 1, "Lua function expected");
+  luaL_argcheck(L, !lua_iscfunction(L, 3), 3, "Lua function expected");
+  lua_pushvalue(L, 1);
+  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) watch_of(L)->joined = 1;
+  lua_pop(L, 1);
+  lua_upvaluejoin(L, 1, n1, 3, n2);
+  return 0;
+}
+
 // MARK: - Taking the snapshot
 
 typedef struct Walk {
@@ -179,6 +215,7 @@ typedef struct Walk {
   int cells;     // upvalue ids seen (a cell shared by closures is kept once)
   int snapshot;  // the snapshot table
   int originals; // stock function -> its watched replacement
+  int closures;  // the Lua closures recorded (a set)
   lua_Integer head;
 } Walk;
 
@@ -261,6 +298,11 @@ static void record_table(lua_State *L, Walk *w, int t) {
 
 static void record_function(lua_State *L, Walk *w, int f) {
   luaL_checkstack(L, 8, NULL);
+  if (!lua_iscfunction(L, f)) {
+    lua_pushvalue(L, f);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, w->closures);
+  }
   for (int i = 1;; i++) {
     if (lua_getupvalue(L, f, i) == NULL) return;
     lua_pushlightuserdata(L, lua_upvalueid(L, f, i));
@@ -409,10 +451,20 @@ static int take_snapshot(lua_State *L) {
   // them (the globals, the debug library, a local a module kept).
   lua_newtable(L);
   int originals = lua_gettop(L);
-  *(int *)lua_newuserdatauv(L, sizeof(int), 0) = 0;
+  lua_newtable(L);
+  int closures = lua_gettop(L);
+  Watch *watching = (Watch *)lua_newuserdatauv(L, sizeof(Watch), 0);
+  watching->finalizers = watching->joined = 0;
   int watch = lua_gettop(L);
   lua_pushvalue(L, watch);
   lua_rawseti(L, snapshot, F_WATCH);
+  // The watch's own objects are not part of the state it watches.
+  lua_pushvalue(L, watch);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
+  lua_pushvalue(L, closures);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
   if (lua_getfield(L, -1, "setmetatable") == LUA_TFUNCTION && lua_iscfunction(L, -1)) {
     lua_pushvalue(L, watch);
@@ -422,21 +474,29 @@ static int take_snapshot(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE && lua_getfield(L, -1, "debug") == LUA_TTABLE
-    && lua_getfield(L, -1, "setmetatable") == LUA_TFUNCTION && lua_iscfunction(L, -1))
-  {
-    lua_pushvalue(L, watch);
-    lua_pushcclosure(L, watched_debugsetmetatable, 1);
-    lua_rawset(L, originals);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE) == LUA_TTABLE && lua_getfield(L, -1, "debug") == LUA_TTABLE) {
+    int debug = lua_gettop(L);
+    if (lua_getfield(L, debug, "setmetatable") == LUA_TFUNCTION && lua_iscfunction(L, -1)) {
+      lua_pushvalue(L, watch);
+      lua_pushcclosure(L, watched_debugsetmetatable, 1);
+      lua_rawset(L, originals);
+    }
+    lua_settop(L, debug);
+    if (lua_getfield(L, debug, "upvaluejoin") == LUA_TFUNCTION && lua_iscfunction(L, -1)) {
+      lua_pushvalue(L, watch);
+      lua_pushvalue(L, closures);
+      lua_pushcclosure(L, watched_upvaluejoin, 2);
+      lua_rawset(L, originals);
+    }
   }
-  lua_settop(L, watch - 1);
+  lua_settop(L, watch);
   if (lua_getfield(L, LUA_REGISTRYINDEX, "_CLIBS") != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_pushlightuserdata(L, NONE);
   }
   lua_rawseti(L, snapshot, F_CLIBS);
 
-  Walk w = { seen, queue, cells, snapshot, originals, 1 };
+  Walk w = { seen, queue, cells, snapshot, originals, closures, 1 };
 
   // Roots: the registry, the main thread's stack, the basic types' metatables.
   lua_pushvalue(L, LUA_REGISTRYINDEX);
@@ -722,9 +782,14 @@ static int restore_snapshot(lua_State *L) {
   lua_rawgeti(L, snapshot, F_INDEX);
   Index *x = (Index *)lua_touserdata(L, -1);
   lua_rawgeti(L, snapshot, F_WATCH);
-  int *watch = (int *)lua_touserdata(L, -1);
-  if (*watch) r->finalizers = 1;
-  *watch = 0;
+  Watch *watch = (Watch *)lua_touserdata(L, -1);
+  int joined = watch->joined;
+  if (watch->finalizers) r->finalizers = 1;
+  watch->finalizers = watch->joined = 0;
+  if (joined) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
   lua_rawgeti(L, snapshot, F_CLIBS);
   r->clibs = lua_topointer(L, -1);
   int tables = field(L, snapshot, F_TABLES);

@@ -6,7 +6,10 @@ extension LuaState {
   /// upvalues, userdata metatables and user values, the basic types'
   /// metatables, the main thread's stack and hook), each with a copy of its
   /// contents, so `restoreSnapshot` can put it all back. The record lives in
-  /// the registry; taking another replaces it.
+  /// the registry; taking another replaces it. `setmetatable`,
+  /// `debug.setmetatable` and `debug.upvaluejoin` are replaced by versions
+  /// that behave the same and also note what a restore needs to know: a
+  /// finalizer made, an upvalue of a recorded closure joined to another.
   public func takeSnapshot() throws(LuaError) {
     let status = lunar_snapshotstate(L)
     if status != LUA_OK {
@@ -43,8 +46,8 @@ extension LuaState {
 
   /// Puts back what `takeSnapshot` recorded, within `scope`. Nil when the
   /// state cannot be put back (its registry changed, a slot is still
-  /// taken, the main thread's stack differs, memory ran out): it must then
-  /// be discarded.
+  /// taken, a recorded closure's upvalue was joined to another, the main
+  /// thread's stack differs, memory ran out): it must then be discarded.
   public func restoreSnapshot(_ scope: SnapshotScope) -> SnapshotRestore? {
     let mode =
       switch scope {

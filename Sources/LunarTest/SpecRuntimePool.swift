@@ -1,3 +1,4 @@
+import Lunar
 import Synchronization
 
 /// Spec runtimes made ready ahead of the files that need them. A runtime a
@@ -30,12 +31,14 @@ final class SpecRuntimePool: Sendable {
   private let state = Mutex(State())
   private let options: SpecOptions
   private let reuses: Bool
+  private let interruptsBefore: Int
 
   /// A pool that sets up `size` runtimes for `options`' files at once, and
   /// restores them between files when `reuses`.
   init(size: Int, options: SpecOptions, reuses: Bool) {
     self.options = options
     self.reuses = reuses
+    interruptsBefore = Runtime.interruptCount
     for _ in 0..<size { prepare() }
   }
 
@@ -93,6 +96,10 @@ final class SpecRuntimePool: Sendable {
   }
 
   private func made() async -> Made {
+    // After a Ctrl-C no file starts: nothing is set up for one.
+    if options.catchesInterrupts && Runtime.interruptCount > interruptsBefore {
+      return .failure(RunFailure.interrupted("interrupted"))
+    }
     do {
       let runtime = try await SpecRuntime(options: options, reusable: reuses)
       state.withLock { $0.statistics.made += 1 }

@@ -88,14 +88,27 @@ import Testing
     #expect(state.restoreSnapshot(.objects)?.finalizers == false)
   }
 
-  @Test func theWatchedSetmetatableFailsAsTheStockOneDoes() throws {
+  @Test func anUpvalueOfARecordedClosureJoinedToAnotherCannotBeRestored() throws {
+    let state = try Self.recordedState()
+    // Joining a closure made since is what busted does to every test.
+    _ = try Self.evaluate("local x; local function f() return x end; debug.upvaluejoin(f, 1, counter, 1)", in: state)
+    #expect(state.restoreSnapshot(.objects) != nil)
+    _ = try Self.evaluate("local x; debug.upvaluejoin(counter, 1, function() return x end, 1)", in: state)
+    #expect(state.restoreSnapshot(.objects) == nil)
+  }
+
+  @Test func theWatchedFunctionsFailAsTheStockOnesDo() throws {
     let source = """
+      local function counter() return counter end
       local protected = setmetatable({}, { __metatable = false })
       local a = select(2, pcall(setmetatable, protected, {}))
       local b = select(2, pcall(function() return setmetatable(1, {}) end))
       local c = select(2, pcall(function() return debug.setmetatable({}, 1) end))
       local d = select(2, pcall(setmetatable, {}, 1))
-      return table.concat({ a, b, c, d }, "|")
+      local e = select(2, pcall(function() debug.upvaluejoin(counter, 9, counter, 1) end))
+      local f = select(2, pcall(function() debug.upvaluejoin(print, 1, counter, 1) end))
+      local g = select(2, pcall(debug.upvaluejoin, counter, "x"))
+      return table.concat({ a, b, c, d, e, f, g }, "|")
       """
     let stock = try Self.evaluate(source, in: try LuaState())
     #expect(stock?.contains("bad argument #2 to 'setmetatable' (nil or table expected, got number)") == true)

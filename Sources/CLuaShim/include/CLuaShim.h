@@ -277,10 +277,11 @@ static inline const char *lunar_pushliteral(lua_State *L, const char *s) { retur
 
 /// Records every object Lua code can reach in `L`'s state (from the
 /// registry, the main thread's stack and the basic types' metatables) with
-/// a copy of its contents, kept in the registry. `setmetatable` and
-/// `debug.setmetatable` are replaced, wherever they are reached, by
-/// versions that note finalizers (see lunar_restorestate). Call it on the
-/// main thread; returns a Lua status (nothing is left on the stack).
+/// a copy of its contents, kept in the registry. `setmetatable`,
+/// `debug.setmetatable` and `debug.upvaluejoin` are replaced, wherever they
+/// are reached, by versions that also note finalizers and joined upvalues
+/// (see lunar_restorestate). Call it on the main thread; returns a Lua
+/// status (nothing is left on the stack).
 int lunar_snapshotstate(lua_State *L);
 /// What lunar_restorestate puts back.
 #define LUNAR_RESTORE_ALL 0
@@ -294,9 +295,10 @@ int lunar_snapshotstate(lua_State *L);
 /// slots in use must be those in use at the snapshot, and slots freed since
 /// are put back on the free list as it was; LUNAR_RESTORE_ALL_AND_SLOTS
 /// does both. Returns how many things it changed, or -1 when the state
-/// cannot be put back (its registry or a recorded coroutine changed, the
-/// main thread's stack differs, a slot is still taken, memory ran out): it
-/// must then be discarded. Sets `*finalizers` (if not NULL) when a
+/// cannot be put back (its registry or a recorded coroutine changed, an
+/// upvalue of a recorded closure was joined to another, the main thread's
+/// stack differs, a slot is still taken, memory ran out): it must then be
+/// discarded. Sets `*finalizers` (if not NULL) when a
 /// finalizer written in Lua may have been made since the last restore (the
 /// snapshot's `setmetatable` saw `__gc`, a `__gc` field or the C libraries
 /// changed): a full collection may then change things again.
