@@ -20,7 +20,9 @@
 // Upvalues are put back by value; a closure whose upvalue was joined to
 // another one's (debug.upvaluejoin) no longer shares it with its siblings,
 // which no value can undo: the snapshot's `debug.upvaluejoin` notes a join
-// on a recorded closure, and the state is then refused.
+// on a recorded closure, and the state is then refused. So is a state that
+// loaded a C library: closing it would unload the library (its static data
+// with it), and a restored state would keep it loaded.
 //
 // Objects a script made that nothing reaches once the state is restored are
 // collected before the next script, so their finalizers run then (as a
@@ -30,7 +32,7 @@
 // replaces `setmetatable` and `debug.setmetatable` with versions that note
 // a metatable with `__gc` (Lua can make a finalizer no other way; C
 // functions such as Lunar's userdata have C ones), and a changed `__gc`
-// field or a C library loaded since counts too.
+// field counts too.
 //
 // Every call that may allocate (and so raise a memory error) runs inside a
 // protected call: nothing here unwinds through the caller.
@@ -608,19 +610,20 @@ typedef struct Restore {
   lua_Integer changes;
   int mode;                // LUNAR_RESTORE_*
   int finalizers;          // a finalizer in Lua may exist
+  int refused;             // the state cannot be restored
   const void *clibs;       // the _CLIBS table
 } Restore;
 
-// Puts table t's contents back from copy c (count entries).
-// A change to field __gc, or to the table of C libraries, may leave a
-// finalizer in Lua behind.
+// A change to field __gc may leave a finalizer in Lua behind; a change to
+// the table of C libraries refuses the state.
 static void note_change(lua_State *L, Restore *r, int t, int key) {
   r->changes++;
-  if (r->finalizers) return;
-  if (lua_topointer(L, t) == r->clibs) r->finalizers = 1;
-  else if (lua_type(L, key) == LUA_TSTRING && strcmp(lua_tostring(L, key), "__gc") == 0) r->finalizers = 1;
+  if (lua_topointer(L, t) == r->clibs) r->refused = 1;
+  else if (!r->finalizers && lua_type(L, key) == LUA_TSTRING && strcmp(lua_tostring(L, key), "__gc") == 0)
+    r->finalizers = 1;
 }
 
+// Puts table t's contents back from copy c (count entries).
 static void restore_table(lua_State *L, Restore *r, int t, int c, lua_Integer count) {
   lua_Integer kept = 0;
   lua_pushnil(L);
@@ -900,7 +903,7 @@ static int restore_snapshot(lua_State *L) {
     restore_metatable(L, r, lua_gettop(L) - 1);
     lua_pop(L, 1);
   }
-  lua_pushboolean(L, 1);
+  lua_pushboolean(L, !r->refused);
   return 1;
 }
 
@@ -940,7 +943,7 @@ static int restore_outside(lua_State *L, Restore *r) {
 }
 
 long long lunar_restorestate(lua_State *L, int mode, int *finalizers) {
-  Restore r = { 0, mode, 0, NULL };
+  Restore r = { 0, mode, 0, 0, NULL };
   if (!lua_checkstack(L, 8)) return -1;
   if (mode != LUNAR_RESTORE_SLOTS && !restore_outside(L, &r)) return -1;
   lua_pushcfunction(L, restore_snapshot);

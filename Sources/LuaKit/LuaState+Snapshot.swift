@@ -46,8 +46,9 @@ extension LuaState {
 
   /// Puts back what `takeSnapshot` recorded, within `scope`. Nil when the
   /// state cannot be put back (its registry changed, a slot is still
-  /// taken, a recorded closure's upvalue was joined to another, the main
-  /// thread's stack differs, memory ran out): it must then be discarded.
+  /// taken, a recorded closure's upvalue was joined to another, a C library
+  /// was loaded, the main thread's stack differs, memory ran out): it must
+  /// then be discarded.
   public func restoreSnapshot(_ scope: SnapshotScope) -> SnapshotRestore? {
     let mode =
       switch scope {

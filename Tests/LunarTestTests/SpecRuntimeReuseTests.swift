@@ -98,6 +98,25 @@ import Testing
     #expect(runtimes.made == 3)
   }
 
+  @Test func aFileThatLoadsACLibraryGetsTheNextFileANewRuntime() async throws {
+    // Closing its runtime unloads the library (lpeg, installed by
+    // scripts/bootstrap), its static data with it; a restored one would not.
+    let folder = try Self.folder(files: 4, source: """
+      it("passes", function() assert.is_nil(package.loaded.lpeg) end)
+      """)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data("""
+      it("loads lpeg", function() assert.is_string(require("lpeg").version()) end)
+      """.utf8).write(to: URL(fileURLWithPath: folder + "/f0_spec.lua"))
+    var options = SpecOptions()
+    options.paths = [folder]
+    options.jobs = 1
+    let runner = SpecRunner(options: options)
+    let (results, runtimes) = await runner.runCounting(files: try runner.discoverFiles())
+    #expect(results.flatMap(\.results).map(\.status) == Array(repeating: .success, count: 5))
+    #expect(runtimes.made == 3)
+  }
+
   @Test func reuseChangesNoResultAndNoOrder() async throws {
     for jobs in [1, 2] {
       var options = SpecOptions()

@@ -296,12 +296,12 @@ int lunar_snapshotstate(lua_State *L);
 /// are put back on the free list as it was; LUNAR_RESTORE_ALL_AND_SLOTS
 /// does both. Returns how many things it changed, or -1 when the state
 /// cannot be put back (its registry or a recorded coroutine changed, an
-/// upvalue of a recorded closure was joined to another, the main thread's
-/// stack differs, a slot is still taken, memory ran out): it must then be
-/// discarded. Sets `*finalizers` (if not NULL) when a
+/// upvalue of a recorded closure was joined to another, a C library was
+/// loaded, the main thread's stack differs, a slot is still taken, memory
+/// ran out): it must then be discarded. Sets `*finalizers` (if not NULL) when a
 /// finalizer written in Lua may have been made since the last restore (the
-/// snapshot's `setmetatable` saw `__gc`, a `__gc` field or the C libraries
-/// changed): a full collection may then change things again.
+/// snapshot's `setmetatable` saw `__gc`, or a `__gc` field changed): a full
+/// collection may then change things again.
 long long lunar_restorestate(lua_State *L, int mode, int *finalizers);
 /// Sets the collector back to a new state's: running, generational, Lua
 /// 5.4's default parameters.
