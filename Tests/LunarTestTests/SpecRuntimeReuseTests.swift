@@ -79,13 +79,12 @@ import Testing
       it("passes", function() assert.is_nil(QUEUE_MADE) end)
       """)
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    // The first file makes a queue (Swift state of its runtime) and writes
-    // to the registry: its runtime is not reused.
+    // The first file makes a queue (Swift state of its runtime): its
+    // runtime is not reused.
     try Data("""
       it("makes a queue", function()
         QUEUE_MADE = true
         require("lunar.queue").new("q"):submit(function() end):await()
-        debug.getregistry().leaked = true
       end)
       """.utf8).write(to: URL(fileURLWithPath: folder + "/f0_spec.lua"))
     var options = SpecOptions()
@@ -102,11 +101,15 @@ import Testing
     // Closing its runtime unloads the library (lpeg, installed by
     // scripts/bootstrap), its static data with it; a restored one would not.
     let folder = try Self.folder(files: 4, source: """
-      it("passes", function() assert.is_nil(package.loaded.lpeg) end)
+      it("passes", function() end)
       """)
     defer { try? FileManager.default.removeItem(atPath: folder) }
+    // Loaded without running it, the library changes nothing but the
+    // state's list of libraries.
     try Data("""
-      it("loads lpeg", function() assert.is_string(require("lpeg").version()) end)
+      it("loads lpeg", function()
+        assert.is_true(package.loadlib(assert(package.searchpath("lpeg", package.cpath)), "*"))
+      end)
       """.utf8).write(to: URL(fileURLWithPath: folder + "/f0_spec.lua"))
     var options = SpecOptions()
     options.paths = [folder]
