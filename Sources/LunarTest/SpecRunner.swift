@@ -57,7 +57,8 @@ public struct SpecRunner: Sendable {
     let jobs = min(max(1, options.jobs), max(1, order.count))
     // One runtime more than the jobs: it is restored (or set up) while the
     // files run, and the next file takes it.
-    let pool = SpecRuntimePool(size: min(jobs + 1, order.count), options: options, reuses: options.reusesRuntimes)
+    let pool = SpecRuntimePool(
+      size: min(jobs + 1, order.count), files: order.count, options: options, reuses: options.reusesRuntimes)
     var results = [SpecFileResult?](repeating: nil, count: order.count)
     await withTaskGroup(of: (Int, SpecFileResult).self) { group in
       var next = 0

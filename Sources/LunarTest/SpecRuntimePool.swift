@@ -24,6 +24,8 @@ final class SpecRuntimePool: Sendable {
     /// Runtimes being set up or restored.
     var busy = 0
     var closed = false
+    /// Runtimes handed to files so far.
+    var taken = 0
     var drained: CheckedContinuation<Void, Never>?
     var statistics = Statistics()
   }
@@ -31,13 +33,15 @@ final class SpecRuntimePool: Sendable {
   private let state = Mutex(State())
   private let options: SpecOptions
   private let reuses: Bool
+  private let files: Int
   private let interruptsBefore: Int
 
-  /// A pool that sets up `size` runtimes for `options`' files at once, and
-  /// restores them between files when `reuses`.
-  init(size: Int, options: SpecOptions, reuses: Bool) {
+  /// A pool for `files` files of `options` that sets up `size` runtimes at
+  /// once, and restores them between files when `reuses`.
+  init(size: Int, files: Int, options: SpecOptions, reuses: Bool) {
     self.options = options
     self.reuses = reuses
+    self.files = files
     interruptsBefore = Runtime.interruptCount
     for _ in 0..<size { prepare() }
   }
@@ -50,6 +54,7 @@ final class SpecRuntimePool: Sendable {
   func take() async -> Made {
     let made = await withCheckedContinuation { continuation in
       let made: Made? = state.withLock { state in
+        state.taken += 1
         guard !state.ready.isEmpty else {
           state.waiting.append(continuation)
           return nil
@@ -63,9 +68,9 @@ final class SpecRuntimePool: Sendable {
   }
 
   /// Takes back a runtime a file has finished with: restored for another
-  /// file, or replaced by a new one.
+  /// file, or replaced by a new one; let go once every file has one.
   func giveBack(_ runtime: SpecRuntime) {
-    guard begin() else { return }
+    guard begin(unlessEveryFileHasOne: true) else { return }
     Task {
       if await runtime.restore() {
         finish(.success(runtime))
@@ -109,9 +114,9 @@ final class SpecRuntimePool: Sendable {
     }
   }
 
-  private func begin() -> Bool {
+  private func begin(unlessEveryFileHasOne: Bool = false) -> Bool {
     state.withLock { state in
-      guard !state.closed else { return false }
+      guard !state.closed, !(unlessEveryFileHasOne && state.taken >= files) else { return false }
       state.busy += 1
       return true
     }
