@@ -586,6 +586,11 @@ static int take_snapshot(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_pop(L, 3);
+  // Kept in the index now: the collector need not walk them again.
+  lua_pushnil(L);
+  lua_rawseti(L, snapshot, F_COUNTS);
+  lua_pushnil(L);
+  lua_rawseti(L, snapshot, F_UPINDEXES);
 
   lua_pushvalue(L, snapshot);
   lua_rawsetp(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY);

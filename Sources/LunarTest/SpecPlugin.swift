@@ -87,8 +87,11 @@ public struct SpecPlugin: LunarPlugin {
         return .error
       }
     })
+    // take_unobserved(): the messages of tasks that failed with nobody
+    // looking, or nothing when there are none (the usual case).
     state.push(function: { [unowned scheduler] call in
       let messages = scheduler.takeUnobservedFailures().map { LuaValue.string(LuaString($0.description)) }
+      guard !messages.isEmpty else { return .none }
       try call.push(.table(LuaTable(array: messages)))
       return .one
     })
