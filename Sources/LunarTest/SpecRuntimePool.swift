@@ -49,8 +49,9 @@ final class SpecRuntimePool: Sendable {
   /// What the pool has done so far.
   var statistics: Statistics { state.withLock { $0.statistics } }
 
-  /// A ready runtime (or the error that kept one from being set up),
-  /// waiting for one when none is ready.
+  /// A ready runtime (or the error that kept one from being set up: then
+  /// another is set up for the next file), waiting for one when none is
+  /// ready.
   func take() async -> Made {
     let made = await withCheckedContinuation { continuation in
       let made: Made? = state.withLock { state in
@@ -63,7 +64,12 @@ final class SpecRuntimePool: Sendable {
       }
       if let made { continuation.resume(returning: made) }
     }
-    if case .success(let runtime) = made, runtime.files > 0 { state.withLock { $0.statistics.restored += 1 } }
+    switch made {
+    case .success(let runtime):
+      if runtime.files > 0 { state.withLock { $0.statistics.restored += 1 } }
+    case .failure:
+      prepare(unlessEveryFileHasOne: true)
+    }
     return made
   }
 
@@ -95,8 +101,8 @@ final class SpecRuntimePool: Sendable {
     }
   }
 
-  private func prepare() {
-    guard begin() else { return }
+  private func prepare(unlessEveryFileHasOne: Bool = false) {
+    guard begin(unlessEveryFileHasOne: unlessEveryFileHasOne) else { return }
     Task { finish(await made()) }
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Lunar
 import Synchronization
 import Testing
 
@@ -118,6 +119,32 @@ import Testing
     let (results, runtimes) = await runner.runCounting(files: try runner.discoverFiles())
     #expect(results.flatMap(\.results).map(\.status) == Array(repeating: .success, count: 5))
     #expect(runtimes.made == 3)
+  }
+
+  /// A plugin that cannot be installed.
+  struct BrokenPlugin: LunarPlugin {
+    let name = "broken"
+    struct Refusal: Error, CustomStringConvertible {
+      var description: String { "the broken plugin refuses" }
+    }
+    func install(in runtime: RuntimeCore) throws { throw Refusal() }
+  }
+
+  @Test func aRuntimeThatCannotBeSetUpIsAnErrorOfEachFile() async throws {
+    let folder = try Self.folder(files: 5, source: """
+      it("passes", function() end)
+      """)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    for jobs in [1, 2] {
+      var options = SpecOptions()
+      options.paths = [folder]
+      options.jobs = jobs
+      options.plugins = [BrokenPlugin()]
+      let runner = SpecRunner(options: options)
+      let results = await runner.run(files: try runner.discoverFiles())
+      #expect(results.map(\.results.count) == [1, 1, 1, 1, 1])
+      #expect(results.flatMap(\.results).allSatisfy { $0.status == .error && $0.message == "the broken plugin refuses" })
+    }
   }
 
   @Test func reuseChangesNoResultAndNoOrder() async throws {
