@@ -29,10 +29,10 @@
 // state's close would run them), not during the next script. A finalizer
 // written in Lua may change what it reaches, so the restore is checked
 // again after that collection, but only when one may exist: the snapshot
-// replaces `setmetatable` and `debug.setmetatable` with versions that note
-// a metatable with `__gc` (Lua can make a finalizer no other way; C
-// functions such as Lunar's userdata have C ones), and a changed `__gc`
-// field counts too.
+// replaces `setmetatable` and `debug.setmetatable`, wherever it finds them,
+// with copies of the stock functions that also note a metatable with
+// `__gc` (Lua can make a finalizer no other way; C functions such as
+// Lunar's userdata have C ones), and a changed `__gc` field counts too.
 //
 // Every call that may allocate (and so raise a memory error) runs inside a
 // protected call: nothing here unwinds through the caller.
@@ -60,9 +60,9 @@ enum {
   F_TABLES = 1,      // tables reached
   F_COPIES,          // a copy of each table's contents
   F_METAS,           // each table's metatable, or NONE
-  F_COUNTS,          // how many entries each copy holds
+  F_COUNTS,          // how many entries each copy holds (until the index has them)
   F_FUNCTIONS,       // for each upvalue cell: a function that has it
-  F_UPINDEXES,       // its index in that function
+  F_UPINDEXES,       // its index in that function (until the index has them)
   F_UPVALUES,        // its value, or NONE
   F_USERDATA,        // full userdata reached
   F_USERMETAS,       // each one's metatable, or NONE
