@@ -82,6 +82,14 @@ public protocol FileWritingSink: TraceSink {
   var output: FileOutput { get }
 }
 
+/// A sink that keeps what it receives: the runtime it is given to charges
+/// that to its memory limit (`--max-memory`), as it charges the copies of
+/// Lua values Swift holds.
+public protocol BudgetedTraceSink: TraceSink {
+  /// Counts what the sink keeps from now on against `budget`.
+  func charge(to budget: LuaMemoryBudget)
+}
+
 /// Keeps every event in memory, for tests and for Lua's trace assertions.
 /// With a memory budget, the events it keeps count against the limit until
 /// cleared (an event over the limit is kept all the same: Lua's next
