@@ -15,6 +15,9 @@ enum RunsCommand {
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "workflow", value: "NAME", help: "only runs of workflow NAME (for show: last means its last run)"),
       OptionSpec(name: "limit", value: "N", help: "list at most N runs (default \(defaultLimit))"),
+      OptionSpec(
+        name: "format", value: "text|chrome",
+        help: "runs show: text (default), or chrome: a Chrome trace of the steps for ui.perfetto.dev, on standard output"),
     ],
     run: run
   )
@@ -69,7 +72,8 @@ enum RunsCommand {
           )
           return 1
         }
-        print(RunDetails.text(run, steps: try store.steps(of: run.id)), terminator: "")
+        let steps = try store.steps(of: run.id)
+        print(parsed.value("format") == "chrome" ? RunTimeline.text(run, steps: steps) : RunDetails.text(run, steps: steps), terminator: "")
       }
       return 0
     } catch {
@@ -82,6 +86,9 @@ enum RunsCommand {
   private static func readRequest(_ parsed: ParsedArguments) throws(UsageError) -> Request {
     switch parsed.operands.first {
     case nil:
+      if parsed.has("format") {
+        throw UsageError(message: "--format is for runs show, not for the list of runs", command: "runs")
+      }
       var limit = defaultLimit
       if let text = parsed.value("limit") {
         guard let number = Int(text), number > 0 else {
@@ -99,6 +106,9 @@ enum RunsCommand {
       }
       if parsed.has("limit") {
         throw UsageError(message: "--limit is for the list of runs, not for runs show", command: "runs")
+      }
+      if let format = parsed.value("format"), format != "text" && format != "chrome" {
+        throw UsageError(message: "--format is 'text' or 'chrome', got '\(format)'", command: "runs")
       }
       do {
         return .show(try RunReference(parsing: parsed.operands[1]))

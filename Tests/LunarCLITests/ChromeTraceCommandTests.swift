@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 
 /// `--trace-format chrome`: `lunar run` and `lunar test` write a Chrome
-/// trace; each file is read back by `ChromeTrace`, which checks the
-/// format's rules.
+/// trace, and `lunar runs show RUN --format chrome` exports a recorded run;
+/// each file is read back by `ChromeTrace`, which checks the format's rules.
 @Suite struct ChromeTraceCommandTests {
   /// A workflow of three steps in a chain: the first submits three jobs to
   /// a queue, the second sends a machine three messages (each `open`
@@ -261,5 +261,47 @@ import TestSupport
       "test.started a queue sleeps", "test.finished a queue sleeps",
     ])
     #expect(objects.contains { $0["kind"] as? String == "job.started" && $0["queue"] as? String == "work" })
+  }
+
+  @Test func runsShowExportsARecordedRunWithALanePerOverlap() async throws {
+    let folder = try TemporaryFolder()
+    try folder.write(
+      "w.lua",
+      """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "w" {
+        step "a" { run = function() lunar.sleep(1) end },
+        step "b" { run = function() lunar.sleep(2) end },
+        step "c" { needs = { "a" }, run = function() lunar.sleep(2) end },
+        step "d" { needs = { "b", "c" }, run = function() error("no", 0) end },
+      }
+      """)
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let run = try await LunarProcess.run(["run", "--clock", "virtual", "--store", store, "w.lua"], in: folder.url)
+    #expect(run.status == 1, "d fails: \(run.stderr)")
+    let shown = try await LunarProcess.run(["runs", "show", "last", "--store", store, "--format", "chrome"], in: folder.url)
+    #expect(shown.status == 0, "\(shown.stderr)")
+    let trace = ChromeTrace(Data(shown.stdout.utf8))
+    #expect(trace.problems == [])
+    let steps = trace.slices(onTracksStartingWith: "workflow w")
+    #expect(steps.map(\.name) == ["a", "b", "c", "d"])
+    let second: Int64 = 1_000_000_000
+    #expect(steps.map { $0.end - $0.start } == [second, 2 * second, 2 * second, 0])
+    #expect(steps.map(\.start) == [0, 0, second, 3 * second], "from the first step's start (the run's clock was virtual)")
+    #expect(steps.map { $0.args["status"] as? String } == ["succeeded", "succeeded", "succeeded", "failed"])
+    #expect(steps.last?.args["error"] as? String == "no")
+    // b overlaps a and c: they cannot share its track, drawn inside it or not.
+    let tracks = Set(steps.map(\.tid))
+    #expect(tracks.count == 2)
+    for (x, y) in zip(steps, steps.dropFirst()) where x.tid == y.tid { #expect(x.end <= y.start) }
+    #expect(steps[1].tid != steps[0].tid && steps[1].tid != steps[2].tid)
+    let runSlice = trace.slices(onTracksStartingWith: "run")
+    #expect(runSlice.map(\.name) == ["workflow w"])
+    #expect(runSlice.first?.args["status"] as? String == "failed")
+
+    let bad = try await LunarProcess.run(["runs", "show", "last", "--store", store, "--format", "xml"], in: folder.url)
+    #expect(bad.status == 2)
+    #expect(bad.stderr.contains("'chrome'") && bad.stderr.contains("got 'xml'"), "\(bad.stderr)")
   }
 }
