@@ -80,7 +80,9 @@ public struct SpecRunner: Sendable {
     let log = SpecResultLog()
     var configuration = RuntimeConfiguration()
     configuration.clock = .virtual(start: SpecClock.epochNow())
-    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details)]
+    let traceSink = options.traceSink?(path)
+    if let traceSink { configuration.traceSinks.append(traceSink) }
+    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details, traceSink: traceSink)]
     configuration.environment = options.environment
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false

@@ -30,7 +30,7 @@ enum TestCommand {
       OptionSpec(name: "lpath", value: "PATH", help: "prepend to package.path"),
       OptionSpec(name: "cpath", value: "PATH", help: "prepend to package.cpath"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
-    ],
+    ] + TraceFileOption.specs,
     run: run
   )
 
@@ -47,13 +47,22 @@ enum TestCommand {
       return 2
     }
     let format: SpecOutputFormat
+    let traceFile: TraceFileOption?
     do {
       format = try apply(parsed, to: &options)
+      traceFile = try TraceFileOption.parse(parsed, command: "test")
     } catch {
       return LunarCommandLine.usageFailure(error)
     }
     for path in options.paths where !FileSystem.exists(path) {
       return LunarCommandLine.usageFailure(UsageError(message: "no such file or folder: \(path)", command: "test"))
+    }
+    let chromeTrace: ChromeTraceFile?
+    do {
+      chromeTrace = try traceFile?.install(in: &options)
+    } catch {
+      Console.error("lunar: --trace-file \(error)")
+      return 2
     }
     let runner = SpecRunner(options: options)
     let discovered: [String]
@@ -101,6 +110,12 @@ enum TestCommand {
       }
     }
     report += reporter.report(results, seconds: SpecClock.now() - started)
+    do {
+      try chromeTrace?.write()
+    } catch {
+      Console.error("lunar: --trace-file \(error)")
+      return 1
+    }
     do {
       if let reportPath {
         _ = try FileOutput(path: reportPath, kind: format.reportKind, contents: Array(report.utf8))

@@ -64,6 +64,7 @@ public final class RuntimeCore {
     _ = lunar_gcgenerational(state.L)
     clock = RuntimeClock(configuration.clock)
     trace = Trace(sinks: configuration.traceSinks, clock: clock)
+    for case let sink as any BudgetedTraceSink in configuration.traceSinks { sink.charge(to: memoryBudget) }
     inbox = Inbox(wakeup: Wakeup(L: state.L))
     let timeoutMessage: String
     if let timeout = configuration.timeout {
