@@ -43,6 +43,9 @@ public struct SpecOptions: Sendable {
   /// where its test was declared, where its failure was raised, its start
   /// and end (costs a traceback per declared test, so off by default).
   public var details = false
+  /// Count the lines each file's runtime runs in the files the specs load
+  /// (`--coverage`), into this.
+  public var coverage: LineCoverage?
   /// Route Ctrl-C (SIGINT) to the files running: they stop, keeping the
   /// tests that finished, and no further file starts (the CLI sets it).
   public var catchesInterrupts = false
