@@ -87,6 +87,7 @@ public struct SpecRunner: Sendable {
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false
     configuration.catchesInterrupts = options.catchesInterrupts
+    configuration.coverage = options.coverage
     let source = Self.driver(options: luaOptions, luaPath: options.luaPath, luaCPath: options.luaCPath)
     let script = Script(source: .text(source, chunkName: "=lunar test"), arguments: [path])
     var results: [SpecResult]

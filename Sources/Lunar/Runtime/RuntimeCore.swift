@@ -81,6 +81,8 @@ public final class RuntimeCore {
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
     lunar_installerror(state.L)
+    // Before plugins and the sandbox, which keep the loaders they find.
+    if configuration.coverage != nil { try LineCoverage.start(in: state) }
     scripts = try ScriptRunner(state: state, scheduler: scheduler, configuration: configuration, control: control)
     // Unowned(unsafe), not unowned: the loop calls this on every turn, and
     // the core owns the scheduler, so the closure never outlives it.
@@ -118,6 +120,7 @@ public final class RuntimeCore {
     control.invalidate()
     for event in inbox.close() { event(self) }
     lunar_releasesigint(state.L)
+    configuration.coverage?.record(from: state)
     state.close()
   }
 
