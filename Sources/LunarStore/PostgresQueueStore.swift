@@ -32,10 +32,8 @@ public final class PostgresQueueStore: QueueStore {
   /// reads every one on every claim, and a backlog drains in N² time.
   static let sessionSettings = "-c enable_bitmapscan=off"
 
-  /// When this store last looked for a job whose lease expired.
-  private let lastExpiryCheck = Mutex<ContinuousClock.Instant?>(nil)
-  /// How often claims look for expired leases while heads are ready.
-  static let expiryCheckInterval: Duration = .seconds(1)
+  /// When claims last looked for a job whose lease expired.
+  private let expiryChecks = ExpiryChecks()
 
   /// The server's URL, any password hidden.
   public let location: String
@@ -121,25 +119,19 @@ public final class PostgresQueueStore: QueueStore {
   /// from a partial index, so a claim costs the same whatever the number of
   /// queues and jobs. A running job whose lease expired (always its queue's
   /// head) is looked for when no head waits, and at least once a
-  /// `expiryCheckInterval` (its index holds every finished job's lease
+  /// `ExpiryChecks.interval` (its index holds every finished job's lease
   /// until vacuum): a lost worker's job is claimed again within a second of
   /// its lease's end.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, on db: PostgresConnection) throws -> ClaimedJob? {
     let names: [PostgresValue] = (request.queues ?? []).map { .bytes($0.bytes) }
     let expiry = now.microseconds + request.leaseMicroseconds
-    let due = lastExpiryCheck.withLock { last in
-      guard let checked = last, ContinuousClock.now - checked < Self.expiryCheckInterval else {
-        last = .now
-        return true
-      }
-      return false
-    }
+    let due = expiryChecks.due()
     if due, let job = try take("j.status = 'running' AND j.lease_expires_at <= $1", request, names, now, expiry, on: db) {
       return job
     }
     if let job = try take("j.head AND j.status = 'waiting'", request, names, now, expiry, on: db) { return job }
     if due { return nil }
-    lastExpiryCheck.withLock { $0 = .now }
+    expiryChecks.checked()
     return try take("j.status = 'running' AND j.lease_expires_at <= $1", request, names, now, expiry, on: db)
   }
 
