@@ -1,6 +1,8 @@
 -- release_train.lua: a workflow whose steps drive a state machine and an
 -- ordered queue.
 --   ./scripts/run examples/release_train.lua
+--   lunar run --clock virtual --trace-file release.json --trace-format chrome examples/release_train.lua
+--     (its timeline: open release.json in ui.perfetto.dev)
 local workflow = require "lunar.workflow"
 local machine = require "lunar.machine"
 local queue = require "lunar.queue"

@@ -1,5 +1,6 @@
 // The C side of Lunar's Lua binding. See include/CLuaShim.h.
 #include "CLuaShim.h"
+#include "Coverage.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,6 +27,8 @@ struct lunar_Control {
   sem_t wakeup;                     // the runtime loop sleeps on it
   double deadline;                  // lunar_setdeadline's; loop thread only
   int deadlinemessage;              // registry slot of the error it raises
+  lunar_Coverage *coverage;         // line hits (lunar_startcoverage), or NULL; loop thread only
+  _Atomic int linemask;             // LUA_MASKLINE while coverage counts, else 0
 };
 
 static inline lunar_Control *control(lua_State *L) {
@@ -139,6 +142,8 @@ void lunar_close(lua_State *L) {
   lunar_Control *c = control(L);
   lunar_releasesigint(L);
   lua_close(L);
+  lunar_coveragefree(c->coverage);
+  c->coverage = NULL;
   lunar_releasecontrol(c);
 }
 
@@ -301,12 +306,32 @@ void lunar_pushtraceback(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, TRACEBACK);
 }
 
-static void interrupt_hook(lua_State *L, lua_Debug *ar);
+static void lunar_hook(lua_State *L, lua_Debug *ar);
 static void watch_deadline(lunar_Control *c, lua_State *L);
 
+#define EVERY_STEP (LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT)
+
+// Every hook Lunar sets goes through here, so that interrupts, deadlines
+// and coverage share one hook function on each thread: `mask` is what the
+// interrupt or the deadline needs (0: nothing), and the line events
+// coverage counts are added while it counts. Async-signal-safe.
+static void set_hook(lunar_Control *c, lua_State *L, int mask, int count) {
+  mask |= atomic_load_explicit(&c->linemask, memory_order_relaxed);
+  lua_sethook(L, mask != 0 ? lunar_hook : NULL, mask, count);
+}
+
 static void hook_if_interrupted(lunar_Control *c, lua_State *L) {
-  if (atomic_load(&c->interrupted))
-    lua_sethook(L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  if (atomic_load(&c->interrupted)) set_hook(c, L, EVERY_STEP, 1);
+}
+
+// Hooks are per thread: a coroutine made before coverage started, or one
+// whose hook the script removed, counts its lines once it is resumed. A
+// hook the script set itself (debug.sethook) is left alone.
+static void hook_for_coverage(lunar_Control *c, lua_State *L) {
+  if (!atomic_load_explicit(&c->linemask, memory_order_relaxed) || (lua_gethookmask(L) & LUA_MASKLINE)) return;
+  lua_Hook hook = lua_gethook(L);
+  if (hook == NULL) set_hook(c, L, 0, 0);
+  else if (hook == lunar_hook) set_hook(c, L, lua_gethookmask(L), lua_gethookcount(L));
 }
 
 int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
@@ -315,6 +340,7 @@ int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
   // Publish the running thread before checking the flag: a signal handler
   // sets the flag before reading `running`, so one of the two sees the other.
   atomic_store(&c->running, co);
+  hook_for_coverage(c, co);
   // A coroutine the task resumes computes for the task: same deadline.
   watch_deadline(c, co);
   hook_if_interrupted(c, co);
@@ -331,17 +357,9 @@ int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
 
 // MARK: - Interrupts
 
-// The hook stays set, so a pcall that catches the error is interrupted
-// again at its next instruction; it removes itself once the interrupt is
-// cleared.
-static void interrupt_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  lunar_Control *c = control(L);
-  if (!atomic_load(&c->interrupted)) {
-    lua_sethook(L, NULL, 0, 0);
-    watch_deadline(c, L);
-    return;
-  }
+// The interrupt's hook fires at every step and stays set, so a pcall that
+// catches the error is interrupted again at its next instruction.
+static void raise_interrupt(lunar_Control *c, lua_State *L) {
   const char *message = atomic_load(&c->message);
   if (message == NULL)
     message = atomic_load(&c->interrupted) == LUNAR_INTERRUPT_SIGNAL ? "interrupted" : "stopped";
@@ -354,8 +372,7 @@ void lunar_interrupt(lunar_Control *c, int reason, const char *message) {
   int expected = LUNAR_INTERRUPT_NONE;
   atomic_compare_exchange_strong(&c->interrupted, &expected, reason);
   lua_State *running = atomic_load(&c->running);
-  if (running != NULL)
-    lua_sethook(running, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  if (running != NULL) set_hook(c, running, EVERY_STEP, 1);
   sem_post(&c->wakeup);
 }
 
@@ -374,7 +391,7 @@ void lunar_clearinterrupt(lua_State *L) {
   lunar_Control *c = control(L);
   atomic_store(&c->interrupted, LUNAR_INTERRUPT_NONE);
   atomic_store(&c->taken, 0);
-  lua_sethook(L, NULL, 0, 0);
+  set_hook(c, L, 0, 0);
 }
 
 // MARK: - Deadlines
@@ -392,39 +409,46 @@ double lunar_monotonic(void) {
 // instructions are a few microseconds.
 #define DEADLINE_INSTRUCTIONS 1000
 
-#define EVERY_STEP (LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT)
-
-static void deadline_hook(lua_State *L, lua_Debug *ar);
-
 // Hooks thread L for the deadline of the code running now, if it has one;
 // a thread already past it is stopped at its next step. A hook left on a
-// thread that no longer runs under a deadline removes itself when it next
+// thread that no longer runs under a deadline drops its part when it next
 // fires. An interrupt's hook is never replaced (lunar_resume sets it after
 // this), and an interrupt that replaced this one wins.
 static void watch_deadline(lunar_Control *c, lua_State *L) {
   if (L == NULL || c->deadline == HUGE_VAL || atomic_load(&c->interrupted)) return;
-  if (lunar_monotonic() >= c->deadline) lua_sethook(L, deadline_hook, EVERY_STEP, 1);
-  else lua_sethook(L, deadline_hook, LUA_MASKCOUNT, DEADLINE_INSTRUCTIONS);
+  if (lunar_monotonic() >= c->deadline) set_hook(c, L, EVERY_STEP, 1);
+  else set_hook(c, L, LUA_MASKCOUNT, DEADLINE_INSTRUCTIONS);
 }
 
-// Raises the deadline's message once it has passed. From then on the hook
-// fires at every call, return and instruction, as the interrupt hook does:
-// a pcall that catches the error is stopped again at once, so the error
-// unwinds the whole task. The message is raised as it is (lua_error, not
-// luaL_error): no position is prefixed.
-static void deadline_hook(lua_State *L, lua_Debug *ar) {
+// The one hook function. A line event is coverage's. Any other event is
+// the interrupt's or the deadline's: an interrupt raises at every step
+// until it is cleared; a deadline reads the clock every
+// DEADLINE_INSTRUCTIONS and, once it has passed, raises its message at
+// every call, return and instruction, as the interrupt does, so a pcall
+// that catches the error is stopped again at once and the error unwinds
+// the whole task. The deadline's message is raised as it is (lua_error,
+// not luaL_error): no position is prefixed.
+static void lunar_hook(lua_State *L, lua_Debug *ar) {
   lunar_Control *c = control(L);
+  if (ar->event == LUA_HOOKLINE) {
+    lunar_coverageline(c->coverage, L, ar);
+    return;
+  }
   if (atomic_load(&c->interrupted)) {
-    lua_sethook(L, interrupt_hook, EVERY_STEP, 1);
-    interrupt_hook(L, ar);
+    if (lua_gethookcount(L) != 1) set_hook(c, L, EVERY_STEP, 1);
+    raise_interrupt(c, L);
     return;
   }
   if (c->deadline == HUGE_VAL) {
-    lua_sethook(L, NULL, 0, 0);
+    set_hook(c, L, 0, 0);
     return;
   }
-  if (lunar_monotonic() < c->deadline) return;
-  if (lua_gethookcount(L) != 1) lua_sethook(L, deadline_hook, EVERY_STEP, 1);
+  if (lunar_monotonic() < c->deadline) {
+    // An interrupt's hook left after it was cleared: back to the clock.
+    if (lua_gethookcount(L) == 1) set_hook(c, L, LUA_MASKCOUNT, DEADLINE_INSTRUCTIONS);
+    return;
+  }
+  if (lua_gethookcount(L) != 1) set_hook(c, L, EVERY_STEP, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->deadlinemessage);
   lua_error(L);
 }
@@ -434,6 +458,19 @@ void lunar_setdeadline(lua_State *L, double at, int message) {
   c->deadline = at != at ? HUGE_VAL : at;
   c->deadlinemessage = message;
   watch_deadline(c, atomic_load(&c->running));
+}
+
+// MARK: - Coverage
+
+lunar_Coverage *lunar_coveragestate(lua_State *L) { return control(L)->coverage; }
+
+int lunar_startcoverage(lua_State *L) {
+  lunar_Control *c = control(L);
+  if (c->coverage == NULL && (c->coverage = lunar_coveragenew()) == NULL) return 0;
+  atomic_store(&c->linemask, LUA_MASKLINE);
+  hook_for_coverage(c, L);
+  lunar_installcoverageloaders(L);
+  return 1;
 }
 
 // The loop thread is inside one long C call (a backtracking string.find, a
@@ -850,6 +887,7 @@ static int searcher_found(lua_State *L) {
 
 // Stack: ...5 the loader, 6 its data. Calls loader(name, data).
 static int require_load(lua_State *L) {
+  lunar_coverageregister(control(L)->coverage, L, -2);
   lua_rotate(L, -2, 1);  // data, loader
   lua_pushvalue(L, 1);
   lua_pushvalue(L, -3);
@@ -928,6 +966,7 @@ static int push_global_name(lua_State *L, lua_Debug *ar);
 
 static int passes_yields(lua_CFunction f) {
   return f == co_resume || f == co_wrapped || f == require_yieldable || f == lunar_tablesort ||
+         f == lunar_coveragedofile ||
          f == atomic_load(&stock_pcall) ||
          f == atomic_load(&stock_xpcall) || f == atomic_load(&stock_dofile);
 }

@@ -67,6 +67,7 @@ enum BenchmarkSuite {
       ("action", ActionBenchmark.run),
       ("startup", StartupBenchmark.run),
       ("specs", SpecSuiteBenchmark.run),
+      ("coverage", CoverageBenchmark.run),
       ("workflow", WorkflowBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {

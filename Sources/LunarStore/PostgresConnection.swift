@@ -21,14 +21,15 @@ public final class PostgresConnection {
   /// gives up after `connectTimeoutSeconds` unless the URL says otherwise.
   /// - Throws: `PostgresError` with libpq's reason on one line (an
   ///   unreachable server, a refused password, a malformed URL).
-  public init(url: String, connectTimeoutSeconds: Int = 10) throws(PostgresError) {
+  /// `serverOptions` are the session's settings (libpq's `options`, such as
+  /// `-c name=value`): kept when the connection is made again.
+  public init(url: String, connectTimeoutSeconds: Int = 10, serverOptions: String? = nil) throws(PostgresError) {
     // Settings before `dbname` are defaults the URL's own settings override
     // (expand_dbname); `client_encoding` makes text columns UTF-8 whatever
     // the server's encoding.
-    let settings: [(String, String)] = [
-      ("connect_timeout", String(connectTimeoutSeconds)), ("application_name", "lunar"),
-      ("client_encoding", "UTF8"), ("dbname", url),
-    ]
+    let settings: [(String, String)] =
+      [("connect_timeout", String(connectTimeoutSeconds)), ("application_name", "lunar"), ("client_encoding", "UTF8")]
+      + (serverOptions.map { [("options", $0)] } ?? []) + [("dbname", url)]
     let connection = Self.withCStrings(settings.map(\.0)) { keywords in
       Self.withCStrings(settings.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
     }

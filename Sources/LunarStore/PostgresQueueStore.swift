@@ -24,6 +24,17 @@ public final class PostgresQueueStore: QueueStore {
   /// The channel notified when a queue may have work.
   public static let notificationChannel = "lunar_queue"
 
+  /// The queue connection's planner setting. A claim reads a partial index
+  /// whose live entries are few (one per queue) but which fills with dead
+  /// ones, a finished job's each, until vacuum. Only a plain index scan
+  /// marks them dead as it passes, so the next claim skips them; a bitmap
+  /// scan, which the planner prefers for a table it has not analysed yet,
+  /// reads every one on every claim, and a backlog drains in N² time.
+  static let sessionSettings = "-c enable_bitmapscan=off"
+
+  /// When claims last looked for a job whose lease expired.
+  private let expiryChecks = ExpiryChecks()
+
   /// The server's URL, any password hidden.
   public let location: String
   private let url: String
@@ -39,7 +50,9 @@ public final class PostgresQueueStore: QueueStore {
   public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
     self.location = location
     self.url = url
-    self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
+    self.connection = Mutex(
+      try PostgresStoreSchema.connect(
+        url: url, location: location, createIfMissing: createIfMissing, serverOptions: Self.sessionSettings))
   }
 
   public func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
@@ -101,30 +114,45 @@ public final class PostgresQueueStore: QueueStore {
     }
   }
 
-  /// Claims the head `request` asks for, in one statement: the oldest head
-  /// that may start (`head` marks a queue's first unfinished job), or a
-  /// running one whose lease expired (a running job is always a head),
-  /// each read from its own partial index, so a claim costs the same
-  /// whatever the number of queues and jobs.
+  /// Claims the head `request` asks for: the oldest waiting head (`head`
+  /// marks a queue's first unfinished job) whose queue is not halted, read
+  /// from a partial index, so a claim costs the same whatever the number of
+  /// queues and jobs. A running job whose lease expired (always its queue's
+  /// head) is looked for when no head waits, and at least once a
+  /// `ExpiryChecks.interval` (its index holds every finished job's lease
+  /// until vacuum): a lost worker's job is claimed again within a second of
+  /// its lease's end.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, on db: PostgresConnection) throws -> ClaimedJob? {
     let names: [PostgresValue] = (request.queues ?? []).map { .bytes($0.bytes) }
+    let expiry = now.microseconds + request.leaseMicroseconds
+    let due = expiryChecks.due()
+    if due, let job = try take("j.status = 'running' AND j.lease_expires_at <= $1", request, names, now, expiry, on: db) {
+      return job
+    }
+    if let job = try take("j.head AND j.status = 'waiting'", request, names, now, expiry, on: db) { return job }
+    if due { return nil }
+    expiryChecks.checked()
+    return try take("j.status = 'running' AND j.lease_expires_at <= $1", request, names, now, expiry, on: db)
+  }
+
+  /// Claims the oldest job that `condition` selects, of a queue that is not
+  /// halted, in one statement; nil when there is none (or every such job is
+  /// being claimed by another worker at this moment).
+  private func take(
+    _ condition: String, _ request: ClaimRequest, _ names: [PostgresValue], _ now: StoreTimestamp, _ expiry: Int64,
+    on db: PostgresConnection
+  ) throws -> ClaimedJob? {
     // Parameters $1 to $3 are the time, worker and expiry; the names follow.
     let filter =
       request.queues == nil ? "" : "AND j.queue IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
-    let expiry = now.microseconds + request.leaseMicroseconds
     let rows = try db.query(
       """
-      WITH ready AS (
-        SELECT j.id FROM job j JOIN queue q ON q.name = j.queue
-        WHERE j.head AND j.status = 'waiting' AND q.halted_by IS NULL \(filter)
+      WITH head AS (
+        SELECT j.id FROM job j
+        WHERE \(condition) \(filter)
+          AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = j.queue AND q.halted_by IS NOT NULL)
         ORDER BY j.id LIMIT 1
-        FOR UPDATE OF j SKIP LOCKED),
-      expired AS (
-        SELECT j.id FROM job j JOIN queue q ON q.name = j.queue
-        WHERE j.status = 'running' AND j.lease_expires_at <= $1 AND q.halted_by IS NULL \(filter)
-        ORDER BY j.id LIMIT 1
-        FOR UPDATE OF j SKIP LOCKED),
-      head AS (SELECT id FROM ready UNION ALL SELECT id FROM expired ORDER BY id LIMIT 1)
+        FOR UPDATE OF j SKIP LOCKED)
       UPDATE job SET status = 'running', attempts = job.attempts + 1, claim = nextval('job_claim'), worker = $2,
         started_at = $1, lease_expires_at = $3
       FROM head WHERE job.id = head.id

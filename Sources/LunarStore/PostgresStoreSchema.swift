@@ -106,10 +106,12 @@ enum PostgresStoreSchema {
   /// `location`), its schema brought to `current` by `migrate`.
   /// - Throws: `StoreError` for a server that cannot be reached or refuses
   ///   the login, and whatever `migrate` refuses.
-  static func connect(url: String, location: String, createIfMissing: Bool) throws(StoreError) -> PostgresConnection {
+  static func connect(url: String, location: String, createIfMissing: Bool, serverOptions: String? = nil) throws(StoreError)
+    -> PostgresConnection
+  {
     let db: PostgresConnection
     do {
-      db = try PostgresConnection(url: url)
+      db = try PostgresConnection(url: url, serverOptions: serverOptions)
     } catch {
       throw StoreError(.database, "cannot connect to store \(location): \(error)")
     }

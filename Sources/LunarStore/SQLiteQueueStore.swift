@@ -10,6 +10,8 @@ public final class SQLiteQueueStore: QueueStore {
   public let path: String
   public var location: String { "sqlite:" + path }
   private let connection: Mutex<SQLiteDatabase>
+  /// When claims last looked for an expired lease.
+  private let expiryChecks = ExpiryChecks()
 
   /// Opens the store at `path` as `SQLiteRunStore` does (creating or
   /// migrating it as needed; the runs and the queues share the file).
@@ -73,28 +75,32 @@ public final class SQLiteQueueStore: QueueStore {
     }
   }
 
-  /// Claims the head `request` asks for, inside the caller's transaction.
+  /// Claims the head `request` asks for, inside the caller's transaction:
+  /// the oldest waiting head (`head` marks a queue's first unfinished job)
+  /// of a queue that is not halted, or a running job whose lease expired
+  /// (always its queue's head), looked for when no head waits and at least
+  /// once a `expiryCheckInterval`, as on PostgreSQL.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> ClaimedJob? {
     let names: [SQLiteValue] = (request.queues ?? []).map { .blob($0.bytes) }
     let filter = request.queues == nil ? "" : "AND j.queue IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
     let expiry = now.microseconds + request.leaseMicroseconds
-    // Only a queue's head may start (`head` marks it), while its queue is
-    // not halted: the oldest waiting head, or a running one whose lease
-    // expired (a running job is always its queue's head).
     var head: (id: Int64, queue: [UInt8], sequence: Int64, action: [UInt8], input: [UInt8])?
-    try db.query(
-      """
-      SELECT id, queue, sequence, action, input FROM (
-        SELECT * FROM (
-          SELECT j.id, j.queue, j.sequence, j.action, j.input FROM job j JOIN queue q ON q.name = j.queue
-          WHERE j.head = 1 AND j.status = 'waiting' AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1)
-        UNION ALL
-        SELECT * FROM (
-          SELECT j.id, j.queue, j.sequence, j.action, j.input FROM job j JOIN queue q ON q.name = j.queue
-          WHERE j.status = 'running' AND j.lease_expires_at <= ? AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1))
-      ORDER BY id LIMIT 1
-      """, names + [.integer(now.microseconds)] + names
-    ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
+    func take(_ condition: String, _ parameters: [SQLiteValue]) throws {
+      try db.query(
+        """
+        SELECT j.id, j.queue, j.sequence, j.action, j.input FROM job j JOIN queue q ON q.name = j.queue
+        WHERE \(condition) AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1
+        """, parameters + names
+      ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
+    }
+    let expired = "j.status = 'running' AND j.lease_expires_at <= ?"
+    let due = expiryChecks.due()
+    if due { try take(expired, [.integer(now.microseconds)]) }
+    if head == nil { try take("j.head = 1 AND j.status = 'waiting'", []) }
+    if head == nil && !due {
+      expiryChecks.checked()
+      try take(expired, [.integer(now.microseconds)])
+    }
     guard let head else { return nil }
     var claimed: (attempts: Int64, claim: Int64)?
     try db.query(

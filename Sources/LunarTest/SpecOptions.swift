@@ -48,6 +48,13 @@ public struct SpecOptions: Sendable {
   /// where its test was declared, where its failure was raised, its start
   /// and end (costs a traceback per declared test, so off by default).
   public var details = false
+  /// Makes the sink each spec file's runtime gives its trace events to
+  /// (`--trace-file`), with the file's path; the file's tests are marked
+  /// in it as `test.started` and `test.finished` (no other sink sees those).
+  public var traceSink: (@Sendable (_ file: String) -> any TraceSink)?
+  /// Count the lines each file's runtime runs in the files the specs load
+  /// (`--coverage`), into this.
+  public var coverage: LineCoverage?
   /// Route Ctrl-C (SIGINT) to the files running: they stop, keeping the
   /// tests that finished, and no further file starts (the CLI sets it).
   public var catchesInterrupts = false

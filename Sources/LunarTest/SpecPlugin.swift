@@ -10,16 +10,20 @@ public struct SpecPlugin: LunarPlugin {
   public let log: SpecResultLog
   /// Whether results carry where failures were raised (busted's reports).
   public let details: Bool
+  /// The sink the file's tests are marked in, as they start and end.
+  public let traceSink: (any TraceSink)?
 
   /// The registry key of the runner table (`run_file`) the driver calls;
   /// `require "busted"` gives only busted's own API.
   static let runnerKey = "lunar.busted.runner"
 
   /// A plugin whose runtime reports its results to `log`, with where
-  /// failures were raised when `details` asks for it.
-  public init(log: SpecResultLog, details: Bool = false) {
+  /// failures were raised when `details` asks for it; with `traceSink`,
+  /// each test's start and end are marked in that sink alone.
+  public init(log: SpecResultLog, details: Bool = false, traceSink: (any TraceSink)? = nil) {
     self.log = log
     self.details = details
+    self.traceSink = traceSink
   }
 
   /// The two libraries compiled once per process: every spec file's runtime
@@ -115,7 +119,23 @@ public struct SpecPlugin: LunarPlugin {
       try call.push(.table(table))
       return .one
     })
-    try state.call(arguments: 6, results: 1)
+    // mark_test(name [, status]): a test starts, or ends with its status;
+    // nil when no sink wants the marks, so a plain run pays nothing.
+    if let sink = traceSink {
+      let trace = runtime.trace
+      state.push(function: { [unowned trace] call in
+        let name = LuaValue.string(try call.bytes(1))
+        if let status = try call.optionalString(2) {
+          trace.emit("test.finished", [.init("name", name), .init("status", .string(LuaString(status)))], to: sink)
+        } else {
+          trace.emit("test.started", [.init("name", name)], to: sink)
+        }
+        return .none
+      })
+    } else {
+      state.pushNil()
+    }
+    try state.call(arguments: 7, results: 1)
     state.pushField("module", of: -1)
     state.setField("busted", of: loaded)
     state.pushValue(at: -1)

@@ -57,8 +57,15 @@ public struct SpecRunner: Sendable {
     let jobs = min(max(1, options.jobs), max(1, order.count))
     // One runtime more than the jobs: it is restored (or set up) while the
     // files run, and the next file takes it.
+    // A runtime is restored between files only when nothing outside its
+    // Lua state follows it file by file: a trace file gets each file's
+    // events in a sink made for that file (so each file gets a runtime of
+    // its own, made when it starts), and coverage counts what each runtime
+    // ran when it closes.
+    let tracing = options.traceSink != nil
     let pool = SpecRuntimePool(
-      size: min(jobs + 1, order.count), files: order.count, options: options, reuses: options.reusesRuntimes)
+      size: tracing ? 0 : min(jobs + 1, order.count), files: tracing ? 0 : order.count, options: options,
+      reuses: options.reusesRuntimes && options.coverage == nil)
     var results = [SpecFileResult?](repeating: nil, count: order.count)
     await withTaskGroup(of: (Int, SpecFileResult).self) { group in
       var next = 0
@@ -68,7 +75,10 @@ public struct SpecRunner: Sendable {
         let index = next
         let path = order[index]
         next += 1
-        group.addTask { (index, await runFile(path, in: pool, interruptsBefore: interruptsBefore)) }
+        group.addTask {
+          if tracing { return (index, await runFile(path)) }
+          return (index, await runFile(path, in: pool, interruptsBefore: interruptsBefore))
+        }
       }
       for _ in 0..<jobs { startNext() }
       for await (index, result) in group {
@@ -86,7 +96,7 @@ public struct SpecRunner: Sendable {
   public func runFile(_ path: String) async -> SpecFileResult {
     let started = SpecClock.now()
     do {
-      let runtime = try await SpecRuntime(options: options, reusable: false)
+      let runtime = try await SpecRuntime(options: options, reusable: false, traceSink: options.traceSink?(path))
       return await runtime.run(path, interruptsBefore: Runtime.interruptCount)
     } catch {
       return Self.setUpFailure(path, error, started: started)

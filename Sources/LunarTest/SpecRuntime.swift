@@ -18,12 +18,15 @@ final class SpecRuntime: Sendable {
   var files: Int { filesRun.load(ordering: .relaxed) }
 
   /// Sets up a runtime for `options`' files; a `reusable` one is recorded
-  /// as it is now, for `restore`.
-  init(options: SpecOptions, reusable: Bool) async throws {
+  /// as it is now, for `restore`. `traceSink` gets the trace events (and
+  /// the tests' marks) of the file it was made for.
+  init(options: SpecOptions, reusable: Bool, traceSink: (any TraceSink)? = nil) async throws {
     let log = SpecResultLog()
     var configuration = RuntimeConfiguration()
     configuration.clock = .virtual(start: SpecClock.epochNow())
-    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details)]
+    if let traceSink { configuration.traceSinks.append(traceSink) }
+    configuration.coverage = options.coverage
+    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details, traceSink: traceSink)]
     configuration.environment = options.environment
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false

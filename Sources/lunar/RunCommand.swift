@@ -21,7 +21,7 @@ enum RunCommand {
         name: "sandbox",
         help: "no io, os.execute/remove/rename, native code, binary chunks or debug; Lua source only from the script's folder and plugins"),
       OptionSpec(name: "trace", help: "print the runtime's events to standard error"),
-      OptionSpec(name: "trace-file", value: "FILE", help: "write the runtime's events to FILE as JSON lines"),
+    ] + TraceFileOption.specs + [
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
       OptionSpec(name: "clock", value: "real|virtual", help: "virtual time jumps to the next timer when idle"),
       OptionSpec(name: "analytics", value: "FILE", help: "write action spans and analytics events as JSON lines"),
@@ -46,9 +46,11 @@ enum RunCommand {
     guard let file = parsed.operands.first else {
       return LunarCommandLine.usageFailure(UsageError(message: "missing script file", command: "run"))
     }
-    let configuration: RuntimeConfiguration
+    var configuration: RuntimeConfiguration
+    let chromeTrace: ChromeTraceFile?
     do {
       configuration = try makeConfiguration(parsed)
+      chromeTrace = try TraceFileOption.parse(parsed, command: "run")?.install(in: &configuration, process: "lunar run \(file)")
     } catch let error as UsageError {
       return LunarCommandLine.usageFailure(error)
     } catch {
@@ -68,6 +70,14 @@ enum RunCommand {
       return 1
     }
     fflush(nil)
+    do {
+      // However the run ended, its timeline so far is worth a look.
+      try chromeTrace?.write()
+    } catch {
+      let status = report(outcome)
+      Console.error("lunar: \(error)")
+      return max(status, 1)
+    }
     return report(outcome)
   }
 
@@ -100,7 +110,6 @@ enum RunCommand {
       throw UsageError(message: "--clock is 'real' or 'virtual', got '\(other)'", command: "run")
     }
     if parsed.has("trace") { configuration.traceSinks.append(TextTraceSink(descriptor: 2)) }
-    if let path = parsed.value("trace-file") { configuration.traceSinks.append(try JSONLinesTraceSink(path: path)) }
     configuration.recordsTrace = parsed.has("trace") || parsed.has("trace-file")
     if let path = parsed.value("analytics") {
       configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))

@@ -16,7 +16,9 @@ enum RunsCommand {
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "workflow", value: "NAME", help: "only runs of workflow NAME (for show: last means its last run)"),
       OptionSpec(name: "limit", value: "N", help: "list at most N runs (default \(defaultLimit))"),
-      OptionSpec(name: "format", value: "text|gantt", help: "for show: text (default) or a Mermaid gantt chart of the steps"),
+      OptionSpec(
+        name: "format", value: "text|gantt|chrome",
+        help: "for show: text (default), a Mermaid gantt chart of the steps, or a Chrome trace of them for ui.perfetto.dev"),
     ],
     run: run
   )
@@ -27,7 +29,12 @@ enum RunsCommand {
   /// What the command line asks for.
   private enum Request {
     case list(limit: Int)
-    case show(RunReference, asGantt: Bool)
+    case show(RunReference, format: Format)
+  }
+
+  /// How `runs show` writes a run.
+  enum Format: String {
+    case text, gantt, chrome
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
@@ -63,7 +70,7 @@ enum RunsCommand {
         } else {
           print(RunTable.text(summaries), terminator: "")
         }
-      case .show(let reference, let asGantt):
+      case .show(let reference, let format):
         let run = try store.resolve(reference, workflow: workflow)
         if let workflow, run.workflow != workflow {
           Console.error(
@@ -72,7 +79,13 @@ enum RunsCommand {
           return 1
         }
         let steps = try store.steps(of: run.id)
-        print(asGantt ? RunGantt.text(run, steps: steps) : RunDetails.text(run, steps: steps), terminator: "")
+        let text =
+          switch format {
+          case .text: RunDetails.text(run, steps: steps)
+          case .gantt: RunGantt.text(run, steps: steps)
+          case .chrome: RunTimeline.text(run, steps: steps)
+          }
+        print(text, terminator: "")
       }
       return 0
     } catch {
@@ -106,12 +119,12 @@ enum RunsCommand {
       if parsed.has("limit") {
         throw UsageError(message: "--limit is for the list of runs, not for runs show", command: "runs")
       }
-      let format = parsed.value("format") ?? "text"
-      guard format == "text" || format == "gantt" else {
-        throw UsageError(message: "unknown format '\(format)' (text, gantt)", command: "runs")
+      let name = parsed.value("format") ?? "text"
+      guard let format = Format(rawValue: name) else {
+        throw UsageError(message: "--format is 'text', 'gantt' or 'chrome', got '\(name)'", command: "runs")
       }
       do {
-        return .show(try RunReference(parsing: parsed.operands[1]), asGantt: format == "gantt")
+        return .show(try RunReference(parsing: parsed.operands[1]), format: format)
       } catch {
         throw UsageError(message: error.message, command: "runs")
       }

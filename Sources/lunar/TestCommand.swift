@@ -30,7 +30,9 @@ enum TestCommand {
       OptionSpec(name: "lpath", value: "PATH", help: "prepend to package.path"),
       OptionSpec(name: "cpath", value: "PATH", help: "prepend to package.cpath"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
-    ],
+      OptionSpec(name: "coverage", help: "write the line coverage of the Lua files the specs load to coverage/lcov.info"),
+      OptionSpec(name: "coverage-file", value: "FILE", help: "write the coverage to FILE instead (implies --coverage)"),
+    ] + TraceFileOption.specs,
     run: run
   )
 
@@ -47,13 +49,24 @@ enum TestCommand {
       return 2
     }
     let format: SpecOutputFormat
+    let traceFile: TraceFileOption?
     do {
       format = try apply(parsed, to: &options)
+      traceFile = try TraceFileOption.parse(parsed, command: "test")
     } catch {
       return LunarCommandLine.usageFailure(error)
     }
+    let coverage = CoverageOption(parsed)
+    options.coverage = coverage?.coverage
     for path in options.paths where !FileSystem.exists(path) {
       return LunarCommandLine.usageFailure(UsageError(message: "no such file or folder: \(path)", command: "test"))
+    }
+    let chromeTrace: ChromeTraceFile?
+    do {
+      chromeTrace = try traceFile?.install(in: &options)
+    } catch {
+      Console.error("lunar: --trace-file \(error)")
+      return 2
     }
     let runner = SpecRunner(options: options)
     let discovered: [String]
@@ -83,6 +96,12 @@ enum TestCommand {
         return 2
       }
     }
+    do {
+      try coverage?.prepare()
+    } catch {
+      Console.error("lunar: --coverage: \(error)")
+      return 2
+    }
     let output = FileOutput(descriptor: 1)
     let terminal = reportPath == nil && isatty(1) != 0
     let reporter = format.reporter(terminal: terminal, seed: options.shuffle ? options.seed : nil)
@@ -102,6 +121,12 @@ enum TestCommand {
     }
     report += reporter.report(results, seconds: SpecClock.now() - started)
     do {
+      try chromeTrace?.write()
+    } catch {
+      Console.error("lunar: --trace-file \(error)")
+      return 1
+    }
+    do {
       if let reportPath {
         _ = try FileOutput(path: reportPath, kind: format.reportKind, contents: Array(report.utf8))
       } else {
@@ -110,6 +135,16 @@ enum TestCommand {
     } catch {
       Console.error("lunar: \(error)")
       return 1
+    }
+    if let coverage {
+      do {
+        let line = try coverage.write(specFiles: discovered, specPaths: options.paths)
+        // A machine-read report on standard output is left as it is.
+        if format == .plain || reportPath != nil { try? output.write(line + "\n") } else { Console.error(line) }
+      } catch {
+        Console.error("lunar: --coverage: \(error)")
+        return 1
+      }
     }
     // Ctrl-C: the report above counts the tests that finished, every file's.
     if Runtime.interruptCount > interruptsBefore {

@@ -119,7 +119,7 @@ import TestSupport
     #expect(list.stderr == "lunar: --format is for runs show, not for the list of runs\nTry 'lunar help runs'.\n")
     let unknown = try await fixture.lunar(["runs", "show", "1", "--store", fixture.storeURL, "--format", "png"])
     #expect(unknown.status == 2)
-    #expect(unknown.stderr == "lunar: unknown format 'png' (text, gantt)\nTry 'lunar help runs'.\n")
+    #expect(unknown.stderr == "lunar: --format is 'text', 'gantt' or 'chrome', got 'png'\nTry 'lunar help runs'.\n")
     let text = try await fixture.lunar(["runs", "show", "1", "--store", fixture.storeURL, "--format", "text"])
     let plain = try await fixture.lunar(["runs", "show", "1", "--store", fixture.storeURL])
     #expect(text.status == 0 && text.stdout == plain.stdout)

@@ -1,5 +1,6 @@
 import LuaKit
 import Testing
+import TestSupport
 
 @testable import Lunar
 
@@ -72,6 +73,33 @@ private struct DeadlinePlugin: LunarPlugin {
     // Under the virtual clock: computing counts real time.
     let results = try await outcome(of: body, seconds: 0.05)
     #expect(results.prefix(3) == [false, .string(LuaString(Self.message)), "failed"])
+  }
+
+  @Test(arguments: [
+    "while true do end",
+    "while true do pcall(function() while true do end end) end",
+    "local spin = coroutine.wrap(function() while true do end end) spin()",
+  ])
+  func aComputingTaskInALoadedFileFailsWithTheMessageUnderCoverage(body: String) async throws {
+    // The line hook counts in the same hook function as the deadline's
+    // count hook, on the task's coroutine and on the coroutines it makes.
+    let folder = try TemporaryFolder()
+    let file = try folder.write("spin.lua", "return function()\n  \(body)\nend\n")
+    let coverage = LineCoverage()
+    var results: [LuaValue] = []
+    do {
+      let lua = try TestRuntime { $0.plugins = [DeadlinePlugin()]; $0.coverage = coverage }
+      results = try await lua.run("""
+        local deadline = require 'deadline'
+        local t = lunar.spawn(dofile('\(file)'))
+        deadline.set(t, 0.05, '\(Self.message)')
+        return t:result()
+        """)
+    }
+    #expect(results == [false, .string(LuaString(Self.message))])
+    let spin = try #require(coverage.coveredFiles.first)
+    #expect(spin.path == LineCoverage.absolutePath(Array(file.utf8)))
+    #expect((spin.hits[2] ?? 0) > 0)
   }
 
   @Test(arguments: ["spin()", "local ok = pcall(spin); return 'went on after', ok"])

@@ -1,5 +1,6 @@
 import LuaKit
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -36,5 +37,28 @@ private struct BlockingPlugin: LunarPlugin {
       return
     }
     #expect(message == "timeout: the script ran longer than 0.1 seconds")
+  }
+
+  @Test func theTimeoutStopsALoadedFileUnderCoverage() async throws {
+    // The timeout's interrupt hook and coverage's line hook share the one
+    // hook function; a pcall cannot keep the loop going.
+    let folder = try TemporaryFolder()
+    let file = try folder.write("spin.lua", "while true do\n  pcall(function() while true do end end)\nend\n")
+    let coverage = LineCoverage()
+    var failure: RunFailure?
+    do {
+      let lua = try TestRuntime(clock: .real) {
+        $0.timeout = 0.1
+        $0.coverage = coverage
+      }
+      failure = await lua.failure("dofile('\(file)')")
+    }
+    guard case .timedOut(let message) = failure else {
+      Issue.record("expected a timeout, got \(String(describing: failure))")
+      return
+    }
+    #expect(message == "timeout: the script ran longer than 0.1 seconds")
+    let spin = try #require(coverage.coveredFiles.first)
+    #expect((spin.hits[2] ?? 0) > 0)
   }
 }

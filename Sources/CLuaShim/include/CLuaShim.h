@@ -114,6 +114,27 @@ double lunar_monotonic(void);
 /// already passed. Loop thread only.
 void lunar_setdeadline(lua_State *L, double at, int message);
 
+// MARK: - Line coverage (`lunar test --coverage`)
+
+/// The files a state counts line hits in (see Coverage.c); loop thread only.
+typedef struct lunar_Coverage lunar_Coverage;
+
+/// Counts the lines every thread of the state runs from now on (a line
+/// hook, in the same hook function as interrupts and deadlines) in the
+/// files `require`, `dofile` and `loadfile` load from now on. Returns 0 if
+/// out of memory. Loop thread only, before the scripts run.
+int lunar_startcoverage(lua_State *L);
+/// How many files the state has counted lines in (0 without coverage).
+int lunar_coveragefilecount(lua_State *L);
+/// The source of file `i` as its chunk names it (`@path`), not
+/// NUL-terminated; `length` receives its length.
+const char *lunar_coveragesource(lua_State *L, int i, size_t *length);
+/// One past the highest line file `i` has data for; `hits` and
+/// `executable` receive arrays of that many entries indexed by line: how
+/// often the line ran, and whether it holds code (any function's active
+/// line, as `debug.getinfo(f, "L")` lists them).
+int lunar_coveragelines(lua_State *L, int i, const uint64_t **hits, const unsigned char **executable);
+
 // MARK: - The runtime's wake-up
 
 /// Wakes a loop sleeping in lunar_sleep (thread-safe, signal-safe).

@@ -32,6 +32,10 @@ public struct RuntimeConfiguration: Sendable {
   /// machines are built but never started, output is silenced, a returned
   /// workflow is drawn, not run. `Runtime.draw` returns the drawings.
   public var drawing: GraphFormat?
+  /// Count the lines run in the files scripts load with `require`,
+  /// `dofile` and `loadfile`, and add them to this when the runtime closes
+  /// (`lunar test --coverage`).
+  public var coverage: LineCoverage?
   /// The HTTP service actions use (tests put a stub here).
   public var httpService: any HTTPService = CurlHTTPClient()
   /// Record the run to a journal, or replay one (`--record`, `--replay`).

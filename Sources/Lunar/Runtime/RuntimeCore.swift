@@ -69,6 +69,7 @@ public final class RuntimeCore {
     _ = lunar_gcgenerational(state.L)
     clock = RuntimeClock(configuration.clock)
     trace = Trace(sinks: configuration.traceSinks, clock: clock)
+    for case let sink as any BudgetedTraceSink in configuration.traceSinks { sink.charge(to: memoryBudget) }
     inbox = Inbox(wakeup: Wakeup(L: state.L))
     let timeoutMessage: String
     if let timeout = configuration.timeout {
@@ -85,6 +86,8 @@ public final class RuntimeCore {
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
     lunar_installerror(state.L)
+    // Before plugins and the sandbox, which keep the loaders they find.
+    if configuration.coverage != nil { try LineCoverage.start(in: state) }
     scripts = try ScriptRunner(state: state, scheduler: scheduler, configuration: configuration, control: control)
     // Unowned(unsafe), not unowned: the loop calls this on every turn, and
     // the core owns the scheduler, so the closure never outlives it.
@@ -122,6 +125,7 @@ public final class RuntimeCore {
     control.invalidate()
     for event in inbox.close() { event(self) }
     lunar_releasesigint(state.L)
+    configuration.coverage?.record(from: state)
     state.close()
   }
 

@@ -93,6 +93,9 @@ public final class Scheduler {
     self.offLoopWork = offLoopWork
     self.timeoutMessage = timeoutMessage
     makeCancelledValue()
+    // An untraced task (a spec's test body) has no track of its own: its
+    // events belong to whatever runs it.
+    trace.runningTask = { [weak self] in self?.computing.flatMap { $0.traced ? $0.id : nil } }
   }
 
   private func makeCancelledValue() {

@@ -12,6 +12,19 @@ public struct TraceEvent: Sendable, Equatable {
   public let kind: String
   /// Details, in a stable order.
   public let fields: [Field]
+  /// The task whose Lua code was running when it happened; nil for the
+  /// main chunk and for the loop's own work (a machine handling a message,
+  /// a Swift action's span). Timelines put the event on that task's track.
+  public let task: Int?
+
+  /// An event; the run's `Trace` makes them, a sink may be handed others.
+  public init(sequence: Int, time: Double, kind: String, fields: [Field], task: Int? = nil) {
+    self.sequence = sequence
+    self.time = time
+    self.kind = kind
+    self.fields = fields
+    self.task = task
+  }
 
   /// One named detail of an event.
   public struct Field: Sendable, Equatable {
@@ -67,6 +80,14 @@ public protocol TraceSink: Sendable {
 public protocol FileWritingSink: TraceSink {
   /// The file it writes.
   var output: FileOutput { get }
+}
+
+/// A sink that keeps what it receives: the runtime it is given to charges
+/// that to its memory limit (`--max-memory`), as it charges the copies of
+/// Lua values Swift holds.
+public protocol BudgetedTraceSink: TraceSink {
+  /// Counts what the sink keeps from now on against `budget`.
+  func charge(to budget: LuaMemoryBudget)
 }
 
 /// Keeps every event in memory, for tests and for Lua's trace assertions.
@@ -174,6 +195,9 @@ public final class Trace {
   /// events as a new runtime would, see `RuntimeCore.restorePristine`).
   var sequence = 0
   private let clock: RuntimeClock
+  /// The id of the task computing now (set by the scheduler); asked only
+  /// when an event is made, so a run nobody traces never calls it.
+  var runningTask: () -> Int? = { nil }
 
   init(sinks: [any TraceSink], clock: RuntimeClock) {
     self.sinks = sinks
@@ -195,9 +219,20 @@ public final class Trace {
   /// Records an event of `kind` with `fields`.
   public func emit(_ kind: String, _ fields: [TraceEvent.Field] = []) {
     guard isEnabled else { return }
-    sequence += 1
-    let event = TraceEvent(sequence: sequence, time: clock.elapsed, kind: kind, fields: fields)
+    let event = makeEvent(kind, fields)
     for sink in sinks { sink.receive(event) }
+  }
+
+  /// Records an event of `kind` with `fields` for `sink` alone, numbered
+  /// in the run's sequence: a runner's own marks (a spec's tests), which
+  /// the run's other sinks, `lunar.trace` among them, never see.
+  public func emit(_ kind: String, _ fields: [TraceEvent.Field], to sink: any TraceSink) {
+    sink.receive(makeEvent(kind, fields))
+  }
+
+  private func makeEvent(_ kind: String, _ fields: [TraceEvent.Field]) -> TraceEvent {
+    sequence += 1
+    return TraceEvent(sequence: sequence, time: clock.elapsed, kind: kind, fields: fields, task: runningTask())
   }
 }
 

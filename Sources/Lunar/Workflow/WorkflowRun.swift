@@ -189,7 +189,10 @@ final class WorkflowRun {
     if scheduler.trace.isEnabled {
       scheduler.trace.emit(
         "workflow.step.attempt_failed",
-        [.init("step", .string(steps[step].name)), .init("attempt", .integer(Int64(attempt))), .init("error", .string(LuaString(message)))])
+        [
+          .init("workflow", .string(workflow)), .init("step", .string(steps[step].name)),
+          .init("attempt", .integer(Int64(attempt))), .init("error", .string(LuaString(message))),
+        ])
     }
     _ = scheduler.timers.schedule(at: clock.deadline(after: delay)) { [weak self] in
       guard let self else { return }
@@ -264,7 +267,10 @@ final class WorkflowRun {
     reports[step] = report
     for reporter in reporters { reporter.stepFinished(report) }
     if scheduler.trace.isEnabled {
-      var fields: [TraceEvent.Field] = [.init("step", .string(steps[step].name)), .init("attempts", .integer(Int64(report.attempts)))]
+      var fields: [TraceEvent.Field] = [
+        .init("workflow", .string(workflow)), .init("step", .string(steps[step].name)),
+        .init("attempts", .integer(Int64(report.attempts))),
+      ]
       if let detail, status == .failed { fields.append(.init("error", .string(LuaString(detail)))) }
       scheduler.trace.emit("workflow.step.\(status.rawValue)", fields)
     }
@@ -347,6 +353,6 @@ final class WorkflowRun {
 
   private func emit(_ kind: String, _ step: Int) {
     guard scheduler.trace.isEnabled else { return }
-    scheduler.trace.emit(kind, [.init("step", .string(steps[step].name))])
+    scheduler.trace.emit(kind, [.init("workflow", .string(workflow)), .init("step", .string(steps[step].name))])
   }
 }

@@ -15,7 +15,7 @@
 -- attributes, where it was declared, its start and end) and the frame the
 -- failure was raised in.
 
-local luassert, spawn_untraced, settle, take_unobserved, report, failure_frame = ...
+local luassert, spawn_untraced, settle, take_unobserved, report, failure_frame, mark_test = ...
 local lunar = require "lunar"
 local trace = require "lunar.trace"
 
@@ -436,6 +436,9 @@ local function execute_test(test)
   end
   if not ensure_lazy_setup(test.parent) then return end
   trace.clear()
+  -- A timeline (--trace-file) shows each test, its hooks included.
+  local outcome = "error"
+  if mark_test then mark_test(test.full_name) end
   -- Spies and stubs made during the test are reverted after it, as busted does.
   local snapshot_of_doubles = luassert.assert:snapshot()
   local chain = ancestors(test)
@@ -478,10 +481,12 @@ local function execute_test(test)
     else
       record(test, status, message, position, traceback, duration, frame)
     end
+    outcome = passed and "success" or status
   end
   for i = ran, 1, -1 do
     run_hooks(chain[i], "after_each")
   end
+  if mark_test then mark_test(test.full_name, outcome) end
   snapshot_of_doubles:revert()
 end
 
