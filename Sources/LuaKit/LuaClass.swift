@@ -162,6 +162,11 @@ extension LuaThread {
       lua_setfield(L, table, "__index")
     }
     pop()
+    // Made with the first class, not the first object: a state reused for
+    // script after script (LuaState.takeSnapshot) keeps the registry's
+    // entries as they were when it was set up.
+    pushObjectCache()
+    pop()
   }
 
   /// Records `names` as the properties of class `name` in the registry's

@@ -26,6 +26,18 @@ struct TraceModulePlugin: LunarPlugin {
       }
     }
 
+    // A reused runtime (lunar test's) gives each script an empty recorder,
+    // recording as it was when the runtime was set up.
+    runtime.whenRestored { [unowned trace] in
+      let recordedAtMark = recording
+      return {
+        recorder.clear()
+        guard recording != recordedAtMark else { return }
+        if recordedAtMark { trace.add(recorder) } else { trace.remove(recorder) }
+        recording = recordedAtMark
+      }
+    }
+
     module.function("start") { [unowned trace] _ in
       if !recording {
         trace.add(recorder)

@@ -24,6 +24,11 @@ public struct SpecOptions: Sendable {
   public var seed: Int64 = 0
   /// Files run at once, each in its own runtime on its own thread.
   public var jobs = 1
+  /// Run the next file in a runtime an earlier file ran in, restored as it
+  /// was before any file (`RuntimeCore.restorePristine`), instead of
+  /// setting up a new one: far cheaper for small files, and a file sees no
+  /// more of the others than in a new runtime.
+  public var reusesRuntimes = true
   /// Prepended to `package.path` (`;`-separated templates).
   public var luaPath: String?
   /// Prepended to `package.cpath`.

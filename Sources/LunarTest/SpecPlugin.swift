@@ -66,6 +66,9 @@ public struct SpecPlugin: LunarPlugin {
     let scheduler = runtime.scheduler
     if details { scheduler.keepsFailureFrames = true }
     let taskClass = runtime.taskClass
+    // Registered now, not by the first test: a runtime reused for the next
+    // file keeps the registry as it was set up.
+    state.register(taskClass)
     // spawn_untraced(label, fn, ...): a task for a test body, hook or block.
     state.push(function: { [unowned scheduler] call in
       let label = try call.string(1)
@@ -88,15 +91,18 @@ public struct SpecPlugin: LunarPlugin {
         return .error
       }
     })
+    // take_unobserved(): the messages of tasks that failed with nobody
+    // looking, or nothing when there are none (the usual case).
     state.push(function: { [unowned scheduler] call in
       let messages = scheduler.takeUnobservedFailures().map { LuaValue.string(LuaString($0.description)) }
+      guard !messages.isEmpty else { return .none }
       try call.push(.table(LuaTable(array: messages)))
       return .one
     })
     // report(result): one test's result, kept outside the state.
     let log = self.log
     state.push(function: { call in
-      log.append(try LuaValueDecoder().decode(SpecResult.self, from: try call.value(1)))
+      log.append(try SpecResultReader.read(at: 1, of: call) ?? LuaValueDecoder().decode(SpecResult.self, from: try call.value(1)))
       return .none
     })
     // failure_frame(task): where the task's failure was raised, as

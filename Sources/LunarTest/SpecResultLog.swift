@@ -18,4 +18,13 @@ public final class SpecResultLog: Sendable {
   public var results: [SpecResult] {
     entries.withLock { $0 }
   }
+
+  /// Every result so far, which the log then forgets (a runtime reused for
+  /// the next file starts it empty).
+  public func take() -> [SpecResult] {
+    entries.withLock { entries in
+      defer { entries = [] }
+      return entries
+    }
+  }
 }

@@ -5,8 +5,9 @@ import Lunar
 import Glibc
 #endif
 
-/// Runs spec files, each in its own runtime (own Lua state, own thread, the
-/// virtual clock), several at once, and collects their results in file
+/// Runs spec files, each in a runtime of its own (own Lua state, own thread,
+/// the virtual clock) or in one restored as it was before any file ran
+/// (`SpecRuntime`), several at once, and collects their results in file
 /// order.
 public struct SpecRunner: Sendable {
   /// What to run and how.
@@ -40,6 +41,13 @@ public struct SpecRunner: Sendable {
   public func run(files: [String], onFile: @escaping @Sendable (SpecFileResult) -> Void = { _ in }) async
     -> [SpecFileResult]
   {
+    await runCounting(files: files, onFile: onFile).results
+  }
+
+  /// `run`, and how the files' runtimes were got.
+  func runCounting(files: [String], onFile: @escaping @Sendable (SpecFileResult) -> Void = { _ in }) async
+    -> (results: [SpecFileResult], runtimes: SpecRuntimePool.Statistics)
+  {
     let interruptsBefore = Runtime.interruptCount
     var order = files
     if options.shuffle {
@@ -47,6 +55,17 @@ public struct SpecRunner: Sendable {
       order.shuffle(using: &generator)
     }
     let jobs = min(max(1, options.jobs), max(1, order.count))
+    // One runtime more than the jobs: it is restored (or set up) while the
+    // files run, and the next file takes it.
+    // A runtime is restored between files only when nothing outside its
+    // Lua state follows it file by file: a trace file gets each file's
+    // events in a sink made for that file (so each file gets a runtime of
+    // its own, made when it starts), and coverage counts what each runtime
+    // ran when it closes.
+    let tracing = options.traceSink != nil
+    let pool = SpecRuntimePool(
+      size: tracing ? 0 : min(jobs + 1, order.count), files: tracing ? 0 : order.count, options: options,
+      reuses: options.reusesRuntimes && options.coverage == nil)
     var results = [SpecFileResult?](repeating: nil, count: order.count)
     await withTaskGroup(of: (Int, SpecFileResult).self) { group in
       var next = 0
@@ -56,7 +75,10 @@ public struct SpecRunner: Sendable {
         let index = next
         let path = order[index]
         next += 1
-        group.addTask { (index, await runFile(path, interruptsBefore: interruptsBefore)) }
+        group.addTask {
+          if tracing { return (index, await runFile(path)) }
+          return (index, await runFile(path, in: pool, interruptsBefore: interruptsBefore))
+        }
       }
       for _ in 0..<jobs { startNext() }
       for await (index, result) in group {
@@ -65,66 +87,59 @@ public struct SpecRunner: Sendable {
         startNext()
       }
     }
-    return results.compactMap { $0 }
+    await pool.close()
+    return (results.compactMap { $0 }, pool.statistics)
   }
 
-  /// Runs one file in a fresh runtime. The tests that finished are kept
+  /// Runs one file in a new runtime. The tests that finished are kept
   /// whatever stops the file; an interrupted file adds nothing more.
   public func runFile(_ path: String) async -> SpecFileResult {
-    await runFile(path, interruptsBefore: Runtime.interruptCount)
-  }
-
-  /// Runs one file; a Ctrl-C after `interruptsBefore` stops it.
-  func runFile(_ path: String, interruptsBefore: Int) async -> SpecFileResult {
     let started = SpecClock.now()
-    let log = SpecResultLog()
-    var configuration = RuntimeConfiguration()
-    configuration.clock = .virtual(start: SpecClock.epochNow())
-    let traceSink = options.traceSink?(path)
-    if let traceSink { configuration.traceSinks.append(traceSink) }
-    configuration.plugins = options.plugins + [SpecPlugin(log: log, details: options.details, traceSink: traceSink)]
-    configuration.environment = options.environment
-    configuration.pluginDirectories = options.pluginDirectories
-    configuration.runsLuaInit = false
-    configuration.catchesInterrupts = options.catchesInterrupts
-    configuration.coverage = options.coverage
-    let source = Self.driver(options: luaOptions, luaPath: options.luaPath, luaCPath: options.luaCPath)
-    let script = Script(source: .text(source, chunkName: "=lunar test"), arguments: [path])
-    var results: [SpecResult]
     do {
-      let runtime = try Runtime(configuration)
-      // A Ctrl-C that came before this runtime caught interrupts stops it too.
-      if options.catchesInterrupts && Runtime.interruptCount > interruptsBefore {
-        throw RunFailure.interrupted("interrupted")
-      }
-      _ = try await runtime.run(script)
-      results = log.results
-    } catch RunFailure.interrupted {
-      results = log.results
-    } catch let failure as RunFailure {
-      results = log.results + [Self.fileError(path, failure)]
+      let runtime = try await SpecRuntime(options: options, reusable: false, traceSink: options.traceSink?(path))
+      return await runtime.run(path, interruptsBefore: Runtime.interruptCount)
     } catch {
-      results = log.results + [
-        SpecResult(name: path, status: .error, message: "\(error)", position: path, element: Self.fileElement(path))
-      ]
+      return Self.setUpFailure(path, error, started: started)
     }
-    return SpecFileResult(path: path, results: results, duration: SpecClock.now() - started)
   }
 
-  /// The main chunk each file's runtime runs: sets the paths, then hands
-  /// the file to the DSL's runner with the options as a table; the results
-  /// reach the runner through the plugin's log.
-  private static func driver(options: LuaValue, luaPath: String?, luaCPath: String?) -> String {
+  /// Runs one file in a runtime from `pool`, then gives it back; a Ctrl-C
+  /// after `interruptsBefore` stops it.
+  private func runFile(_ path: String, in pool: SpecRuntimePool, interruptsBefore: Int) async -> SpecFileResult {
+    let started = SpecClock.now()
+    switch await pool.take() {
+    case .success(let runtime):
+      let result = await runtime.run(path, interruptsBefore: interruptsBefore)
+      pool.giveBack(runtime)
+      return result
+    case .failure(let error):
+      return Self.setUpFailure(path, error, started: started)
+    }
+  }
+
+  /// A file whose runtime could not be set up: an error of that file.
+  private static func setUpFailure(_ path: String, _ error: any Error, started: Double) -> SpecFileResult {
+    let result = SpecResult(name: path, status: .error, message: "\(error)", position: path, element: fileElement(path))
+    return SpecFileResult(path: path, results: [result], duration: SpecClock.now() - started)
+  }
+
+  /// What a runtime runs once, when it is set up for the files: sets the
+  /// paths, and keeps the options as a table in the DSL's runner.
+  static func setUpChunk(_ options: SpecOptions) -> String {
     var lines: [String] = []
-    if let luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
-    if let luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
-    lines.append("local path = ...")
-    lines.append("debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].run_file(path, \(options.description))")
+    if let luaPath = options.luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
+    if let luaCPath = options.luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
+    lines.append("debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].options = \(luaOptions(options).description)")
     return lines.joined(separator: "\n")
   }
 
+  /// The main chunk run for each file: hands the file to the DSL's runner
+  /// with the options; the results reach the runner through the plugin's
+  /// log.
+  static let driver = "local runner = debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))] runner.run_file(..., runner.options)"
+
   /// The options as the Lua runner reads them.
-  var luaOptions: LuaValue {
+  static func luaOptions(_ options: SpecOptions) -> LuaValue {
     var table = LuaTable()
     table["tags"] = .table(LuaTable(array: options.tags.map { .string(LuaString($0)) }))
     table["exclude_tags"] = .table(LuaTable(array: options.excludeTags.map { .string(LuaString($0)) }))
@@ -137,7 +152,8 @@ public struct SpecRunner: Sendable {
     return .table(table)
   }
 
-  private static func fileError(_ path: String, _ failure: RunFailure) -> SpecResult {
+  /// A failure of the file outside its tests, as a result of the file.
+  static func fileError(_ path: String, _ failure: RunFailure) -> SpecResult {
     var result: SpecResult
     switch failure {
     case .lua(let error):

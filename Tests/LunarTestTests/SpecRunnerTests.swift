@@ -98,6 +98,21 @@ import Testing
     #expect(file.results.last?.message?.contains("late failure") == true)
   }
 
+  @Test func aTaskThatFailsWithNobodyLookingFailsItsTest() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("unobserved_spec.lua").path
+    try Data("""
+      it("leaves a failing task", function() lunar.spawn(function() error("boom") end) lunar.sleep(0) end)
+      it("passes", function() end)
+      """.utf8).write(to: URL(fileURLWithPath: path))
+    let file = await SpecRunner(options: SpecOptions()).runFile(path)
+    #expect(file.results.map(\.status) == [.error, .success])
+    #expect(file.results.first?.message?.hasPrefix("unobserved error in task") == true)
+    #expect(file.results.first?.message?.contains("unobserved_spec.lua:1: boom") == true)
+  }
+
   @Test func parallelRunsKeepFileOrder() async throws {
     var options = SpecOptions()
     options.paths = [Self.fixtures]

@@ -294,6 +294,40 @@ static inline int lunar_formatnumber(char *buffer, size_t size, double n) {
 }
 static inline const char *lunar_pushliteral(lua_State *L, const char *s) { return lua_pushstring(L, s); }
 
+// MARK: - Reusing a state (StateSnapshot.c)
+
+/// Records every object Lua code can reach in `L`'s state (from the
+/// registry, the main thread's stack and the basic types' metatables) with
+/// a copy of its contents, kept in the registry. `setmetatable`,
+/// `debug.setmetatable` and `debug.upvaluejoin` are replaced, wherever they
+/// are reached, by versions that also note finalizers and joined upvalues
+/// (see lunar_restorestate). Call it on the main thread; returns a Lua
+/// status (nothing is left on the stack).
+int lunar_snapshotstate(lua_State *L);
+/// What lunar_restorestate puts back.
+#define LUNAR_RESTORE_ALL 0
+#define LUNAR_RESTORE_ALL_AND_SLOTS 1
+#define LUNAR_RESTORE_SLOTS 2
+/// Puts back what lunar_snapshotstate recorded: with LUNAR_RESTORE_ALL,
+/// every table's keys and metatable, every upvalue, every userdata's
+/// metatable and user values, the basic types' metatables and the main
+/// thread's hook. With LUNAR_RESTORE_SLOTS (after a full collection, when
+/// the references a script's objects held are released), the registry's
+/// slots in use must be those in use at the snapshot, and slots freed since
+/// are put back on the free list as it was; LUNAR_RESTORE_ALL_AND_SLOTS
+/// does both. Returns how many things it changed, or -1 when the state
+/// cannot be put back (its registry or a recorded coroutine changed, an
+/// upvalue of a recorded closure was joined to another, a C library was
+/// loaded, the main thread's stack differs, a slot is still taken, memory
+/// ran out): it must then be discarded. Sets `*finalizers` (if not NULL) when a
+/// finalizer written in Lua may have been made since the last restore (the
+/// snapshot's `setmetatable` saw `__gc`, or a `__gc` field changed): a full
+/// collection may then change things again.
+long long lunar_restorestate(lua_State *L, int mode, int *finalizers);
+/// Sets the collector back to a new state's: running, generational, Lua
+/// 5.4's default parameters.
+int lunar_gcreset(lua_State *L);
+
 /// Writes `size` bytes to C's stdout, the stream Lua's print and io.write
 /// use, so lines the host writes keep their order among the script's.
 void lunar_writestdout(const char *bytes, size_t size);

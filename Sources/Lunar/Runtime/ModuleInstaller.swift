@@ -8,6 +8,9 @@ public final class ModuleInstaller {
   /// and `whenLoaded` hooks receive it).
   private unowned let core: RuntimeCore
   private let state: LuaState
+  /// How many modules have been built (a module built while a script ran
+  /// may have left Swift state behind, see `RuntimeCore.restorePristine`).
+  private(set) var builtCount = 0
 
   /// An installer for `core`'s state.
   init(core: RuntimeCore) {
@@ -45,6 +48,7 @@ public final class ModuleInstaller {
   /// Builds `module`, registers it in `package.loaded` (and as a field of
   /// `lunar`), and leaves its table on the stack.
   private func build(_ module: LuaModule) throws {
+    builtCount += 1
     state.newTable(fieldCapacity: module.functions.count + module.asyncFunctions.count + module.values.count)
     let table = state.top
     for (name, function) in module.functions {

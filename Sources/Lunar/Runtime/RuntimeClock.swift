@@ -18,7 +18,7 @@ public final class RuntimeClock {
   }
 
   /// The clock's kind.
-  public let kind: Kind
+  public private(set) var kind: Kind
   private let startEpoch: Double
   private let startMonotonic: Double
   private var virtualNow: Double {
@@ -85,6 +85,14 @@ public final class RuntimeClock {
     guard isVirtual, time.isFinite else { return }
     let target = min(time, RuntimeClock.horizon)
     if target > virtualNow { virtualNow = target }
+  }
+
+  /// Starts virtual time again at `start`, as a new runtime's clock would
+  /// (a runtime reused for another script); no-op when real.
+  func restart(at start: Double) {
+    guard isVirtual else { return }
+    kind = .virtual(start: start)
+    virtualNow = start
   }
 
   /// The virtual time, shared with other threads.

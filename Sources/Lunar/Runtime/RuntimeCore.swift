@@ -51,6 +51,11 @@ public final class RuntimeCore {
 
   private var retained: [AnyObject] = []
 
+  /// How many components, retained objects and plugins the runtime holds:
+  /// a runtime whose counts grew while a script ran keeps Swift state from
+  /// it, and cannot be reused (see `restorePristine`).
+  var heldCounts: [Int] { [components.count, retained.count, installedPlugins.count] }
+
   /// Keeps a plugin's loop-side object alive as long as the runtime.
   public func retain(_ object: AnyObject) { retained.append(object) }
 

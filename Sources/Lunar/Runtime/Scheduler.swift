@@ -49,7 +49,9 @@ public final class Scheduler {
   private let ready = Deque<(task: LuaTask, resumption: Resumption)>()
   /// Tasks not finished yet, by id.
   public private(set) var liveTasks: [Int: LuaTask] = [:]
-  private var nextTaskID = 1
+  /// The id the next task gets (a reused runtime starts each script's
+  /// tasks where a new runtime would, see `RuntimeCore.restorePristine`).
+  var nextTaskID = 1
   /// Tasks that failed, checked for unobserved errors at the end of a run.
   private(set) var failedTasks: [LuaTask] = []
   /// The wait a host function registered just before yielding the marker.
@@ -732,6 +734,15 @@ public final class Scheduler {
       if let co = task.threadPointer { _ = lua_resetthread(co) }
       finishCancelledBeforeStart(task)
     }
+  }
+
+  /// True when nothing is left of any script: no task, ready resumption,
+  /// timer, nested loop, wait, failure or Swift work (a runtime may then be
+  /// reused for another script).
+  var isAtRest: Bool {
+    liveTasks.isEmpty && ready.isEmpty && plainReady == 0 && timers.isEmpty && deferred.isEmpty && running.isEmpty
+      && nested.isEmpty && computing == nil && pendingWait == nil && held == nil && failedTasks.isEmpty
+      && offLoopWork.count == 0
   }
 
   /// Failed tasks whose errors nobody looked at.

@@ -19,6 +19,8 @@ public final class ScriptRunner {
   private var resultHandlers: [ResultsHandler] = []
   /// Failures plugins keep outside tasks (machines'), reported when a run ends.
   private var endOfRunReports: [() -> [UnobservedError]] = []
+  /// How many result handlers and end-of-run reports plugins added.
+  var handlerCounts: [Int] { [resultHandlers.count, endOfRunReports.count] }
 
   /// A runner for `state`, whose loop `scheduler` runs; sets up the plugin
   /// path and the sandbox (see `PluginPath`).

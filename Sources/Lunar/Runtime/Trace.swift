@@ -191,7 +191,9 @@ public final class Trace {
   // flag rather than `sinks`: the compiler proves its accesses exclusive,
   // so the question costs no run-time exclusivity check.
   private var listened: Bool
-  private var sequence = 0
+  /// The number of the last event (a reused runtime numbers each script's
+  /// events as a new runtime would, see `RuntimeCore.restorePristine`).
+  var sequence = 0
   private let clock: RuntimeClock
   /// The id of the task computing now (set by the scheduler); asked only
   /// when an event is made, so a run nobody traces never calls it.

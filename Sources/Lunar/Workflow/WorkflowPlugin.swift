@@ -10,10 +10,12 @@ struct WorkflowPlugin: LunarPlugin {
   func install(in runtime: RuntimeCore) throws {
     let runs = WorkflowRuns(runtime: runtime)
     let configuration = runtime.configuration
-    // A workflow the main chunk returns is run (or drawn) here.
-    runtime.scripts.handleResults { [unowned runtime] (results) throws(LuaError) in
-      try ReturnedWorkflow.handle(
-        results, options: configuration.workflowOptions, drawings: runtime.component(Drawings.self))
+    // A workflow the main chunk returns is run (or drawn) here. The
+    // drawings are made with the runtime, not when its first script ends: a
+    // runtime reused for script after script keeps what it had when set up.
+    let drawings = runtime.component(Drawings.self)
+    runtime.scripts.handleResults { (results) throws(LuaError) in
+      try ReturnedWorkflow.handle(results, options: configuration.workflowOptions, drawings: drawings)
     }
     try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
       ("may_write", Self.mayWrite(configuration)),

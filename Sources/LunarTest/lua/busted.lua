@@ -473,7 +473,7 @@ local function execute_test(test)
     if options.details then test.endtick, test.endtime = started + duration, lunar.now() end
     -- Tasks the test started that failed with nobody looking fail the test.
     local unobserved = take_unobserved()
-    if passed and #unobserved > 0 then
+    if passed and unobserved then
       passed, status, message = false, "error", table.concat(unobserved, "\n")
     end
     if passed then
