@@ -62,3 +62,27 @@ public struct JobRecord: Sendable, Hashable {
     self.error = error
   }
 }
+
+extension JobRecord {
+  /// The `job` columns both queue stores read a record from, in this order:
+  /// id, queue, sequence, action, input, policy, status, attempts, worker,
+  /// claim, then the four times, output and error.
+  static let columns = [
+    "id", "queue", "sequence", "action", "input", "policy", "status", "attempts", "worker", "claim", "enqueued_at",
+    "started_at", "lease_expires_at", "finished_at", "output", "error",
+  ].joined(separator: ", ")
+
+  /// Job `id`'s policy and status from their columns' text.
+  /// - Throws: `.badValue` naming `store` for a value this Lunar does not know.
+  static func decode(policy: String, status: String, of id: JobID, in store: String) throws(StoreError)
+    -> (QueuePolicy, JobStatus)
+  {
+    guard let known = QueuePolicy(rawValue: policy) else {
+      throw StoreError(.badValue, "store \(store): job \(id) has an unknown policy '\(policy)'")
+    }
+    guard let state = JobStatus(rawValue: status) else {
+      throw StoreError(.badValue, "store \(store): job \(id) has an unknown status '\(status)'")
+    }
+    return (known, state)
+  }
+}

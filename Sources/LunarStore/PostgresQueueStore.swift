@@ -306,7 +306,7 @@ public final class PostgresQueueStore: QueueStore {
   public func job(queue: LuaString, sequence: Int64) throws(StoreError) -> JobRecord? {
     try withConnection { db in
       let rows = try db.query(
-        "SELECT \(Self.jobColumns) FROM job WHERE queue = $1 AND sequence = $2", [.bytes(queue.bytes), .integer(sequence)])
+        "SELECT \(JobRecord.columns) FROM job WHERE queue = $1 AND sequence = $2", [.bytes(queue.bytes), .integer(sequence)])
       return rows.count == 0 ? nil : try self.readJob(rows, 0)
     }
   }
@@ -338,7 +338,7 @@ public final class PostgresQueueStore: QueueStore {
     try QueueLimits.check(limit: limit)
     return try withConnection { db in
       let rows = try db.query(
-        "SELECT \(Self.jobColumns) FROM job WHERE queue = $1 ORDER BY sequence DESC LIMIT $2",
+        "SELECT \(JobRecord.columns) FROM job WHERE queue = $1 ORDER BY sequence DESC LIMIT $2",
         [.bytes(queue.bytes), .integer(Int64(limit))])
       var jobs: [JobRecord] = []
       for row in 0..<rows.count { jobs.append(try self.readJob(rows, row)) }
@@ -346,26 +346,15 @@ public final class PostgresQueueStore: QueueStore {
     }
   }
 
-  /// The columns `readJob` reads, in its order.
-  private static let jobColumns = [
-    "id", "queue", "sequence", "action", "input", "policy", "status", "attempts", "worker", "claim", "enqueued_at",
-    "started_at", "lease_expires_at", "finished_at", "output", "error",
-  ].joined(separator: ", ")
-
   private func readJob(_ db: PostgresConnection, id: JobID) throws -> JobRecord? {
-    let rows = try db.query("SELECT \(Self.jobColumns) FROM job WHERE id = $1", [.integer(id.rawValue)])
+    let rows = try db.query("SELECT \(JobRecord.columns) FROM job WHERE id = $1", [.integer(id.rawValue)])
     return rows.count == 0 ? nil : try readJob(rows, 0)
   }
 
-  /// The job in row `row` of `rows`, from the columns `jobColumns` names.
+  /// The job in row `row` of `rows`, from the columns `JobRecord.columns` names.
   private func readJob(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> JobRecord {
     let id = JobID(rows.int64(row, 0))
-    guard let policy = QueuePolicy(rawValue: rows.text(row, 5)) else {
-      throw StoreError(.badValue, "store \(location): job \(id) has an unknown policy '\(rows.text(row, 5))'")
-    }
-    guard let status = JobStatus(rawValue: rows.text(row, 6)) else {
-      throw StoreError(.badValue, "store \(location): job \(id) has an unknown status '\(rows.text(row, 6))'")
-    }
+    let (policy, status) = try JobRecord.decode(policy: rows.text(row, 5), status: rows.text(row, 6), of: id, in: location)
     func time(_ column: Int) -> StoreTimestamp? {
       rows.isNull(row, column) ? nil : StoreTimestamp(microseconds: rows.int64(row, column))
     }

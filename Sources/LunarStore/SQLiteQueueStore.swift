@@ -209,7 +209,7 @@ public final class SQLiteQueueStore: QueueStore {
     try withDatabase { db in
       var found: JobRecord?
       try db.query(
-        "SELECT \(Self.jobColumns) FROM job WHERE queue = ? AND sequence = ?", [.blob(queue.bytes), .integer(sequence)]
+        "SELECT \(JobRecord.columns) FROM job WHERE queue = ? AND sequence = ?", [.blob(queue.bytes), .integer(sequence)]
       ) { row in found = try self.readJob(row) }
       return found
     }
@@ -245,36 +245,25 @@ public final class SQLiteQueueStore: QueueStore {
     return try withDatabase { db in
       var jobs: [JobRecord] = []
       try db.query(
-        "SELECT \(Self.jobColumns) FROM job WHERE queue = ? ORDER BY sequence DESC LIMIT ?",
+        "SELECT \(JobRecord.columns) FROM job WHERE queue = ? ORDER BY sequence DESC LIMIT ?",
         [.blob(queue.bytes), .integer(Int64(limit))]
       ) { row in jobs.append(try self.readJob(row)) }
       return jobs
     }
   }
 
-  /// The columns `readJob` reads, in its order.
-  private static let jobColumns = [
-    "id", "queue", "sequence", "action", "input", "policy", "status", "attempts", "worker", "claim", "enqueued_at",
-    "started_at", "lease_expires_at", "finished_at", "output", "error",
-  ].joined(separator: ", ")
-
   private func readJob(_ db: SQLiteDatabase, id: JobID) throws -> JobRecord? {
     var found: JobRecord?
-    try db.query("SELECT \(Self.jobColumns) FROM job WHERE id = ?", [.integer(id.rawValue)]) { row in
+    try db.query("SELECT \(JobRecord.columns) FROM job WHERE id = ?", [.integer(id.rawValue)]) { row in
       found = try self.readJob(row)
     }
     return found
   }
 
-  /// A job from the columns `jobColumns` names, in that order.
+  /// A job from the columns `JobRecord.columns` names, in that order.
   private func readJob(_ row: SQLiteStatement) throws(StoreError) -> JobRecord {
     let id = JobID(row.int64(0))
-    guard let policy = QueuePolicy(rawValue: row.text(5)) else {
-      throw StoreError(.badValue, "store \(path): job \(id) has an unknown policy '\(row.text(5))'")
-    }
-    guard let status = JobStatus(rawValue: row.text(6)) else {
-      throw StoreError(.badValue, "store \(path): job \(id) has an unknown status '\(row.text(6))'")
-    }
+    let (policy, status) = try JobRecord.decode(policy: row.text(5), status: row.text(6), of: id, in: path)
     func time(_ column: Int32) -> StoreTimestamp? {
       row.isNull(column) ? nil : StoreTimestamp(microseconds: row.int64(column))
     }
