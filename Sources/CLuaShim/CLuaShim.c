@@ -120,6 +120,41 @@ static int lunar_panic(lua_State *L) {
   return 0;  // Lua aborts after the panic function returns
 }
 
+// Warnings as lauxlib gives them to lua.c: off until "@on", then each
+// message on standard error after "Lua warning: ", its parts (tocont)
+// joined on one line; "@off" and "@on" are control messages.
+static void warn_off(void *ud, const char *message, int tocont);
+static void warn_on(void *ud, const char *message, int tocont);
+
+static int warn_control(lua_State *L, const char *message, int tocont) {
+  if (tocont || *message != '@') return 0;
+  if (strcmp(message + 1, "off") == 0) lua_setwarnf(L, warn_off, L);
+  else if (strcmp(message + 1, "on") == 0) lua_setwarnf(L, warn_on, L);
+  return 1;
+}
+
+static void warn_off(void *ud, const char *message, int tocont) { warn_control((lua_State *)ud, message, tocont); }
+
+static void warn_continued(void *ud, const char *message, int tocont) {
+  lua_State *L = (lua_State *)ud;
+  fputs(message, stderr);
+  if (tocont) {
+    lua_setwarnf(L, warn_continued, L);
+  } else {
+    fputs("\n", stderr);
+    lua_setwarnf(L, warn_on, L);
+  }
+  fflush(stderr);
+}
+
+static void warn_on(void *ud, const char *message, int tocont) {
+  if (warn_control((lua_State *)ud, message, tocont)) return;
+  fputs("Lua warning: ", stderr);
+  warn_continued(ud, message, tocont);
+}
+
+void lunar_setwarnings(lua_State *L, int on) { lua_setwarnf(L, on ? warn_on : warn_off, L); }
+
 lua_State *lunar_newstate(size_t limit) {
   lunar_Control *c = calloc(1, sizeof(lunar_Control));
   if (c == NULL) return NULL;
@@ -135,6 +170,7 @@ lua_State *lunar_newstate(size_t limit) {
   *(lunar_Control **)lua_getextraspace(L) = c;  // threads inherit it
   atomic_store(&c->running, L);
   lua_atpanic(L, lunar_panic);
+  lua_setwarnf(L, warn_off, L);
   return L;
 }
 
@@ -833,6 +869,42 @@ static int co_close(lua_State *L) {
   return 2;
 }
 
+// Lunar's table.sort and require call Lua with a continuation, so that a
+// host wait inside a comparator or a module body yields its task. Stock
+// Lua calls both without one: a user's own yield there must still fail as
+// it does in lua5.4 (Lua's test suite checks it), and isyieldable must
+// still answer false. Only the host's marker yield (lunar_yield, through
+// the trampoline) passes them.
+static int require_yieldable(lua_State *L);
+
+static int blocks_user_yields(lua_State *co) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(co, level, &ar); level++) {
+    if (!lua_getinfo(co, "f", &ar)) continue;
+    lua_CFunction f = lua_tocfunction(co, -1);
+    lua_pop(co, 1);
+    if (f == lunar_tablesort || f == require_yieldable) return 1;
+  }
+  return 0;
+}
+
+// lcorolib's luaB_yield, refused where stock Lua could not yield.
+static int co_yield(lua_State *L) {
+  if (lua_isyieldable(L) && blocks_user_yields(L)) {
+    lua_pushliteral(L, "attempt to yield across a C-call boundary");
+    return lua_error(L);
+  }
+  return lua_yield(L, lua_gettop(L));
+}
+
+// lcorolib's luaB_yieldable, answering as stock Lua would.
+static int co_isyieldable(lua_State *L) {
+  lua_State *co = lua_isnone(L, 1) ? L : lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  lua_pushboolean(L, lua_isyieldable(co) && !blocks_user_yields(co));
+  return 1;
+}
+
 void lunar_installcoroutines(lua_State *L) {
   int wait = lua_gettop(L);
   make_owners(L);
@@ -845,6 +917,10 @@ void lunar_installcoroutines(lua_State *L) {
     lua_setfield(L, -2, "status");
     lua_pushcfunction(L, co_close);
     lua_setfield(L, -2, "close");
+    lua_pushcfunction(L, co_yield);
+    lua_setfield(L, -2, "yield");
+    lua_pushcfunction(L, co_isyieldable);
+    lua_setfield(L, -2, "isyieldable");
     lua_pushvalue(L, wait);
     lua_pushcclosure(L, co_resume, 1);
     lua_setfield(L, -2, "resume");

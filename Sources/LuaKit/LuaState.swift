@@ -114,6 +114,12 @@ public final class LuaState: LuaStack {
   /// The most bytes Lua has held at once.
   public var peakMemory: Int { Int(lunar_memorypeak(L)) }
 
+  /// Turns Lua's warnings (`warn`) on or off, as `warn("@on")` and
+  /// `warn("@off")` do; a new state has them off, as in `lua5.4`.
+  public func setWarnings(_ on: Bool) {
+    lunar_setwarnings(L, on ? 1 : 0)
+  }
+
   /// Runs a full garbage collection cycle.
   public func collectGarbage() {
     _ = lunar_gccollect(L)

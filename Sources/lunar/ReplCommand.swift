@@ -17,6 +17,7 @@ enum ReplCommand {
     options: [
       OptionSpec(name: "interactive", short: "i", value: "FILE", help: "run FILE first, then open the prompt with its globals"),
       OptionSpec(name: "clock", value: "real|virtual", help: "virtual time moves with .clock advance N"),
+      OptionSpec(name: "warnings", short: "W", help: "turn Lua's warnings on, as lua5.4 -W"),
     ],
     run: run
   )
@@ -26,9 +27,10 @@ enum ReplCommand {
     configuration.environment = Environment.current
     configuration.catchesInterrupts = true
     configuration.plugins = DefaultPlugins.all
+    configuration.warnings = parsed.has("warnings")
     switch parsed.value("clock") {
     case nil, "real": break
-    case "virtual": configuration.clock = .virtual(start: 0)
+    case "virtual": configuration.clock = .virtualFromNow
     case let other?:
       return LunarCommandLine.usageFailure(UsageError(message: "--clock is 'real' or 'virtual', got '\(other)'", command: "repl"))
     }

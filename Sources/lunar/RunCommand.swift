@@ -21,6 +21,7 @@ enum RunCommand {
         name: "sandbox",
         help: "no io, os.execute/remove/rename, native code, binary chunks or debug; Lua source only from the script's folder and plugins"),
       OptionSpec(name: "trace", help: "print the runtime's events to standard error"),
+      OptionSpec(name: "warnings", short: "W", help: "turn Lua's warnings on, as lua5.4 -W"),
     ] + TraceFileOption.specs + [
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
       OptionSpec(name: "clock", value: "real|virtual", help: "virtual time jumps to the next timer when idle"),
@@ -88,6 +89,7 @@ enum RunCommand {
     configuration.catchesInterrupts = true
     configuration.plugins = DefaultPlugins.all
     configuration.sandbox = parsed.has("sandbox")
+    configuration.warnings = parsed.has("warnings")
     configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
     if let text = parsed.value("timeout") {
       guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
@@ -105,7 +107,7 @@ enum RunCommand {
     }
     switch parsed.value("clock") {
     case nil, "real": break
-    case "virtual": configuration.clock = .virtual(start: 0)
+    case "virtual": configuration.clock = .virtualFromNow
     case let other?:
       throw UsageError(message: "--clock is 'real' or 'virtual', got '\(other)'", command: "run")
     }

@@ -287,6 +287,9 @@ static inline int lunar_yieldable(lua_State *L) { return lua_isyieldable(L); }
 static inline int lunar_errfile(void) { return LUA_ERRFILE; }
 static inline int lunar_gccollect(lua_State *L) { return lua_gc(L, LUA_GCCOLLECT); }
 static inline int lunar_gcgenerational(lua_State *L) { return lua_gc(L, LUA_GCGEN, 0, 0); }
+// Turns warnings off or on (as `warn("@off")`/`warn("@on")` or lua.c's -W);
+// a state starts with them off, as lauxlib's do.
+void lunar_setwarnings(lua_State *L, int on);
 static inline int lunar_gccount(lua_State *L) { return lua_gc(L, LUA_GCCOUNT); }
 /// Writes `n` as Lua's %.14g would; returns the length.
 static inline int lunar_formatnumber(char *buffer, size_t size, double n) {

@@ -24,6 +24,9 @@ public struct RuntimeConfiguration: Sendable {
   public var environment: [String: String] = [:]
   /// Run `LUA_INIT_5_4` / `LUA_INIT` before the first script, as lua.c does.
   public var runsLuaInit = true
+  /// Start with Lua's warnings on, as `lua5.4 -W` (otherwise they are off
+  /// until a script calls `warn("@on")`).
+  public var warnings = false
   /// Route Ctrl-C (SIGINT) to this runtime.
   public var catchesInterrupts = false
   /// How a workflow returned by the main chunk runs.

@@ -67,6 +67,7 @@ public final class RuntimeCore {
     state = try LuaState(memoryLimit: configuration.memoryLimit)
     memoryBudget = state.memoryBudget
     _ = lunar_gcgenerational(state.L)
+    state.setWarnings(configuration.warnings)
     clock = RuntimeClock(configuration.clock)
     trace = Trace(sinks: configuration.traceSinks, clock: clock)
     for case let sink as any BudgetedTraceSink in configuration.traceSinks { sink.charge(to: memoryBudget) }

@@ -77,6 +77,7 @@ extension RuntimeCore {
     }
     guard isUnchangedSince(marked.counts) else { return false }
     state.resetCollector()
+    state.setWarnings(configuration.warnings)
     scheduler.nextTaskID = marked.nextTaskID
     trace.sequence = marked.sequence
     for restore in component(RuntimeReuse.self).restorers { restore() }

@@ -1,0 +1,2 @@
+coroutine.yield("from module body")
+return {}
