@@ -44,19 +44,19 @@ import TestSupport
 
   @Test func tasksWokenByTheClockRunBeforeTheNextEntry() async throws {
     let input = """
-      ticks, flag = 0, false
+      ticks, flag, start = 0, false, lunar.now()
       ticker = lunar.spawn(function() for i = 1, 1000 do lunar.sleep(1); ticks = ticks + 1 end end)
       setter = lunar.spawn(function() lunar.sleep(10); flag = true end)
       .clock advance 1000
       ticks, flag
       t = lunar.spawn(function() lunar.sleep(60); return 'slept' end)
       t:await()
-      lunar.now()
+      lunar.now() - start
 
       """
     let outcome = try await repl(input, ["--clock", "virtual"])
     #expect(outcome.status == 0, "\(outcome.stderr)")
-    #expect(outcome.stdout == "virtual clock: 1000.000\n1000\ttrue\nslept\n1060.0\n",
+    #expect(Self.dated(outcome.stdout) == "virtual clock: DATE, 1000.000 s since start\n1000\ttrue\nslept\n1060.0\n",
       "every timer due by then fired in turn; a wait at the prompt moves virtual time")
   }
 
@@ -71,7 +71,7 @@ import TestSupport
       """
     let outcome = try await repl(input, ["--clock", "virtual"])
     #expect(outcome.status == 0, "errors reported at the prompt do not change the status, as in lua.c")
-    #expect(outcome.stdout == "virtual clock: 5.000\nfalse\tlater\n", "the task's result is still there")
+    #expect(Self.dated(outcome.stdout) == "virtual clock: DATE, 5.000 s since start\nfalse\tlater\n", "the task's result is still there")
     #expect(outcome.stderr.hasPrefix("""
       lunar: unobserved error in task 1 (spawned at stdin:1): stdin:1: boom in the background
       stack traceback:
@@ -113,7 +113,7 @@ import TestSupport
     #expect(out.contains("trace on\n"))
     #expect(out.contains("task.spawned id="))
     #expect(out.contains("trace off\n"))
-    #expect(out.contains("virtual clock: 5.000\n"))
+    #expect(Self.dated(out).contains("virtual clock: DATE, 5.000 s since start\n"))
     #expect(out.hasSuffix("true\n"), "the job was still waiting, so it could be cancelled")
     #expect(out.contains("unknown command .frobnicate (try .help)\n"))
   }
@@ -134,6 +134,22 @@ import TestSupport
     let outcome = try await repl("print('before')\nos.exit(4)\nprint('after')\n")
     #expect(outcome.status == 4)
     #expect(outcome.stdout == "before\n")
+  }
+
+  @Test func theVirtualClockStartsAtTheRealTime() async throws {
+    let before = Date().timeIntervalSince1970
+    let outcome = try await repl("os.time()\n.clock\n", ["--clock", "virtual"])
+    let after = Date().timeIntervalSince1970
+    let lines = outcome.stdout.split(separator: "\n")
+    let time = try #require(lines.first.flatMap { Double($0) })
+    #expect(time >= before.rounded(.down) && time <= after.rounded(.up), "os.time() under the virtual clock: \(time)")
+    let year = Calendar(identifier: .gregorian).component(.year, from: Date(timeIntervalSince1970: time))
+    #expect(lines.dropFirst().first?.hasPrefix("virtual clock: \(year)-") == true, "\(outcome.stdout)")
+  }
+
+  /// `text` with each date `.clock` prints replaced by `DATE`.
+  static func dated(_ text: String) -> String {
+    text.replacing(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, with: "DATE")
   }
 }
 

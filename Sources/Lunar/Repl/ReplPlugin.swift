@@ -55,6 +55,10 @@ struct ReplPlugin: LunarPlugin {
         call.push(runtime.clock.isVirtual ? "virtual" : "real")
         return .one
       }),
+      ("clock_start", { [unowned runtime] call in
+        call.push(runtime.clock.start)
+        return .one
+      }),
       ("advance", { [unowned runtime] call in
         let seconds = call.type(1) == .number ? try call.number(1) : .nan
         guard seconds >= 0, seconds.isFinite else {

@@ -139,7 +139,9 @@ commands.clock = function(arg)
     print("usage: .clock [advance SECONDS]")
     return
   end
-  print(("%s clock: %.3f"):format(host.clock_kind(), lunar.now()))
+  local now = lunar.now()
+  print(("%s clock: %s, %.3f s since start"):format(
+    host.clock_kind(), os.date("!%Y-%m-%d %H:%M:%S UTC", math.floor(now)), now - host.clock_start()))
 end
 
 --- Runs a dot-command (the entry without its dot).

@@ -15,6 +15,10 @@ public final class RuntimeClock {
     /// Time that only moves when the loop is idle, starting at `start`
     /// (seconds since the epoch).
     case virtual(start: Double)
+
+    /// Virtual time starting at the wall clock's time now, so `os.time`
+    /// and `os.date` answer as they would with real time.
+    public static var virtualFromNow: Kind { .virtual(start: RuntimeClock.realTime(CLOCK_REALTIME)) }
   }
 
   /// The clock's kind.
@@ -45,6 +49,11 @@ public final class RuntimeClock {
       let published = self.published
       return { Double(bitPattern: published.bits.load(ordering: .acquiring)) }
     }
+  }
+
+  /// When the clock started, in seconds since the epoch.
+  public var start: Double {
+    if case .virtual(let start) = kind { start } else { startEpoch }
   }
 
   /// True for virtual time.
