@@ -164,6 +164,66 @@ describe("lunar.machine", function()
       assert.are.same({ "ping", "interpreter done", "outside", "pong", "pong" }, log)
     end)
 
+    it("lets one machine's interpreter wait without holding the others", function()
+      local start, woke = lunar.now(), {}
+      machine.interpreter("nap", function(cmd)
+        lunar.sleep(cmd[2])
+        woke[#woke + 1] = { cmd[3], math.floor((lunar.now() - start) * 1000 + 0.5) / 1000 }
+      end)
+      local function napper(name, seconds)
+        return machine.new {
+          name = name, initial = "idle",
+          states = { idle = { on = { go = function() return nil, { { "nap", seconds, name } } end } } },
+        }
+      end
+      local fast, slow = napper("fast", 0.1), napper("slow", 0.5)
+      fast:send("go")
+      slow:send("go")
+      fast:settle()
+      assert.are.same({ { "fast", 0.1 } }, woke)
+      slow:settle()
+      assert.are.same({ { "fast", 0.1 }, { "slow", 0.5 } }, woke)
+    end)
+
+    it("runs a machine's commands in order, each to completion, while its interpreter waits", function()
+      local log = {}
+      machine.interpreter("step", function(cmd)
+        log[#log + 1] = cmd[2] .. " start"
+        lunar.sleep(cmd[3])
+        log[#log + 1] = cmd[2] .. " end"
+      end)
+      local m = machine.new {
+        name = "ordered", initial = "idle",
+        states = { idle = { on = {
+          go = function(_ctx, msg) return nil, { { "step", msg.name .. "1", 0.2 }, { "step", msg.name .. "2", 0.1 } } end,
+        } } },
+      }
+      m:send { "go", name = "a" }
+      m:send { "go", name = "b" }
+      assert.are.equal("idle", m.state)
+      m:settle()
+      assert.are.same({ "a1 start", "a1 end", "a2 start", "a2 end", "b1 start", "b1 end", "b2 start", "b2 end" }, log)
+    end)
+
+    it("turns an interpreter's error into command_failed, waiting or not", function()
+      machine.interpreter("broken", function(cmd)
+        if cmd[2] then lunar.sleep(cmd[2]) end
+        error("no disk", 0)
+      end)
+      local failures = {}
+      local m = machine.new {
+        name = "failing", initial = "idle",
+        states = { idle = { on = {
+          go = function(_ctx, msg) return nil, { { "broken", msg.wait } } end,
+          command_failed = function(_ctx, msg) failures[#failures + 1] = msg.error; return nil, {} end,
+        } } },
+      }
+      m:send { "go" }
+      m:send { "go", wait = 0.1 }
+      m:settle()
+      assert.are.same({ "no disk", "no disk" }, failures)
+    end)
+
     it("refuses a timer that would never fire", function()
       for _, seconds in ipairs { 1/0, 0/0, -1 } do
         local m = machine.new {

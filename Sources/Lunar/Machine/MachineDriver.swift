@@ -251,7 +251,8 @@ public final class MachineDriver {
       index += 1
       switch interpreters.entry(for: command.name) {
       case .lua(let interpreter):
-        runLua(interpreter, command, on: lua)
+        let rest = index
+        guard runLua(interpreter, command, on: lua, then: { [self] in resume(commands, from: rest) }) else { return false }
       case .swift(let registered):
         let rest = index
         runSwift(interpreters.swiftInterpreter(at: registered), command) { [self] in resume(commands, from: rest) }
@@ -317,22 +318,41 @@ public final class MachineDriver {
     timers.append((position, id, token))
   }
 
-  /// Calls a Lua interpreter as `fn(cmd, send)` on the loop's thread. It
-  /// runs at once, like the handlers; if it waits, the loop runs nested
-  /// until it is done (other tasks and machines go on meanwhile), and this
-  /// machine's next command starts after it, as the order requires.
-  private func runLua(_ interpreter: LuaInterpreter, _ command: Command, on lua: LuaState) {
-    lua.withStackScope {
-      let messageHandler = lua.pushMessageHandler()
-      interpreter.function.push(on: lua)
-      if (try? command.push(on: lua, name: interpreter.name)) == nil { lua.pushNil() }
-      pushSendFunction(on: lua)
-      do throws(LuaError) {
-        try lua.call(arguments: 2, results: 0, messageHandler: messageHandler)
-        interpreted(command)
-      } catch {
-        commandFailed(command, error.message)
-      }
+  /// Calls a Lua interpreter as `fn(cmd, send)` in a task of its own,
+  /// started at once. True when it finished without waiting; otherwise
+  /// it waits as any task does (other machines and tasks go on, and waits
+  /// end in the order their times come) and `next` carries on with this
+  /// machine's remaining commands once it is done, as the order requires.
+  private func runLua(
+    _ interpreter: LuaInterpreter, _ command: Command, on lua: LuaState, then next: @escaping () -> Void
+  ) -> Bool {
+    let base = lua.top
+    interpreter.function.push(on: lua)
+    if (try? command.push(on: lua, name: interpreter.name)) == nil { lua.pushNil() }
+    pushSendFunction(on: lua)
+    let scheduler = core.scheduler
+    let task = scheduler.prepare(
+      on: lua.L, function: base + 1, arguments: 2, label: "interpreter of '\(command.name)' (machine '\(name)')",
+      traced: false)
+    lua.top = base
+    task.observed = true
+    if scheduler.startNow(task, from: lua.L) {
+      interpreterEnded(command, task)
+      return true
+    }
+    task.onFinish.append { [self] task in
+      interpreterEnded(command, task)
+      next()
+    }
+    return false
+  }
+
+  private func interpreterEnded(_ command: Command, _ task: LuaTask) {
+    core.scheduler.forgetFailure(of: task)
+    if task.status == .done {
+      interpreted(command)
+    } else {
+      commandFailed(command, task.errorMessage ?? task.status.rawValue)
     }
   }
 

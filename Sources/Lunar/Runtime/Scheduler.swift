@@ -167,6 +167,15 @@ public final class Scheduler {
     enqueue(task, .start)
   }
 
+  /// Runs a prepared task at once, from the loop running on thread `L`
+  /// (deferred work, not Lua code), until it finishes or first waits, as
+  /// `Task.immediate` does: a callback that never waits costs no trip
+  /// through the ready queue. True when it has finished.
+  public func startNow(_ task: LuaTask, from L: OpaquePointer) -> Bool {
+    resume(task, .start, from: L)
+    return task.isFinished
+  }
+
   private func enqueue(_ task: LuaTask, _ resumption: Resumption) {
     if case .plain = resumption { plainReady += 1 }
     ready.append((task, resumption))
