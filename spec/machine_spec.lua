@@ -164,6 +164,48 @@ describe("lunar.machine", function()
       assert.are.same({ "ping", "interpreter done", "outside", "pong", "pong" }, log)
     end)
 
+    it("re-enters the current state when a handler names it, so its timers start again", function()
+      local function watchdog(poke)
+        local start, expired = lunar.now(), nil
+        machine.interpreter("expired", function() expired = math.floor((lunar.now() - start) * 1000 + 0.5) / 1000 end)
+        local m = machine.new {
+          name = "watchdog", initial = "armed",
+          states = {
+            armed = { enter = function() return { { "after", 0.1, { "expire" } } } end,
+                      on = { poke = poke, expire = "fired" } },
+            fired = { enter = function() return { { "expired" } } end },
+          },
+        }
+        for _ = 1, 5 do
+          lunar.sleep(0.05)
+          m:send("poke")
+        end
+        m:settle()
+        lunar.sleep(1)
+        m:settle()
+        return expired
+      end
+      assert.are.equal(0.35, watchdog("armed"), "each poke restarts the timer: 0.1 s after the last, at 0.25 s")
+      assert.are.equal(0.35, watchdog(function() return "armed" end))
+      assert.are.equal(0.1, watchdog(function() return nil, {} end), "returning no state stays: the timer runs on")
+    end)
+
+    it("runs exit, then enter, on a transition to the current state", function()
+      local log = {}
+      local m = machine.new {
+        name = "loop", initial = "s",
+        states = { s = {
+          enter = function() log[#log + 1] = "enter" return {} end,
+          exit = function() log[#log + 1] = "exit" return {} end,
+          on = { again = "s", stay = function() log[#log + 1] = "stay" return nil end },
+        } },
+      }
+      m:send("again")
+      m:send("stay")
+      m:settle()
+      assert.are.same({ "enter", "exit", "enter", "stay" }, log)
+    end)
+
     it("lets one machine's interpreter wait without holding the others", function()
       local start, woke = lunar.now(), {}
       machine.interpreter("nap", function(cmd)

@@ -19,7 +19,8 @@ public protocol MachineBehavior: AnyObject {
   /// (from, message, to).
   var edges: [(from: LuaString, message: LuaString, to: LuaString)] { get }
   /// Handles `message` in `state`; nil if the state has no handler for it.
-  /// `next` nil means stay. `lua` is the thread the driver runs on.
+  /// `next` nil means stay; a state, the current one included, is a
+  /// transition (exit, then enter). `lua` is the thread the driver runs on.
   func step(_ state: Int, _ message: MachineMessage, on lua: LuaState) throws -> (next: Int?, commands: [Command])?
   /// Commands issued when entering `state`.
   func enter(_ state: Int, on lua: LuaState) throws -> [Command]

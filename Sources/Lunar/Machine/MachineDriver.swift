@@ -156,7 +156,7 @@ public final class MachineDriver {
     }
     let lua = views.on(L)
     guard let (next, commands) = try behavior.step(from, message, on: lua) else { return (states[from], [], false) }
-    guard let next, next != from else { return (states[from], commands, true) }
+    guard let next else { return (states[from], commands, true) }
     return (states[next], try behavior.exit(from, on: lua) + commands + behavior.enter(next, on: lua), true)
   }
 
@@ -203,7 +203,10 @@ public final class MachineDriver {
         return nil
       }
       trace("machine.handled", [.init("message", .string(message.name)), .init("state", .string(state))])
-      if let next, next != from {
+      // Naming a state always transitions, to the current one too: exit,
+      // then enter, so its timers start again (as `transition(to:)` in the
+      // state machine this follows). Naming none stays.
+      if let next {
         let exitCommands = try behavior.exit(from, on: lua)
         if !timers.isEmpty {
           for timer in timers where timer.state == from { core.scheduler.timers.cancel(timer.id) }

@@ -12,7 +12,8 @@ public protocol SwiftMachine: AnyObject {
   /// The state it starts in: entering it (its `enter`) is the first thing
   /// the machine does.
   var initial: State { get }
-  /// Handles `message` in `state`: nil if unhandled; `next` nil to stay.
+  /// Handles `message` in `state`: nil if unhandled; `next` nil to stay,
+  /// or a state to transition to (`state` itself re-enters it: exit, enter).
   func receive(_ message: MachineMessage, in state: State) -> (next: State?, commands: [Command])?
   /// Commands issued on entering `state`.
   func enter(_ state: State) -> [Command]
