@@ -116,6 +116,47 @@ struct ActionsPlugin: LunarPlugin {
     #expect(results[1].stringValue?.hasSuffix("action chain deeper than 4: self → self → self → self → self") == true)
   }
 
+  @Test func lunarRunInsideAnActionIsOneLevelDeeper() async throws {
+    let lua = try runtime { $0.actionRecursionLimit = 4 }
+    let results = try await lua.run("""
+      lunar.action("again", function(_, n) return lunar.run("again", n + 1) end)
+      lunar.action("spawned", function(_, n)
+        return lunar.spawn(function() return lunar.run("spawned", n + 1) end):await()
+      end)
+      local _, nested = pcall(lunar.run, "again", 1)
+      local _, other_task = pcall(lunar.run, "spawned", 1)
+      return nested, other_task
+      """)
+    #expect(results[0].stringValue?.hasSuffix("action chain deeper than 4: again → again → again → again → again") == true,
+      "\(results[0])")
+    #expect(results[1].stringValue?.hasSuffix("action chain deeper than 4: spawned → spawned → spawned → spawned → spawned") == true,
+      "a task the action spawned carries its chain: \(results[1])")
+  }
+
+  @Test func aLuaActionsInputAndOutputAreCopiesAsASwiftActionsAre() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      local kept
+      lunar.action("keep", function(_, input) kept = input; input.seen = true; return input end)
+      local input = { n = 1, list = { 1, 2 } }
+      local output = lunar.run("keep", input)
+      input.n, output.n = 2, 3
+      lunar.action("leak", function() return { f = print } end)
+      local ok_in, refused_in = pcall(lunar.run, "keep", { items = { 1, 2, function() end } })
+      local ok_out, refused_out = pcall(lunar.run, "leak")
+      return kept.n, input.seen == nil, output.seen, kept == output, ok_in, refused_in, ok_out, refused_out
+      """)
+    #expect(results[0] == 1, "the caller's later change does not reach the action's copy")
+    #expect(results[1] == true, "the action's change does not reach the caller's table")
+    #expect(results[2] == true)
+    #expect(results[3] == false, "the output is a copy too")
+    #expect(results[4] == false)
+    #expect(results[5].stringValue?.hasSuffix("input.items[3]: a function cannot cross into Swift") == true, "\(results[5])")
+    #expect(results[6] == false)
+    #expect(results[7].stringValue?.hasSuffix("action 'leak' returned output.f: a function cannot cross into Swift") == true,
+      "\(results[7])")
+  }
+
   @Test func swiftErrorsReachLuaWithTheActionName() async throws {
     let lua = try runtime()
     let results = try await lua.run("""

@@ -32,6 +32,24 @@ struct ActionModulePlugin: ModulePlugin {
         return try await actions.run(name, input: input.value, chain: chain, journalScope: scope, attempt: attempt)
       }
     }
+    // copy(value, root) -> a copy made as a value crossing into Swift is:
+    // functions, userdata, threads and cycles refused with their path.
+    module.function("copy") { call in
+      let copied = try call.chargedValue(1, name: try call.string(2))
+      try call.push(copied.value)
+      return .one
+    }
+    // chain() -> the chain of the action running in this task (or in the
+    // task that created it), nil if none; set_chain(chain) sets it.
+    let chainLocal = Scheduler.TaskLocal()
+    module.function("chain") { call in
+      if let chain = scheduler.value(of: chainLocal) { chain.push(on: call.L) } else { call.pushNil() }
+      return .one
+    }
+    module.function("set_chain") { [unowned runtime] call in
+      scheduler.setValue(call.isNil(1) ? nil : call.reference(1, in: runtime.state), of: chainLocal)
+      return .none
+    }
     module.function("keep_job_runner") { [unowned runtime] call in
       try call.check(1, is: .function)
       runtime.component(DurableJobRunner.self).keep(call.reference(1, in: runtime.state))
@@ -296,11 +314,26 @@ struct ActionModulePlugin: ModulePlugin {
       return providers[plugin]
     end
 
-    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`;
+    -- The chain of the action running in a task is task-local, so that
+    -- `lunar.run` inside an action, or in a task it spawned, is a level
+    -- deeper.
+    local NO_CHAIN = {}
+    local copy, current_chain, set_chain = M.copy, M.chain, M.set_chain
+
+    -- An action's input and output cross as values do into Swift: a copy,
+    -- so neither side sees the other's later changes.
+    local function crossing(value, root)
+      local kind = type(value)
+      if kind == "table" or kind == "function" or kind == "userdata" or kind == "thread" then return copy(value, root) end
+      return value
+    end
+
+    --- Runs the action `name` (Lua or Swift) with `input`, below `chain`
+    --- (by default the chain of the action running in this task, if any);
     --- its context's `attempt` is `attempt` (a durable job's), else 1.
     function M.run(name, input, chain, attempt)
       if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
-      chain = chain or {}
+      chain = chain or current_chain() or NO_CHAIN
       local next_chain = {}
       for i, n in ipairs(chain) do next_chain[i] = n end
       next_chain[#next_chain + 1] = name
@@ -315,10 +348,12 @@ struct ActionModulePlugin: ModulePlugin {
           error(("unknown action '%s'%s"):format(name, problem or ""), 2)
         end
       end
-      if history then history[#history + 1] = { name = name, input = input } end
       if action == nil then
+        if history then history[#history + 1] = { name = name, input = input } end
         return M.swift_run(name, input, chain, attempt)
       end
+      input = crossing(input, "input")
+      if history then history[#history + 1] = { name = name, input = input } end
       local journaling, tracing = M.journaling, M.tracing()
       if journaling then M.journal("action", { name = name, input = input }) end
       local started
@@ -326,7 +361,16 @@ struct ActionModulePlugin: ModulePlugin {
         started = lunar.now()
         M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
       end
+      local outer = current_chain()
+      set_chain(next_chain)
       local ok, output = pcall(action.fn, make_context(name, next_chain, attempt), input)
+      set_chain(outer)
+      -- An output that cannot cross fails the action, at the caller's line.
+      local level = 0
+      if ok then
+        ok, output = pcall(crossing, output, "output")
+        if not ok then output, level = ("action '%s' returned %s"):format(name, describe(output)), 2 end
+      end
       if not ok then
         if tracing then
           M.emit("action.failed", { action = name, duration = lunar.now() - started, error = describe(output) })
@@ -338,7 +382,7 @@ struct ActionModulePlugin: ModulePlugin {
         elseif journaling then
           M.journal("result", { name = name }, { error = describe(output) })
         end
-        error(output, 0)
+        error(output, level)
       end
       if tracing then M.emit("action.finished", { action = name, duration = lunar.now() - started }) end
       if journaling then M.journal("result", { name = name }, { output = output }) end

@@ -51,6 +51,9 @@ public final class LuaTask {
     set { storedDefersCancellation = newValue }
   }
   private var storedDefersCancellation = false
+  /// Its task-local values (`Scheduler.taskLocal`), inherited by the
+  /// tasks it creates.
+  var locals: [ObjectIdentifier: LuaReference] = [:]
   /// The part of a `--record` journal the task's calls belong to (a
   /// workflow step's name), inherited by the tasks it creates; nil for
   /// calls outside any step.

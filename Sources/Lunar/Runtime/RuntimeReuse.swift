@@ -79,6 +79,7 @@ extension RuntimeCore {
     state.resetCollector()
     state.setWarnings(configuration.warnings)
     scheduler.nextTaskID = marked.nextTaskID
+    scheduler.clearOutsideLocals()
     trace.sequence = marked.sequence
     for restore in component(RuntimeReuse.self).restorers { restore() }
     return true

@@ -116,6 +116,34 @@ public final class Scheduler {
   /// The task whose coroutine is running now, if any.
   public var currentTask: LuaTask? { running.last }
 
+  // MARK: Task-local values
+
+  /// Names a Lua value each task carries, as a task-local value in Swift:
+  /// a task created while it is set starts with the same value.
+  public final class TaskLocal {
+    /// A new name, told apart from every other by identity.
+    public init() {}
+  }
+
+  /// Task-local values of the code outside any task (the main chunk).
+  private var outsideLocals: [ObjectIdentifier: LuaReference] = [:]
+
+  /// The value of `local` in the running task (or outside any task).
+  public func value(of local: TaskLocal) -> LuaReference? {
+    let key = ObjectIdentifier(local)
+    return currentTask.map { $0.locals[key] } ?? outsideLocals[key]
+  }
+
+  /// Forgets every value set outside any task (a runtime reused for
+  /// another script starts with none).
+  func clearOutsideLocals() { outsideLocals.removeAll() }
+
+  /// Sets `local` in the running task (or outside any task); nil unsets it.
+  public func setValue(_ value: LuaReference?, of local: TaskLocal) {
+    let key = ObjectIdentifier(local)
+    if let task = currentTask { task.locals[key] = value } else { outsideLocals[key] = value }
+  }
+
   // MARK: Tasks
 
   /// Creates a task for the function at `functionIndex` on `L` and the
@@ -155,6 +183,7 @@ public final class Scheduler {
     let task = LuaTask(id: id, label: label ?? "task \(id)", origin: origin)
     task.traced = traced
     task.journalScope = currentTask?.journalScope
+    task.locals = currentTask?.locals ?? outsideLocals
     liveTasks[id] = task
     if traced && trace.isEnabled {
       trace.emit("task.spawned", [.init("id", .integer(Int64(id))), .init("label", .string(LuaString(task.label))), .init("at", .string(LuaString(origin)))])
