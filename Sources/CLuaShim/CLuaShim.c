@@ -201,12 +201,34 @@ void lunar_configure(lunar_Dispatch dispatch, lunar_Release release) {
   swift_release = release;
 }
 
+// The block of the userdata a host function keeps as its upvalue 1. Lua
+// code can reach that userdata (debug.getupvalue), its metatable, and can
+// replace the upvalue (debug.setupvalue), but never write the block: its
+// tag says it is one.
 typedef struct HostFunction {
+  const void *tag;
   void *function;
 } HostFunction;
 
+static const char hostfunction_tag = 0;
+
+// The block at `idx` if it is a host function's, else NULL.
+static HostFunction *to_hostfunction(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(HostFunction)) return NULL;
+  HostFunction *h = (HostFunction *)lua_touserdata(L, idx);
+  return h->tag == &hostfunction_tag ? h : NULL;
+}
+
+// Raises `message` at the user's line that called the function.
+static int raise_at_caller(lua_State *L, const char *message) {
+  lunar_pusherror(L, message);
+  return lua_error(L);
+}
+
+#define CHANGED_UPVALUE "this function of Lunar's was changed with debug.setupvalue and cannot run"
+
 static int hostfunction_gc(lua_State *L) {
-  HostFunction *h = (HostFunction *)lua_touserdata(L, 1);
+  HostFunction *h = to_hostfunction(L, 1);
   if (h != NULL && h->function != NULL) {
     swift_release(h->function);
     h->function = NULL;
@@ -266,7 +288,11 @@ int lunar_finish(lua_State *L, int status) {
 }
 
 static int trampoline(lua_State *L) {
-  HostFunction *h = (HostFunction *)lua_touserdata(L, lua_upvalueindex(1));
+  HostFunction *h = to_hostfunction(L, lua_upvalueindex(1));
+  if (h == NULL) return raise_at_caller(L, CHANGED_UPVALUE);
+  // Released: its finalizer ran (called by hand, or the state is closing
+  // and finalizes everything, this function's box before a caller).
+  if (h->function == NULL) return raise_at_caller(L, "this function of Lunar's was released and cannot run");
   int saved = arm(L, 0);
   int status = swift_dispatch(L, h->function);
   arm(L, saved);
@@ -275,6 +301,7 @@ static int trampoline(lua_State *L) {
 
 void lunar_pushhostfunction(lua_State *L, void *function, int nup) {
   HostFunction *h = (HostFunction *)lua_newuserdatauv(L, sizeof(HostFunction), 0);
+  h->tag = &hostfunction_tag;
   h->function = function;
   if (luaL_newmetatable(L, HOSTFUNCTION)) {
     lua_pushcfunction(L, hostfunction_gc);
@@ -289,6 +316,8 @@ void lunar_pushhostfunction(lua_State *L, void *function, int nup) {
 // Upvalue 1: the getter function; upvalue 2: the methods table. The getter
 // is a host function: an error it raises unwinds only this C frame.
 static int class_index(lua_State *L) {
+  if (lua_type(L, lua_upvalueindex(2)) != LUA_TTABLE)
+    return raise_at_caller(L, CHANGED_UPVALUE);
   lua_settop(L, 2);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
@@ -796,6 +825,7 @@ static int co_resume(lua_State *L) {
 
 static int co_wrapped(lua_State *L) {
   lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  if (co == NULL) return raise_at_caller(L, CHANGED_UPVALUE);
   return start(L, co, lua_gettop(L), MODE_WRAP);
 }
 

@@ -150,11 +150,22 @@ static const int BASIC_TYPES[] = {
 // What the watched stock functions (upvalue 1 of each) saw since the last
 // restore.
 typedef struct Watch {
-  int finalizers;  // a metatable with __gc was set
-  int joined;      // an upvalue of a recorded closure was joined to another
+  const void *tag;  // &watch_tag: debug.setupvalue may put another value in its place
+  int finalizers;   // a metatable with __gc was set
+  int joined;       // an upvalue of a recorded closure was joined to another
 } Watch;
 
-static Watch *watch_of(lua_State *L) { return (Watch *)lua_touserdata(L, lua_upvalueindex(1)); }
+static const char watch_tag = 0;
+
+// The watch, or an error if debug.setupvalue replaced it (or, for
+// upvaluejoin, its table of closures).
+static Watch *watch_of(lua_State *L) {
+  int w = lua_upvalueindex(1);
+  Watch *watch = lua_type(L, w) == LUA_TUSERDATA && lua_rawlen(L, w) == sizeof(Watch) ? (Watch *)lua_touserdata(L, w) : NULL;
+  if (watch == NULL || watch->tag != &watch_tag)
+    luaL_error(L, "this function of Lunar's was changed with debug.setupvalue and cannot run");
+  return watch;
+}
 
 // Notes whether the metatable at `mt` has __gc, which is when setting it
 // makes an object finalizable (lgc.c).
@@ -202,8 +213,11 @@ static int watched_upvaluejoin(lua_State *L) {
   int n2 = check_upvalue(L, 3, 4);
   luaL_argcheck(L, !lua_iscfunction(L, 1), 1, "Lua function expected");
   luaL_argcheck(L, !lua_iscfunction(L, 3), 3, "Lua function expected");
+  Watch *watch = watch_of(L);
+  if (lua_type(L, lua_upvalueindex(2)) != LUA_TTABLE)
+    return luaL_error(L, "this function of Lunar's was changed with debug.setupvalue and cannot run");
   lua_pushvalue(L, 1);
-  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) watch_of(L)->joined = 1;
+  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) watch->joined = 1;
   lua_pop(L, 1);
   lua_upvaluejoin(L, 1, n1, 3, n2);
   return 0;
@@ -456,6 +470,7 @@ static int take_snapshot(lua_State *L) {
   lua_newtable(L);
   int closures = lua_gettop(L);
   Watch *watching = (Watch *)lua_newuserdatauv(L, sizeof(Watch), 0);
+  watching->tag = &watch_tag;
   watching->finalizers = watching->joined = 0;
   int watch = lua_gettop(L);
   lua_pushvalue(L, watch);
@@ -787,10 +802,16 @@ static int restore_snapshot(lua_State *L) {
   luaL_checkstack(L, 24, NULL);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, SNAPSHOT_KEY) != LUA_TTABLE) return luaL_error(L, "no snapshot");
   int snapshot = lua_gettop(L);
-  lua_rawgeti(L, snapshot, F_INDEX);
-  Index *x = (Index *)lua_touserdata(L, -1);
-  lua_rawgeti(L, snapshot, F_WATCH);
-  Watch *watch = (Watch *)lua_touserdata(L, -1);
+  // The snapshot sits in the registry, which debug.getregistry reaches:
+  // what is read from it is checked before it is trusted.
+  Index *x = lua_rawgeti(L, snapshot, F_INDEX) == LUA_TUSERDATA && lua_rawlen(L, -1) >= sizeof(Index)
+    ? (Index *)lua_touserdata(L, -1) : NULL;
+  Watch *watch = lua_rawgeti(L, snapshot, F_WATCH) == LUA_TUSERDATA && lua_rawlen(L, -1) == sizeof(Watch)
+    ? (Watch *)lua_touserdata(L, -1) : NULL;
+  if (x == NULL || watch == NULL || watch->tag != &watch_tag) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
   int joined = watch->joined;
   if (watch->finalizers) r->finalizers = 1;
   watch->finalizers = watch->joined = 0;

@@ -193,7 +193,10 @@ extension LuaThread {
     let key = Unmanaged.passUnretained(object).toOpaque()
     pushObjectCache()
     lua_pushlightuserdata(L, key)
-    if lua_rawget(L, -2) == LUA_TUSERDATA {
+    // The cached userdata must still hold this object: one whose object a
+    // `__gc` called by hand released stays cached under the address, which
+    // a new object may since have been given.
+    if lua_rawget(L, -2) == LUA_TUSERDATA, LuaObjectBlock.at(-1, on: L)?.pointee.object == key {
       lunar_remove(L, -2)
       return
     }

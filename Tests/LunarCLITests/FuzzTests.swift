@@ -15,7 +15,7 @@ import TestSupport
   /// One process per target, so a crash names what caused it.
   static let targets = [
     "lunar", "lunar.queue", "lunar.machine", "lunar.actions", "lunar.launches", "lunar.workflow", "lunar.trace",
-    "task", "queue", "machine", "services", "machine definitions", "confusion",
+    "task", "queue", "machine", "services", "machine definitions", "confusion", "debug",
   ]
 
   @Test(arguments: targets)

@@ -254,6 +254,99 @@ targets.confusion = function()
   return out
 end
 
+-- The debug library turned on Lunar's own functions and objects: every
+-- upvalue of every function replaced by each hostile value and the function
+-- called; every object given every class's metatable and each metamethod
+-- called on it, __gc and __close included; a host function's box released
+-- by hand. Each ends in a value or an error, and everything is put back.
+targets.debug = function()
+  local out = {}
+  local functions = {}
+  for _, module in ipairs { "lunar", "lunar.queue", "lunar.machine", "lunar.actions", "lunar.trace", "lunar.workflow" } do
+    for _, entry in ipairs(functions_of(require(module), module)) do functions[#functions + 1] = entry end
+  end
+  for _, name in ipairs { "resume", "wrap", "yield", "isyieldable", "status", "close" } do
+    functions[#functions + 1] = { name = "coroutine." .. name, fn = coroutine[name] }
+  end
+  functions[#functions + 1] = { name = "table.sort", fn = table.sort }
+  functions[#functions + 1] = { name = "require", fn = require }
+  functions[#functions + 1] = { name = "setmetatable", fn = setmetatable }
+  functions[#functions + 1] = { name = "debug.setmetatable", fn = debug.setmetatable }
+  functions[#functions + 1] = { name = "error", fn = error }
+  functions[#functions + 1] = { name = "a wrapped coroutine", fn = coroutine.wrap(function() end) }
+  local objects = {
+    task = lunar.spawn(function() end),
+    queue = require("lunar.queue").new("debugged"),
+    machine = require("lunar.machine").new(machine_definition),
+  }
+  for name, object in pairs(objects) do
+    for _, entry in ipairs(as_methods(object, name)) do functions[#functions + 1] = entry end
+    local mt = getmetatable(object)
+    for key, fn in pairs(mt) do
+      if type(fn) == "function" then functions[#functions + 1] = { name = name .. " " .. key, fn = fn } end
+    end
+  end
+  for _, entry in ipairs(functions) do
+    out[#out + 1] = { name = "debug.setupvalue on " .. entry.name, once = true, fn = function()
+      for i = 1, 4 do
+        local upname, original = debug.getupvalue(entry.fn, i)
+        if upname == nil then break end
+        for _, value in ipairs(values) do
+          debug.setupvalue(entry.fn, i, value[2])
+          pcall(entry.fn, entry.self, value[2])
+          pcall(entry.fn)
+        end
+        debug.setupvalue(entry.fn, i, original)
+      end
+    end }
+  end
+  local metatables = {}
+  for _, object in pairs(objects) do metatables[#metatables + 1] = getmetatable(object) end
+  local _, box = debug.getupvalue(lunar.sleep, 1)
+  if type(box) == "userdata" then metatables[#metatables + 1] = getmetatable(box) end
+  local impostors = {
+    task = lunar.spawn(function() end),
+    queue = require("lunar.queue").new("impostor"),
+    machine = require("lunar.machine").new(machine_definition),
+    file = io.tmpfile(),
+  }
+  for name, impostor in pairs(impostors) do
+    out[#out + 1] = { name = "every class's metatable on a " .. name, once = true, fn = function()
+      local own = debug.getmetatable(impostor)
+      for _, mt in ipairs(metatables) do
+        debug.setmetatable(impostor, mt)
+        pcall(tostring, impostor)
+        pcall(function() return impostor.state, impostor.length end)
+        for _, key in ipairs { "__gc", "__close", "__tostring", "__index", "__call", "__len" } do
+          local fn = rawget(mt, key)
+          if type(fn) == "function" then
+            pcall(fn, impostor, "state")
+            pcall(fn)
+            pcall(fn, 42)
+          end
+        end
+      end
+      debug.setmetatable(impostor, own)
+    end }
+  end
+  out[#out + 1] = { name = "a host function's box released by hand", once = true, fn = function()
+    local machine = require "lunar.machine"
+    local kept
+    machine.interpreter("keep", function(_, send) kept = send end)
+    local m = machine.new { name = "keeper", initial = "idle",
+      states = { idle = { on = { go = function() return nil, { { "keep" } } end } } } }
+    m:send("go")
+    m:settle()
+    local _, kept_box = debug.getupvalue(kept, 1)
+    local gc = getmetatable(kept_box).__gc
+    gc(kept_box)
+    gc(kept_box)
+    gc(io.tmpfile())
+    assert(not pcall(kept, "go"), "a released function must refuse to run")
+  end }
+  return out
+end
+
 local calls = (targets[target] or function() return module_functions(target) end)()
 assert(#calls > 0, "nothing to fuzz in " .. target)
 
