@@ -1,3 +1,5 @@
+import CLua
+import CLuaShim
 import LuaKit
 
 /// `--sandbox`: takes away what reaches outside the script — files,
@@ -6,11 +8,12 @@ import LuaKit
 /// from the script's folder and the plugin path (see `SandboxFolders`);
 /// Lunar's own modules are preloaded and need no file. Any other file is
 /// refused with the same message whether or not it exists, before it is
-/// opened.
+/// opened; a file is then opened once and loaded only if the file opened
+/// lies inside (a symlink flipped meanwhile cannot let another file in).
 enum Sandbox {
-  /// Runs with a table of host functions as `...`: `check(filename)` gives
-  /// true, or nil and the refusal; `searchpath` is the sandbox's
-  /// `package.searchpath`.
+  /// Runs with a table of host functions as `...`: `loadfile(filename,
+  /// has_env, env)` opens and loads a file of the sandbox's folders;
+  /// `searchpath` is the sandbox's `package.searchpath`.
   static let source = """
     local host = ...
     local load, loadfile, select, type, error = load, loadfile, select, type, error
@@ -26,13 +29,12 @@ enum Sandbox {
       if select("#", ...) > 0 then return load(chunk, name, "t", ...) end
       return load(chunk, name, "t")
     end
-    -- Files only from the sandbox's folders (no file name: standard input).
-    local check = host.check
+    -- Files only from the sandbox's folders (no file name: standard input),
+    -- opened by the host, which checks the file it opened.
+    local load_checked, tostring = host.loadfile, tostring
     local function sandboxed_loadfile(filename, mode, ...)
-      if type(filename) == "string" or type(filename) == "number" then
-        local ok, message = check(filename)
-        if not ok then return nil, message end
-      end
+      if type(filename) == "number" then filename = tostring(filename) end
+      if type(filename) == "string" then return load_checked(filename, select("#", ...) > 0, ...) end
       if select("#", ...) > 0 then return loadfile(filename, "t", ...) end
       return loadfile(filename, "t")
     end
@@ -48,7 +50,7 @@ enum Sandbox {
     local function source_searcher(name)
       local path, err = searchpath(name, package.path)
       if not path then return err end
-      local chunk, message = loadfile(path, "t")
+      local chunk, message = load_checked(path, false)
       if not chunk then
         error(("error loading module '%s' from file '%s':\\n\\t%s"):format(name, path, message), 2)
       end
@@ -61,18 +63,34 @@ enum Sandbox {
   static func apply(to state: LuaState, folders: SandboxFolders) throws(LuaError) {
     try state.load(source, name: "=sandbox", mode: .text)
     state.newTable(fieldCapacity: 2)
-    // check(filename) -> true, or nil and "cannot open FILE (outside the sandbox)"
+    // loadfile(filename, has_env, env) -> the chunk (text only), or nil and
+    // "cannot open FILE (outside the sandbox)" or the loader's message
     state.push(function: { call in
       let path = try call.bytes(1).bytes
-      if folders.allows(path) {
-        call.push(true)
-        return .one
+      let fd: Int32
+      switch folders.open(path) {
+      case .success(let opened): fd = opened
+      case .failure(let refusal):
+        call.pushNil()
+        try call.push(.string(LuaString(bytes: refusal.message)))
+        return .values(2)
       }
-      call.pushNil()
-      try call.push(.string(LuaString(bytes: SandboxFolders.refusal(path))))
-      return .values(2)
+      let name = SandboxFolders.cString(path) + [0]
+      let status = name.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { lunar_loadopened(call.L, fd, $0.baseAddress, "t") }
+      }
+      guard status == LUA_OK else {
+        call.pushNil()
+        lua_rotate(call.L, -2, 1)
+        return .values(2)
+      }
+      if call.boolean(2) {
+        lua_pushvalue(call.L, 3)
+        if lua_setupvalue(call.L, -2, 1) == nil { lua_settop(call.L, -2) }
+      }
+      return .one
     })
-    state.setField("check", of: -2)
+    state.setField("loadfile", of: -2)
     // searchpath(name, path [, sep [, rep]]) -> filename, or nil and the files tried
     state.push(function: { call in
       let name = try call.bytes(1).bytes

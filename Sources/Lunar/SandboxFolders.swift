@@ -38,6 +38,42 @@ final class SandboxFolders {
     }
   }
 
+  /// Whether `resolved`, a path the kernel resolved (an open file's), lies
+  /// in an allowed folder; nothing is resolved again.
+  func contains(resolved: [UInt8]) -> Bool {
+    roots.contains { root in
+      root == [UInt8(ascii: "/")] || resolved == root
+        || (resolved.starts(with: root) && resolved.count > root.count && resolved[root.count] == UInt8(ascii: "/"))
+    }
+  }
+
+  /// Opens the Lua source file at `path` for reading if it is allowed,
+  /// checking the file the descriptor leads to, not only the name: a
+  /// symlink changed between the check and the open cannot let another
+  /// file in. The descriptor, or the message to give (the refusal, or
+  /// `cannot open PATH: REASON` for an allowed file that cannot be opened).
+  func open(_ path: [UInt8]) -> Result<Int32, OpenRefusal> {
+    guard allows(path) else { return .failure(OpenRefusal(message: Self.refusal(path))) }
+    let name = Self.cString(path)
+    let fd = (name + [0]).withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_RDONLY | O_CLOEXEC) }
+    }
+    guard fd >= 0 else {
+      let reason = Array(String(cString: strerror(errno)).utf8)
+      return .failure(OpenRefusal(message: Array("cannot open ".utf8) + name + Array(": ".utf8) + reason))
+    }
+    guard let opened = Self.realPath(Array("/proc/self/fd/\(fd)".utf8), link: true), contains(resolved: opened) else {
+      close(fd)
+      return .failure(OpenRefusal(message: Self.refusal(path)))
+    }
+    return .success(fd)
+  }
+
+  /// Why `open` gave no descriptor: the message, as bytes.
+  struct OpenRefusal: Error {
+    let message: [UInt8]
+  }
+
   /// What loading `path` is refused with: the same words whether or not the
   /// file exists.
   static func refusal(_ path: [UInt8]) -> [UInt8] {
@@ -94,8 +130,23 @@ final class SandboxFolders {
     }
   }
 
-  private static func realPath(_ path: [UInt8]) -> [UInt8]? {
+  /// The path `path` resolves to; with `link`, what the symlink at `path`
+  /// names, as `/proc/self/fd/N` names the file open on N.
+  private static func realPath(_ path: [UInt8], link: Bool = false) -> [UInt8]? {
     let text = cString(path) + [0]
+    if link {
+      return text.withUnsafeBufferPointer { buffer -> [UInt8]? in
+        buffer.withMemoryRebound(to: CChar.self) { chars in
+          var target = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+          guard let name = chars.baseAddress else { return nil }
+          let count = target.withUnsafeMutableBufferPointer { bytes -> Int in
+            guard let base = bytes.baseAddress else { return -1 }
+            return readlink(name, base, Int(PATH_MAX))
+          }
+          return count > 0 ? Array(target[..<count]) : nil
+        }
+      }
+    }
     return text.withUnsafeBufferPointer { buffer -> [UInt8]? in
       buffer.withMemoryRebound(to: CChar.self) { chars in
         guard let resolved = realpath(chars.baseAddress, nil) else { return nil }
@@ -123,7 +174,7 @@ final class SandboxFolders {
   }
 
   /// The bytes before the first zero byte.
-  private static func cString(_ bytes: [UInt8]) -> [UInt8] {
+  static func cString(_ bytes: [UInt8]) -> [UInt8] {
     Array(bytes.prefix { $0 != 0 })
   }
 

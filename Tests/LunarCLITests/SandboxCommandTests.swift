@@ -25,6 +25,46 @@ import TestSupport
     var secret: String { root.appendingPathComponent("secret.lua").path }
   }
 
+  @Test func aSymlinkFlippedWhileLoadingNeverLetsAnOutsideFileIn() async throws {
+    // Another process flips `link.lua` between a file inside and one
+    // outside as fast as it can: the file opened is what is checked, so
+    // not one of 30,000 loads reads the outside one (checking the name and
+    // then opening it let 7-20 through).
+    let project = try Project()
+    let link = project.project.appendingPathComponent("link.lua").path
+    try project.folder.write("project/main.lua", """
+      local seen = { inside = 0, refused = 0 }
+      for _ = 1, 30000 do
+        local chunk, message = loadfile("link.lua")
+        local what = chunk and chunk() or (message:find("outside the sandbox", 1, true) and "refused" or message)
+        seen[what] = (seen[what] or 0) + 1
+      end
+      print(seen["the secret"] or 0, seen.inside > 0, seen.refused > 0)
+      """)
+    let flipper = Process()
+    flipper.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    flipper.arguments = ["-c", """
+      import os, sys, time
+      link, targets, spare = sys.argv[1], sys.argv[2:], sys.argv[1] + ".new"
+      stop, end, i = link + ".stop", time.monotonic() + 300, 0
+      while not (i % 1000 == 0 and (os.path.exists(stop) or time.monotonic() > end)):
+          i += 1
+          try: os.remove(spare)
+          except FileNotFoundError: pass
+          os.symlink(targets[i % 2], spare)
+          os.replace(spare, link)
+      """, link, project.project.appendingPathComponent("lib/inside.lua").path, project.secret]
+    try flipper.run()
+    defer {
+      // It stops at the stop file (or after 300 s), whatever else happens.
+      _ = FileManager.default.createFile(atPath: link + ".stop", contents: nil)
+      flipper.waitUntilExit()
+    }
+    let outcome = try await LunarProcess.run(["run", "--sandbox", "main.lua"], in: project.project, timeout: 120)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "0\ttrue\ttrue\n", "outside loads, and whether both sides were seen: \(outcome.stdout)")
+  }
+
   @Test func loadfileAndDofileReadOnlyInsideAndLeakNothing() async throws {
     let project = try Project()
     try project.folder.write("project/main.lua", """

@@ -287,6 +287,10 @@ static inline int lunar_yieldable(lua_State *L) { return lua_isyieldable(L); }
 static inline int lunar_errfile(void) { return LUA_ERRFILE; }
 static inline int lunar_gccollect(lua_State *L) { return lua_gc(L, LUA_GCCOLLECT); }
 static inline int lunar_gcgenerational(lua_State *L) { return lua_gc(L, LUA_GCGEN, 0, 0); }
+// Loads the Lua source file open on `fd` (closed here) as luaL_loadfilex
+// would load `filename`: the chunk (or an error message) is pushed, the
+// status returned; a file under coverage is registered. Never raises.
+int lunar_loadopened(lua_State *L, int fd, const char *filename, const char *mode);
 // Turns warnings off or on (as `warn("@off")`/`warn("@on")` or lua.c's -W);
 // a state starts with them off, as lauxlib's do.
 void lunar_setwarnings(lua_State *L, int on);
