@@ -22,7 +22,10 @@ struct lunar_Control {
   _Atomic int references;           // the state, and each lunar_retaincontrol
   _Atomic int interrupted;          // LUNAR_INTERRUPT_*; set from signal handlers
   _Atomic int taken;                // 1 once the loop thread has acted on the interrupt
-  _Atomic(lua_State *) running;     // the thread running Lua code now
+  _Atomic(lua_State *) running;     // the thread running Lua code now; NULL once no Lua code can run
+  _Atomic int interrupting;         // lunar_interrupt calls touching `running` now, from any thread
+  _Atomic int closing;              // 1 while lua_close runs the finalizers
+  _Atomic int endsprocess;          // Ctrl-C while closing ends the process (lunar_ownprocess)
   const char *_Atomic message;      // what the interrupt raises
   sem_t wakeup;                     // the runtime loop sleeps on it
   double deadline;                  // lunar_setdeadline's; loop thread only
@@ -153,6 +156,8 @@ static void warn_on(void *ud, const char *message, int tocont) {
   warn_continued(ud, message, tocont);
 }
 
+static void mark_close_sentinel(lua_State *L);
+
 void lunar_setwarnings(lua_State *L, int on) { lua_setwarnf(L, on ? warn_on : warn_off, L); }
 
 lua_State *lunar_newstate(size_t limit) {
@@ -171,17 +176,52 @@ lua_State *lunar_newstate(size_t limit) {
   atomic_store(&c->running, L);
   lua_atpanic(L, lunar_panic);
   lua_setwarnf(L, warn_off, L);
+  mark_close_sentinel(L);
   return L;
 }
 
+// The finalizer of the first object a state marks for finalization, so
+// the last one lua_close runs: after it no Lua code runs, and interrupts
+// stop touching the state, which lua_close then frees. It waits for an
+// interrupt already setting a hook (on another thread) to be done.
+static int closed_for_interrupts(lua_State *L) {
+  lunar_Control *c = control(L);
+  atomic_store(&c->running, NULL);
+  while (atomic_load(&c->interrupting) > 0) {
+  }
+  return 0;
+}
+
+static const char close_sentinel_key = 0;
+
+static void mark_close_sentinel(lua_State *L) {
+  lua_newuserdatauv(L, 1, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, closed_for_interrupts);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &close_sentinel_key);
+}
+
+// Lua runs finalizers with hooks off, so no interrupt can stop one that
+// loops while the state closes: a program that owns its process
+// (lunar_ownprocess) ends it on Ctrl-C then, and its timeout's watchdog
+// ends it when closing outlasts the grace (see Runtime.startWatchdog).
 void lunar_close(lua_State *L) {
   lunar_Control *c = control(L);
-  lunar_releasesigint(L);
+  atomic_store(&c->running, L);
+  atomic_store(&c->closing, 1);
   lua_close(L);
+  atomic_store(&c->closing, 0);
+  lunar_releasesigintof(c);
   lunar_coveragefree(c->coverage);
   c->coverage = NULL;
   lunar_releasecontrol(c);
 }
+
+int lunar_isclosing(lunar_Control *c) { return atomic_load(&c->closing); }
+
+void lunar_ownprocess(lua_State *L) { atomic_store(&control(L)->endsprocess, 1); }
 
 static inline int arm(lua_State *L, int value) {
   lunar_Control *c = control(L);
@@ -436,8 +476,12 @@ void lunar_interrupt(lunar_Control *c, int reason, const char *message) {
   atomic_store(&c->message, message);
   int expected = LUNAR_INTERRUPT_NONE;
   atomic_compare_exchange_strong(&c->interrupted, &expected, reason);
+  // Counted, so a state being closed waits until the hook is set before it
+  // is freed (see closed_for_interrupts).
+  atomic_fetch_add(&c->interrupting, 1);
   lua_State *running = atomic_load(&c->running);
   if (running != NULL) set_hook(c, running, EVERY_STEP, 1);
+  atomic_fetch_sub(&c->interrupting, 1);
   sem_post(&c->wakeup);
 }
 
@@ -577,7 +621,14 @@ static void on_sigint(int signal) {
   atomic_fetch_add(&sigint_count, 1);
   for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
     lunar_Control *c = atomic_load(&sigint_targets[i]);
-    if (c != NULL) lunar_interrupt(c, LUNAR_INTERRUPT_SIGNAL, "interrupted");
+    if (c == NULL) continue;
+    if (atomic_load(&c->closing) && atomic_load(&c->endsprocess)) {
+      static const char line[] = "lunar: interrupted while closing the state (a finalizer was still running)\n";
+      if (write(STDERR_FILENO, line, sizeof line - 1) < 0) {
+      }
+      _exit(130);
+    }
+    lunar_interrupt(c, LUNAR_INTERRUPT_SIGNAL, "interrupted");
   }
 }
 
@@ -596,8 +647,9 @@ void lunar_catchsigint(lua_State *L) {
   }
 }
 
-void lunar_releasesigint(lua_State *L) {
-  lunar_Control *c = control(L);
+void lunar_releasesigint(lua_State *L) { lunar_releasesigintof(control(L)); }
+
+void lunar_releasesigintof(lunar_Control *c) {
   for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
     lunar_Control *expected = c;
     atomic_compare_exchange_strong(&sigint_targets[i], &expected, NULL);

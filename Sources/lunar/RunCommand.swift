@@ -87,6 +87,9 @@ enum RunCommand {
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
     configuration.catchesInterrupts = true
+    // The command owns its process: a run stuck where no interrupt reaches
+    // (one long C call, a finalizer while closing) is ended with it.
+    configuration.ownsProcess = true
     configuration.plugins = DefaultPlugins.all
     configuration.sandbox = parsed.has("sandbox")
     configuration.warnings = parsed.has("warnings")
@@ -96,8 +99,6 @@ enum RunCommand {
         throw UsageError(message: "--timeout needs a positive number of seconds, got '\(text)'", command: "run")
       }
       configuration.timeout = seconds
-      // The command owns its process: a script stuck in one C call is ended.
-      configuration.timeoutEndsProcess = true
     }
     if let text = parsed.value("max-memory") {
       guard let bytes = parseBytes(text), bytes > 0 else {

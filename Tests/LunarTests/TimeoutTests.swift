@@ -28,8 +28,8 @@ private struct BlockingPlugin: LunarPlugin {
       $0.plugins = [BlockingPlugin()]
       $0.timeout = 0.1
     }
-    #expect(RuntimeConfiguration().timeoutEndsProcess == false)
-    // Held past the limit and the grace after it: with timeoutEndsProcess
+    #expect(RuntimeConfiguration().ownsProcess == false)
+    // Held past the limit and the grace after it: with ownsProcess
     // this test process would have ended.
     let failure = await lua.failure("require('blocking').hold(\(Runtime.stuckGrace + 0.5)); while true do end")
     guard case .timedOut(let message) = failure else {

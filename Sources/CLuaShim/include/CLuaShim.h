@@ -101,6 +101,15 @@ void lunar_catchsigint(lua_State *L);
 int lunar_sigintcount(void);
 /// Stops routing SIGINT to this state.
 void lunar_releasesigint(lua_State *L);
+// Stops routing Ctrl-C to the state of control block `c` (usable after the
+// state is closed).
+void lunar_releasesigintof(lunar_Control *c);
+// 1 while lunar_close runs the state's finalizers, which no interrupt can
+// stop (Lua runs them with hooks off).
+int lunar_isclosing(lunar_Control *c);
+// Marks the state's program as owning its process: Ctrl-C while the state
+// closes ends the process (status 130) instead of waiting for finalizers.
+void lunar_ownprocess(lua_State *L);
 
 // MARK: - Deadlines (a task's time limit while it computes)
 

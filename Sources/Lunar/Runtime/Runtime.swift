@@ -36,7 +36,7 @@ public final class Runtime: Sendable {
     inbox = parts.inbox
     control = parts.control
     if let timeout = configuration.timeout {
-      Self.startWatchdog(for: control, after: timeout, endsProcess: configuration.timeoutEndsProcess)
+      Self.startWatchdog(for: control, after: timeout, endsProcess: configuration.ownsProcess)
     }
   }
 
@@ -74,7 +74,7 @@ public final class Runtime: Sendable {
   {
     let core = try RuntimeCore(configuration: configuration)
     if let timeout = configuration.timeout {
-      startWatchdog(for: core.control, after: timeout, endsProcess: configuration.timeoutEndsProcess)
+      startWatchdog(for: core.control, after: timeout, endsProcess: configuration.ownsProcess)
     }
     let result = core.scripts.run(script)
     core.shutDown()
@@ -126,8 +126,20 @@ public final class Runtime: Sendable {
       guard pause(seconds, while: { control.isAlive }) else { return }
       control.interrupt(reason: LUNAR_INTERRUPT_TIMEOUT)
       guard endsProcess else { return }
-      guard pause(stuckGrace, while: { control.isAlive && !control.interruptTaken }) else { return }
-      control.endProcessIfStuck(suffix: " (stopped inside a C function)")
+      if pause(stuckGrace, while: { control.isAlive && !control.interruptTaken }) {
+        let place = control.isClosing ? "inside a finalizer while the state closed" : "inside a C function"
+        control.endProcessIfStuck(suffix: " (stopped \(place))")
+        return
+      }
+      // Taken: the run ends and the state closes. Lua runs finalizers with
+      // hooks off, so one that loops is ended with the process.
+      while control.isAlive {
+        if control.isClosing, pause(stuckGrace, while: { control.isAlive }) {
+          control.endProcessIfStuck(suffix: " (stopped inside a finalizer while the state closed)", evenIfTaken: true)
+          return
+        }
+        usleep(20_000)
+      }
     }
     thread.detach()
   }
@@ -154,48 +166,57 @@ public final class Runtime: Sendable {
 }
 
 /// Interrupts a state from any thread (Ctrl-C, timeouts, `Runtime.interrupt`)
-/// until the loop thread closes it.
+/// until the loop thread has closed it (finalizers that run while it
+/// closes are interrupted too).
 final class ControlHandle: Sendable {
   private struct Target: @unchecked Sendable {
-    // Safe: used only under the Mutex below, which `invalidate` takes before
-    // the state is closed; lunar_interrupt itself is thread- and signal-safe.
-    let L: OpaquePointer
+    // Safe: the control block is reference-counted (retained here, released
+    // in deinit) and outlives the state; lunar_interrupt is thread- and
+    // signal-safe, and touches no state once the state stops running Lua.
+    let control: OpaquePointer
     let timeoutMessage: UnsafePointer<CChar>?
   }
 
-  private let target: Mutex<Target?>
+  private let target: Target
+  private let alive = Mutex(true)
 
   init(L: OpaquePointer, timeoutMessage: UnsafePointer<CChar>?) {
-    target = Mutex(Target(L: L, timeoutMessage: timeoutMessage))
+    target = Target(control: lunar_retaincontrol(lunar_control(L)), timeoutMessage: timeoutMessage)
   }
 
+  deinit { lunar_releasecontrol(target.control) }
+
   /// False once the state is closed.
-  var isAlive: Bool { target.withLock { $0 != nil } }
+  var isAlive: Bool { alive.withLock { $0 } }
 
   /// Interrupts the state's Lua code unless the state has been closed.
   func interrupt(reason: Int32) {
-    target.withLock { target in
-      guard let target else { return }
+    alive.withLock { alive in
+      guard alive else { return }
       let message = reason == LUNAR_INTERRUPT_TIMEOUT ? target.timeoutMessage : nil
-      lunar_interrupt(lunar_control(target.L), reason, message)
+      lunar_interrupt(target.control, reason, message)
     }
   }
 
   /// True once the loop thread has acted on the interrupt.
   var interruptTaken: Bool {
-    target.withLock { target in target.map { lunar_interrupttaken(lunar_control($0.L)) != 0 } ?? true }
+    alive.withLock { alive in !alive || lunar_interrupttaken(target.control) != 0 }
   }
 
+  /// True while the state closes and runs its finalizers.
+  var isClosing: Bool { lunar_isclosing(target.control) != 0 }
+
   /// Ends the process with status 1 and `lunar: <timeout message><suffix>`
-  /// if the state is still open and its interrupt still not taken.
-  func endProcessIfStuck(suffix: String) {
-    target.withLock { target in
-      guard let target, lunar_interrupttaken(lunar_control(target.L)) == 0 else { return }
+  /// if the state is still open and (unless `evenIfTaken`) its interrupt
+  /// still not taken.
+  func endProcessIfStuck(suffix: String, evenIfTaken: Bool = false) {
+    alive.withLock { alive in
+      guard alive, evenIfTaken || lunar_interrupttaken(target.control) == 0 else { return }
       let message = target.timeoutMessage.map { String(cString: $0) } ?? "timeout"
       lunar_endprocess("lunar: " + message + suffix + "\n", 1)
     }
   }
 
-  /// Called on the loop thread before the state closes.
-  func invalidate() { target.withLock { $0 = nil } }
+  /// Called on the loop thread once the state is closed.
+  func invalidate() { alive.withLock { $0 = false } }
 }

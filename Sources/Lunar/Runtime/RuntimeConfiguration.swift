@@ -47,13 +47,15 @@ public struct RuntimeConfiguration: Sendable {
   public var actionRecursionLimit = 32
   /// Stop a script that runs longer than this many wall-clock seconds.
   public var timeout: Double?
-  /// When the timeout has not taken effect a second after it fired (the
-  /// script is inside one long C call, such as a backtracking
-  /// `string.find`, which no interrupt can stop), print `lunar: <timeout
-  /// message> (stopped inside a C function)` and end the whole process with
-  /// status 1. Only for a program that owns its process (`lunar run`); an
-  /// embedding program keeps the default and waits for the call to return.
-  public var timeoutEndsProcess = false
+  /// The program owns its process (`lunar run`), so a run that cannot be
+  /// stopped ends it: when the timeout has not taken effect a second after
+  /// it fired (the script is inside one long C call, such as a
+  /// backtracking `string.find`, or a finalizer loops while the state
+  /// closes, which Lua runs with hooks off), `lunar: <timeout message>
+  /// (stopped inside ...)` is printed and the process ends with status 1;
+  /// Ctrl-C while the state closes ends it with status 130. An embedding
+  /// program keeps the default and waits for the call to return.
+  public var ownsProcess = false
 
   /// The defaults: real time, no limits, no traces.
   public init() {}

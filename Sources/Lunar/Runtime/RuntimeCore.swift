@@ -97,6 +97,7 @@ public final class RuntimeCore {
     }
     for plugin in BuiltInPlugins.all + configuration.plugins { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
+    if configuration.ownsProcess { lunar_ownprocess(state.L) }
   }
 
   deinit {
@@ -123,11 +124,11 @@ public final class RuntimeCore {
   /// Runs what is still posted and closes the state; later posts are refused.
   func shutDown() {
     guard !state.isClosed else { return }
-    control.invalidate()
     for event in inbox.close() { event(self) }
-    lunar_releasesigint(state.L)
     configuration.coverage?.record(from: state)
+    // Ctrl-C and the timeout still reach the finalizers the close runs.
     state.close()
+    control.invalidate()
   }
 
   // MARK: Plugins and modules
