@@ -35,7 +35,7 @@ enum GraphCommand {
     do {
       let runtime = try Runtime(configuration)
       let script = Script(source: file == "-" ? .standardInput : .file(file))
-      let drawn = Blocking.run { await runtime.draw(script) }
+      let drawn = OutputDiversion.silencingStandardOutput { Blocking.run { await runtime.draw(script) } }
       guard !drawn.drawings.isEmpty else {
         if case .failure = drawn.outcome { return RunCommand.report(drawn.outcome) }
         Console.error("lunar: \(file) defines no state machine or workflow")

@@ -36,6 +36,18 @@ import TestSupport
       """)
   }
 
+  @Test func nothingTheScriptWritesReachesTheDiagram() async throws {
+    // print and io.write were silenced, io.stdout:write and child processes
+    // were not: an SVG with a stray line before it is not well-formed.
+    let script = "io.stdout:write('stray\\n') io.stdout:flush() io.write('w\\n') print('p') os.execute('echo child')\n"
+      + Self.script
+    let outcome = try await LunarProcess.run(["graph", "--format", "svg", "-"], input: script)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(!outcome.stdout.contains("stray") && !outcome.stdout.contains("child"))
+    #expect(outcome.stdout.hasPrefix("<?xml") || outcome.stdout.hasPrefix("<svg"), "\(outcome.stdout.prefix(80))")
+    _ = try SVGDocument(Data(outcome.stdout.utf8))
+  }
+
   @Test func dotIsAvailable() async throws {
     let outcome = try await LunarProcess.run(["graph", "--format", "dot", "-"], input: Self.script)
     #expect(outcome.status == 0)
