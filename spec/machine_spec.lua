@@ -237,7 +237,9 @@ describe("lunar.machine", function()
       local m = machine.new {
         name = "ordered", initial = "idle",
         states = { idle = { on = {
-          go = function(_ctx, msg) return nil, { { "step", msg.name .. "1", 0.2 }, { "step", msg.name .. "2", 0.1 } } end,
+          go = function(_ctx, msg)
+            return nil, { { "step", msg.name .. "1", 0.2 }, { "step", msg.name .. "2", 0.1 } }
+          end,
         } } },
       }
       m:send { "go", name = "a" }

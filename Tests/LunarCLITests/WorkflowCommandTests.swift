@@ -37,6 +37,9 @@ import TestSupport
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     process.arguments = ["-qec", "\(LunarProcess.binary) run --clock virtual \(script)", "/dev/null"]
+    // Its runs go to a store of its own, never the user's.
+    let state = try TemporaryFolder()
+    process.environment = ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": state.url.path]) { $1 }
     let output = try TemporaryFile()
     process.standardOutput = output.handle
     process.standardInput = FileHandle.nullDevice

@@ -262,7 +262,8 @@ end
 targets.debug = function()
   local out = {}
   local functions = {}
-  for _, module in ipairs { "lunar", "lunar.queue", "lunar.machine", "lunar.actions", "lunar.trace", "lunar.workflow" } do
+  local modules = { "lunar", "lunar.queue", "lunar.machine", "lunar.actions", "lunar.trace", "lunar.workflow" }
+  for _, module in ipairs(modules) do
     for _, entry in ipairs(functions_of(require(module), module)) do functions[#functions + 1] = entry end
   end
   for _, name in ipairs { "resume", "wrap", "yield", "isyieldable", "status", "close" } do

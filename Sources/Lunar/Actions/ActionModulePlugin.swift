@@ -207,7 +207,7 @@ struct ActionModulePlugin: ModulePlugin {
         uses[service] = true
         list[#list + 1] = service
       end
-      actions[name] = { uses = uses, list = list, fn = fn }
+      actions[name] = { uses = uses, list = list, fn = fn, copied = true }
     end
 
     local NO_SERVICES, NO_LIST = {}, {}
@@ -236,7 +236,9 @@ struct ActionModulePlugin: ModulePlugin {
           list[i] = service
         end
       end
-      actions[name] = { uses = uses, list = list, fn = fn }
+      -- The workflow reads its steps' inputs and outputs as values itself,
+      -- each error naming the step: no copy here.
+      actions[name] = { uses = uses, list = list, fn = fn, copied = false }
     end
 
     -- What every action context shares; the context holds its action's
@@ -319,6 +321,8 @@ struct ActionModulePlugin: ModulePlugin {
     -- deeper.
     local NO_CHAIN = {}
     local copy, current_chain, set_chain = M.copy, M.chain, M.set_chain
+    -- Kept out of scripts' reach: a script must not reset its own depth.
+    M.copy, M.chain, M.set_chain = nil, nil, nil
 
     -- An action's input and output cross as values do into Swift: a copy,
     -- so neither side sees the other's later changes.
@@ -352,7 +356,8 @@ struct ActionModulePlugin: ModulePlugin {
         if history then history[#history + 1] = { name = name, input = input } end
         return M.swift_run(name, input, chain, attempt)
       end
-      input = crossing(input, "input")
+      local copied = action.copied
+      if copied then input = crossing(input, "input") end
       if history then history[#history + 1] = { name = name, input = input } end
       local journaling, tracing = M.journaling, M.tracing()
       if journaling then M.journal("action", { name = name, input = input }) end
@@ -367,7 +372,7 @@ struct ActionModulePlugin: ModulePlugin {
       set_chain(outer)
       -- An output that cannot cross fails the action, at the caller's line.
       local level = 0
-      if ok then
+      if ok and copied then
         ok, output = pcall(crossing, output, "output")
         if not ok then output, level = ("action '%s' returned %s"):format(name, describe(output)), 2 end
       end
