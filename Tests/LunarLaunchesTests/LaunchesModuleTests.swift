@@ -228,6 +228,27 @@ import Testing
     #expect(server.requests.map(\.path) == ["/rll", "/elsewhere"])
   }
 
+  @Test func configureDetachesTheRequestInFlight() async throws {
+    // The old endpoint answers slowly; the new one at once.
+    let server = try TestHTTPServer { request in
+      request.path == "/rll" ? .init(body: rllBody([(1, 1_800_007_200)]), delay: 0.3) : .init(body: rllBody([(2, 1_800_007_200)]))
+    }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local interrupted = lunar.spawn(function() return launches.upcoming { source = "rocketlaunch.live" } end)
+      -- Each snapshot call waits on the schedule: the spawned task gets to start its request.
+      while launches.snapshot("rocketlaunch.live").phase ~= "loading" do end
+      launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/new" } }
+      local fresh = launches.upcoming { source = "rocketlaunch.live" }
+      local old = interrupted:await()
+      return #old, fresh[1].id, launches.next().id
+      """)
+    #expect(results == [0, "rll:2", "rll:2"])
+    // The old request may be cancelled before it reaches the server.
+    #expect(server.requests.map(\.path).filter { $0 != "/rll" } == ["/new"])
+  }
+
   @Test func samplesFalseGoesBackToTheStartingEndpoints() async throws {
     let server = try pathServer()
     defer { server.stop() }
