@@ -31,6 +31,7 @@ return workflow "nightly-launch-report" {
     with = function(ctx)
       local l = ctx.steps.next.output
       local when = os.date("!%Y-%m-%d %H:%M UTC", math.floor(l.planned_time))
-      return { text = ("next: %s by %s, %s"):format(l.name, l.provider, when) }
+      -- The provider may be unknown (nil) in either source's feed.
+      return { text = ("next: %s by %s, %s"):format(l.name, l.provider or "an unknown provider", when) }
     end },
 }

@@ -1,46 +1,59 @@
-/// One upcoming launch, from any source: a Sendable, Codable value.
+/// One upcoming launch, from any source: a Sendable, Codable value. What the
+/// source leaves out (or gives as null) is nil: unknown, never guessed.
 public struct Launch: Sendable, Codable, Equatable, Hashable {
   /// Unique across sources: the source's prefix and its own id (`rll:4711`, `ll2:e3df...`).
   public var id: String
   /// The launch's name ("Starlink Group 6-33").
   public var name: String
-  /// Mission names, in the source's order.
-  public var missions: [String]
-  /// The launch provider ("SpaceX").
-  public var provider: String
-  /// The vehicle ("Falcon 9").
-  public var vehicle: String
-  /// The pad ("SLC-40"), with its location when known.
-  public var pad: String
-  /// The country (code or name, as the source gives it), if known.
+  /// The missions, in the source's order.
+  public var missions: [LaunchMission]
+  /// The parts of the estimated date the source gives (none for Launch
+  /// Library 2, whose `dateLabel` says how precise its time is).
+  public var estimatedDate: EstimatedLaunchDate
+  /// The launch provider ("SpaceX"), if known.
+  public var provider: String?
+  /// The vehicle ("Falcon 9"), if known.
+  public var vehicle: String?
+  /// The pad ("SLC-40"), with its location when known; nil when neither is.
+  public var pad: String?
+  /// The country's name ("United States"), if the source gives it.
   public var country: String?
+  /// The country's three-letter code ("USA"), if the source gives it.
+  public var countryCode: String?
   /// The exact planned time (seconds since the epoch), when the source
   /// knows it to the minute; nil for estimates ("NET March").
   public var plannedTime: Double?
   /// The time to sort by: the planned time, or the end of the estimated
   /// period. Ties happen.
   public var sortTime: Double
-  /// A human label for the date ("Dec 07", "Q2 2024").
-  public var dateLabel: String
+  /// A human label for the date ("Dec 07", "Q2 2024"), if known.
+  public var dateLabel: String?
   /// The launch's page, if any.
   public var detailsURL: String?
 
   public init(
-    id: String, name: String, missions: [String], provider: String, vehicle: String, pad: String, country: String?,
-    plannedTime: Double?, sortTime: Double, dateLabel: String, detailsURL: String?
+    id: String, name: String, missions: [LaunchMission], estimatedDate: EstimatedLaunchDate = EstimatedLaunchDate(),
+    provider: String?, vehicle: String?, pad: String?, country: String?, countryCode: String? = nil,
+    plannedTime: Double?, sortTime: Double, dateLabel: String?, detailsURL: String?
   ) {
     self.id = id
     self.name = name
     self.missions = missions
+    self.estimatedDate = estimatedDate
     self.provider = provider
     self.vehicle = vehicle
     self.pad = pad
     self.country = country
+    self.countryCode = countryCode
     self.plannedTime = plannedTime
     self.sortTime = sortTime
     self.dateLabel = dateLabel
     self.detailsURL = detailsURL
   }
+
+  /// The first mission's description: the launch's mission description
+  /// (the design's `primaryMissionDescription`).
+  public var missionDescription: String? { missions.first?.description }
 }
 
 /// Why a fetch failed, classified for the schedule's snapshot.

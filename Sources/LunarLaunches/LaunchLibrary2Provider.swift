@@ -15,10 +15,14 @@ import Lunar
 /// Failure, Partial Failure or In Flight, by abbreviation or name) are
 /// dropped.
 ///
-/// Both API shapes read: the country is the pad's `country` object of API
-/// 2.3.0 (its three-letter `alpha_3_code`, else `alpha_2_code`, else its
-/// name) or the `country_code` of API 2.2.0 (three letters too), from the
-/// pad or its location.
+/// Both API shapes read. The country's name is the `name` of API 2.3.0's
+/// `country` object (the pad's, else its location's); API 2.2.0 gives no
+/// name. Its three-letter code is API 2.2.0's `country_code` (the
+/// location's, else the pad's) or API 2.3.0's `alpha_3_code`. The mission
+/// carries its description. Only `id`, `name` and `net` are required: the
+/// provider, the rocket and its configuration, the pad and its parts, the
+/// mission and the status missing or null are unknown (nil), but a field of
+/// the wrong type is invalid data.
 public actor LaunchLibrary2Provider: LaunchProvider {
   public static let defaultEndpoint = "https://ll.thespacedevs.com/2.3.0/launches/upcoming/"
   public static let idPrefix = "ll2:"
@@ -116,10 +120,10 @@ private struct Item: Decodable {
   let status: Status?
   let net: ISOTime
   let netPrecision: Status?
-  let launchServiceProvider: NamedEntity
-  let rocket: Rocket
-  let mission: NamedEntity?
-  let pad: Pad
+  let launchServiceProvider: NamedEntity?
+  let rocket: Rocket?
+  let mission: MissionEntity?
+  let pad: Pad?
   let url: String?
 
   enum CodingKeys: String, CodingKey {
@@ -135,11 +139,11 @@ private struct Item: Decodable {
   }
 
   struct Rocket: Decodable {
-    let configuration: NamedEntity
+    let configuration: NamedEntity?
   }
 
   struct Pad: Decodable {
-    let name: String
+    let name: String?
     let location: Location?
     /// API 2.2.0.
     let countryCode: String?
@@ -187,16 +191,18 @@ private struct Item: Decodable {
       name = try container.decodeIfPresent(String.self, forKey: .name)
     }
 
-    /// The three-letter code (as API 2.2.0 gives it), else what there is.
-    var label: String? {
-      ProviderSupport.nonEmpty(alpha3) ?? ProviderSupport.nonEmpty(alpha2) ?? ProviderSupport.nonEmpty(name)
-    }
   }
 
-  /// The launch's country from whichever shape the API gave.
-  var country: String? {
-    ProviderSupport.nonEmpty(pad.location?.countryCode) ?? ProviderSupport.nonEmpty(pad.countryCode)
-      ?? pad.country?.label ?? pad.location?.country?.label
+  /// The launch's country's name, from API 2.3.0's country objects.
+  var countryName: String? {
+    ProviderSupport.nonEmpty(pad?.country?.name) ?? ProviderSupport.nonEmpty(pad?.location?.country?.name)
+  }
+
+  /// The launch's country's three-letter code, from whichever shape the API
+  /// gave (a two-letter code is not one).
+  var countryCode: String? {
+    ProviderSupport.nonEmpty(pad?.location?.countryCode) ?? ProviderSupport.nonEmpty(pad?.countryCode)
+      ?? ProviderSupport.nonEmpty(pad?.country?.alpha3) ?? ProviderSupport.nonEmpty(pad?.location?.country?.alpha3)
   }
 
   private static let flown: Set<String> = [
@@ -215,11 +221,12 @@ private struct Item: Decodable {
     return Launch(
       id: LaunchLibrary2Provider.idPrefix + id,
       name: shortName.isEmpty ? name : shortName,
-      missions: mission.map { [$0.name] } ?? [],
-      provider: launchServiceProvider.name,
-      vehicle: rocket.configuration.name,
-      pad: ProviderSupport.padLabel(pad.name, location: pad.location?.name),
-      country: country,
+      missions: mission.map { [$0.mission] } ?? [],
+      provider: launchServiceProvider?.name,
+      vehicle: rocket?.configuration?.name,
+      pad: ProviderSupport.padLabel(pad?.name, location: pad?.location?.name),
+      country: countryName,
+      countryCode: countryCode,
       plannedTime: plannedTime,
       sortTime: net.seconds,
       dateLabel: dateLabel,

@@ -1,8 +1,11 @@
-/// Keeps one snapshot of launches per source and refreshes it with a real
-/// policy: concurrent refreshes of a source share one request, a cooldown
-/// limits how often a source is asked, a completion that is not the current
-/// request's is dropped, and when every waiter has left, the request is
-/// cancelled and the previous snapshot restored exactly. Creating a
+/// Keeps one snapshot of launches per source and refreshes it with the
+/// policy of the design's `registerRefresh`, `completeRefresh` and
+/// `cancelRefresh`: concurrent refreshes of a source share one request; a
+/// cooldown, started when a request starts (so a failed fetch starts it
+/// too), limits how often a source is asked; a completion that is not the
+/// current request's is dropped; when every waiter has left, the request is
+/// detached and cancelled and the previous snapshot restored exactly. A new
+/// provider detaches the request in flight the same way. Creating a
 /// schedule fetches nothing.
 public actor LaunchSchedule {
   /// Where a source's snapshot stands.
@@ -17,7 +20,11 @@ public actor LaunchSchedule {
     public var launches: [Launch] = []
     /// When that fetch finished.
     public var fetchedAt: Double?
-    /// Until when a refresh returns at once without a request.
+    /// When the last request that counts started (one that completed,
+    /// successfully or not); the cooldown runs from it.
+    public var requestedAt: Double?
+    /// Until when a refresh returns at once without a request: the cooldown
+    /// after `requestedAt`; nil when the next refresh may ask at once.
     public var nextRefreshAllowedAt: Double?
     /// Where the source stands now.
     public var phase: Phase = .idle
@@ -35,10 +42,8 @@ public actor LaunchSchedule {
 
   private final class Request {
     let id: Int
+    /// The snapshot from before the request, put back if it is abandoned.
     var previous: Snapshot
-    /// The source's provider changed while this request was in flight: its
-    /// launches are kept, but start no cooldown.
-    var superseded = false
     var task: Task<Void, Never>?
     var waiters: [Int: CheckedContinuation<Snapshot, any Error>] = [:]
     init(id: Int, previous: Snapshot) {
@@ -50,7 +55,7 @@ public actor LaunchSchedule {
   private var providers: [String: any LaunchProvider]
   /// The sources, in the order given.
   public nonisolated let sources: [String]
-  /// The cooldown after a successful fetch, in seconds.
+  /// The cooldown after the start of a request, in seconds.
   public private(set) var minimumRefreshInterval: Double
   /// How many launches to ask each source for.
   public nonisolated let limit: Int
@@ -59,6 +64,9 @@ public actor LaunchSchedule {
   private var requests: [String: Request] = [:]
   private var nextID = 1
   private var reminderBook = ReminderBook()
+  /// How many completions were dropped as not the current request's (a
+  /// diagnostic: tests wait on it to know a detached request has ended).
+  private(set) var droppedCompletions = 0
 
   /// A schedule over `providers`; `now` is the clock (virtual in tests).
   public init(
@@ -80,8 +88,8 @@ public actor LaunchSchedule {
   // MARK: Configuration
 
   /// Changes the cooldown. Snapshots, requests in flight and reminders
-  /// stay; each source's next refresh is allowed `seconds` after its last
-  /// successful fetch.
+  /// stay; each source in its cooldown may refresh again `seconds` after
+  /// its last request started.
   public func setMinimumRefreshInterval(_ seconds: Double) {
     minimumRefreshInterval = seconds
     for (source, snapshot) in snapshots { snapshots[source] = recooled(snapshot) }
@@ -90,8 +98,8 @@ public actor LaunchSchedule {
 
   private func recooled(_ snapshot: Snapshot) -> Snapshot {
     var snapshot = snapshot
-    if snapshot.nextRefreshAllowedAt != nil, let fetched = snapshot.fetchedAt {
-      snapshot.nextRefreshAllowedAt = fetched + minimumRefreshInterval
+    if snapshot.nextRefreshAllowedAt != nil, let started = snapshot.requestedAt {
+      snapshot.nextRefreshAllowedAt = started + minimumRefreshInterval
     }
     return snapshot
   }
@@ -99,34 +107,47 @@ public actor LaunchSchedule {
   /// Makes `provider` answer for its source from now on. The source keeps
   /// its launches and reminders (as a failing source does) until the new
   /// provider's first fetch replaces them, but loses its cooldown, so the
-  /// next refresh asks the new provider; a request already in flight still
-  /// answers its waiters, without starting a cooldown.
+  /// next refresh asks the new provider. A request in flight is detached
+  /// and cancelled: its completion is dropped, the snapshot from before it
+  /// is put back (without its cooldown) and given to its waiters at once.
   public func replaceProvider(_ provider: any LaunchProvider) throws(ScheduleError) {
     let source = provider.source
     guard providers[source] != nil else { throw .unknownSource(source) }
     providers[source] = provider
-    snapshots[source]?.nextRefreshAllowedAt = nil
-    if let request = requests[source] {
-      request.superseded = true
-      request.previous.nextRefreshAllowedAt = nil
+    guard let request = requests[source] else {
+      snapshots[source]?.nextRefreshAllowedAt = nil
+      return
     }
+    var restored = request.previous
+    restored.nextRefreshAllowedAt = nil
+    detach(source, request, restoring: restored)
+    let waiters = request.waiters
+    request.waiters = [:]
+    for continuation in waiters.values { continuation.resume(returning: restored) }
   }
 
-  /// Refreshes `source` and returns its snapshot: at once inside the
-  /// cooldown; joining the request in flight if there is one; otherwise by
-  /// starting a request. A failed fetch shows in the snapshot's phase and
-  /// keeps the old launches; cancelling this caller throws
+  /// Refreshes `source` and returns its snapshot: joining the request in
+  /// flight if there is one; at once inside the cooldown; otherwise by
+  /// starting a request, which starts the cooldown. A failed fetch shows in
+  /// the snapshot's phase and keeps the old launches; cancelling this caller
+  /// (or calling from a cancelled task, which starts nothing) throws
   /// `CancellationError` without disturbing other callers.
   public func refresh(_ source: String) async throws -> Snapshot {
     guard let provider = providers[source] else { throw ScheduleError.unknownSource(source) }
+    try Task.checkCancellation()
+    // Joining existing work makes no other request and is never refused by
+    // the cooldown that work started.
     if let request = requests[source] { return try await join(source, request) }
     let current = snapshot(source)
     if let allowed = current.nextRefreshAllowedAt, now() < allowed { return current }
     let request = Request(id: nextID, previous: current)
     nextID += 1
     requests[source] = request
+    let started = now()
     var loading = current
     loading.phase = .loading
+    loading.requestedAt = started
+    loading.nextRefreshAllowedAt = started + minimumRefreshInterval
     snapshots[source] = loading
     let limit = self.limit
     let id = request.id
@@ -150,9 +171,12 @@ public actor LaunchSchedule {
     let requestID = request.id
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
-        if Task.isCancelled {
+        if requests[source]?.id != requestID {
+          // Detached before this caller could wait for it.
+          continuation.resume(returning: snapshot(source))
+        } else if Task.isCancelled {
+          if request.waiters.isEmpty { detach(source, request, restoring: request.previous) }
           continuation.resume(throwing: CancellationError())
-          leaveIfAbandoned(source, requestID)
         } else {
           request.waiters[waiter] = continuation
         }
@@ -162,36 +186,45 @@ public actor LaunchSchedule {
     }
   }
 
-  /// One waiter leaves; the last one to leave cancels the request and puts
-  /// the previous snapshot back, cooldown included.
+  /// One waiter leaves (the design's `cancelRefresh`); when the last one
+  /// leaves, the request is detached and cancelled and the previous
+  /// snapshot put back, cooldown included.
   private func leave(_ source: String, _ requestID: Int, _ waiter: Int) {
     guard let request = requests[source], request.id == requestID,
       let continuation = request.waiters.removeValue(forKey: waiter)
     else { return }
+    if request.waiters.isEmpty { detach(source, request, restoring: request.previous) }
     continuation.resume(throwing: CancellationError())
-    leaveIfAbandoned(source, requestID)
   }
 
-  private func leaveIfAbandoned(_ source: String, _ requestID: Int) {
-    guard let request = requests[source], request.id == requestID, request.waiters.isEmpty else { return }
+  /// Ends `request`'s ownership of `source` at once (a new refresh need not
+  /// wait for cancelled transport), cancels its work and puts `snapshot`
+  /// in place; the request's completion will be dropped.
+  private func detach(_ source: String, _ request: Request, restoring snapshot: Snapshot) {
+    requests[source] = nil
     request.task?.cancel()
-    requests[source] = nil
-    snapshots[source] = request.previous
+    snapshots[source] = snapshot
   }
 
-  /// A request's completion; dropped unless it is the current request's.
+  /// A request's completion (the design's `completeRefresh`); dropped
+  /// unless it is the current request's. The cooldown the request started
+  /// stays, whatever the outcome, except for a fetch that ended cancelled:
+  /// that puts the previous snapshot back.
   private func finish(_ source: String, _ requestID: Int, _ result: Result<[Launch], LaunchFetchError>) {
-    guard let request = requests[source], request.id == requestID else { return }
+    guard let request = requests[source], request.id == requestID else {
+      droppedCompletions += 1
+      return
+    }
     requests[source] = nil
-    var next = request.previous
+    var next = snapshot(source)
     switch result {
     case .success(let launches):
-      let time = now()
       next.launches = launches
-      next.fetchedAt = time
-      next.nextRefreshAllowedAt = request.superseded ? nil : time + minimumRefreshInterval
+      next.fetchedAt = now()
       next.phase = .loaded
       reminderBook.update(source: source, launches: launches)
+    case .failure(.cancelled):
+      next = request.previous
     case .failure(let error):
       next.phase = .failed(error)
     }

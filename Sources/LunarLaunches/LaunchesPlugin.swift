@@ -7,7 +7,7 @@ import Lunar
 /// ```lua
 /// local launches = require "lunar.launches"
 /// for _, l in ipairs(launches.upcoming { source = "rocketlaunch.live", limit = 5 }) do
-///   print(l.name, l.provider, l.planned_time or l.date_label)
+///   print(l.name, l.provider or "?", l.planned_time or l.date_label)
 /// end
 /// print(launches.next().name)
 /// ```
@@ -126,7 +126,7 @@ public struct LaunchesPlugin: LunarPlugin {
       }
     }
 
-    // launches.snapshot(source) -> { phase =, fetched_at =, next_refresh_at =, count =, error = }
+    // launches.snapshot(source) -> { phase =, fetched_at =, requested_at =, next_refresh_at =, count =, error = }
     module.function("snapshot") { [unowned runtime] call in
       // An unknown source has an empty snapshot, as the schedule gives it.
       let source = Self.source(named: try call.bytes(1), in: schedule)
@@ -241,19 +241,34 @@ public struct LaunchesPlugin: LunarPlugin {
     schedule.sources.first { LuaString($0) == name }
   }
 
+  /// A launch as Lua sees it: an unknown field is absent (nil).
   static func table(_ launch: Launch) -> LuaValue {
     var t = LuaTable()
     t["id"] = .string(LuaString(launch.id))
     t["name"] = .string(LuaString(launch.name))
-    t["missions"] = .table(LuaTable(array: launch.missions.map { .string(LuaString($0)) }))
-    t["provider"] = .string(LuaString(launch.provider))
-    t["vehicle"] = .string(LuaString(launch.vehicle))
-    t["pad"] = .string(LuaString(launch.pad))
+    t["missions"] = .table(LuaTable(array: launch.missions.map(table)))
+    if let description = launch.missionDescription { t["mission_description"] = .string(LuaString(description)) }
+    var estimated = LuaTable()
+    if let month = launch.estimatedDate.month { estimated["month"] = .integer(Int64(month)) }
+    if let day = launch.estimatedDate.day { estimated["day"] = .integer(Int64(day)) }
+    if let year = launch.estimatedDate.year { estimated["year"] = .integer(Int64(year)) }
+    t["estimated_date"] = .table(estimated)
+    if let provider = launch.provider { t["provider"] = .string(LuaString(provider)) }
+    if let vehicle = launch.vehicle { t["vehicle"] = .string(LuaString(vehicle)) }
+    if let pad = launch.pad { t["pad"] = .string(LuaString(pad)) }
     if let country = launch.country { t["country"] = .string(LuaString(country)) }
+    if let code = launch.countryCode { t["country_code"] = .string(LuaString(code)) }
     if let planned = launch.plannedTime { t["planned_time"] = .number(planned) }
     t["sort_time"] = .number(launch.sortTime)
-    t["date_label"] = .string(LuaString(launch.dateLabel))
+    if let label = launch.dateLabel { t["date_label"] = .string(LuaString(label)) }
     if let url = launch.detailsURL { t["details_url"] = .string(LuaString(url)) }
+    return .table(t)
+  }
+
+  static func table(_ mission: LaunchMission) -> LuaValue {
+    var t = LuaTable()
+    t["name"] = .string(LuaString(mission.name))
+    if let description = mission.description { t["description"] = .string(LuaString(description)) }
     return .table(t)
   }
 
@@ -268,6 +283,7 @@ public struct LaunchesPlugin: LunarPlugin {
       t["error"] = .string(LuaString(error.description))
     }
     if let time = snapshot.fetchedAt { t["fetched_at"] = .number(time) }
+    if let time = snapshot.requestedAt { t["requested_at"] = .number(time) }
     if let time = snapshot.nextRefreshAllowedAt { t["next_refresh_at"] = .number(time) }
     t["count"] = .integer(Int64(snapshot.launches.count))
     return .table(t)

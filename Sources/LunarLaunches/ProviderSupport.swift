@@ -117,10 +117,15 @@ enum ProviderSupport {
     }.map(\.element)
   }
 
-  /// "SLC-40, Cape Canaveral SFS, FL", or the pad alone.
-  static func padLabel(_ pad: String, location: String?) -> String {
-    guard let location, !location.isEmpty else { return pad }
-    return pad.isEmpty ? location : "\(pad), \(location)"
+  /// "SLC-40, Cape Canaveral SFS, FL", or whichever part is known; nil
+  /// when neither is.
+  static func padLabel(_ pad: String?, location: String?) -> String? {
+    switch (nonEmpty(pad), nonEmpty(location)) {
+    case (let pad?, let location?): "\(pad), \(location)"
+    case (let pad?, nil): pad
+    case (nil, let location?): location
+    case (nil, nil): nil
+    }
   }
 
   /// nil for nil or "".
@@ -135,9 +140,19 @@ enum ProviderSupport {
   }
 }
 
-/// Something the sources only name (`{"name": "SpaceX", ...}`).
+/// Something the sources only name (`{"name": "SpaceX", ...}`); the name
+/// may be missing or null (unknown), but not of another type.
 struct NamedEntity: Decodable {
+  let name: String?
+}
+
+/// A mission: its name (required) and its description (may be missing or
+/// null).
+struct MissionEntity: Decodable {
   let name: String
+  let description: String?
+
+  var mission: LaunchMission { LaunchMission(name: name, description: description) }
 }
 
 /// An ISO 8601 time field (see `ISO8601.parse`); anything else is invalid

@@ -6,7 +6,11 @@ import Lunar
 /// Mapping: `plannedTime` is `t0`, else `win_open`, else nil (an estimate);
 /// `sortTime` is `sort_date` (epoch seconds as a string; estimates use the
 /// end of their day or month, so ties happen); `dateLabel` is `date_str`;
-/// the pad reads "pad name, location name"; the country is the location's.
+/// the pad reads "pad name, location name"; the country is the location's
+/// (a name: the feed gives no code); the missions carry their descriptions
+/// and `est_date` gives the estimated date's parts. Only `id`, `name` and
+/// `sort_date` are required: any other field missing or null is unknown
+/// (nil), but a field of the wrong type is invalid data.
 public actor RocketLaunchLiveProvider: LaunchProvider {
   public static let defaultEndpoint = "https://fdo.rocketlaunch.live/json/launches/next/5"
   public static let idPrefix = "rll:"
@@ -54,24 +58,26 @@ private struct Item: Decodable {
   let id: Int
   let name: String
   let sortDate: EpochSeconds
-  let provider: NamedEntity
-  let vehicle: NamedEntity
-  let pad: Pad
-  let missions: JSONArray<NamedEntity>?
+  let provider: NamedEntity?
+  let vehicle: NamedEntity?
+  let pad: Pad?
+  let missions: JSONArray<MissionEntity>?
+  let estDate: EstimatedDate?
   let winOpen: ISOTime?
   let t0: ISOTime?
-  let dateStr: String
+  let dateStr: String?
   let slug: String?
 
   enum CodingKeys: String, CodingKey {
     case id, name, provider, vehicle, pad, missions, t0, slug
     case sortDate = "sort_date"
+    case estDate = "est_date"
     case winOpen = "win_open"
     case dateStr = "date_str"
   }
 
   struct Pad: Decodable {
-    let name: String
+    let name: String?
     let location: Location?
   }
 
@@ -80,15 +86,24 @@ private struct Item: Decodable {
     let country: String?
   }
 
+  /// Each part may be missing or null; the quarter is not read.
+  struct EstimatedDate: Decodable {
+    let month: Int?
+    let day: Int?
+    let year: Int?
+  }
+
   var launch: Launch {
     Launch(
       id: RocketLaunchLiveProvider.idPrefix + String(id),
       name: name,
-      missions: (missions?.elements ?? []).map(\.name),
-      provider: provider.name,
-      vehicle: vehicle.name,
-      pad: ProviderSupport.padLabel(pad.name, location: pad.location?.name),
-      country: ProviderSupport.nonEmpty(pad.location?.country),
+      missions: (missions?.elements ?? []).map(\.mission),
+      estimatedDate: EstimatedLaunchDate(month: estDate?.month, day: estDate?.day, year: estDate?.year),
+      provider: provider?.name,
+      vehicle: vehicle?.name,
+      pad: ProviderSupport.padLabel(pad?.name, location: pad?.location?.name),
+      country: ProviderSupport.nonEmpty(pad?.location?.country),
+      countryCode: nil,
       plannedTime: (t0 ?? winOpen)?.seconds,
       sortTime: sortDate.seconds,
       dateLabel: dateStr,

@@ -96,21 +96,60 @@ func iso(_ epoch: Double) -> String {
     #expect(again.nextRefreshAllowedAt == 1_800_000_021)
   }
 
-  @Test func aRequestInFlightWhenTheProviderChangesAnswersWithoutACooldown() async throws {
-    let old = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)]), hold: true) }
+  @Test func aFailedFetchStartsTheCooldownToo() async throws {
+    let server = try TestHTTPServer { _ in .init(status: 500, body: "{}") }
+    defer { server.stop() }
+    let schedule = schedule(server, cooldown: 60)
+    for _ in 0..<3 {
+      let snapshot = try await schedule.refresh("rocketlaunch.live")
+      #expect(snapshot.phase == .failed(.server(code: 500)))
+      #expect(snapshot.nextRefreshAllowedAt == 1_800_000_060)
+    }
+    #expect(server.requests.count == 1, "three refreshes against a failing server make one request")
+    clock.advance(60)
+    _ = try await schedule.refresh("rocketlaunch.live")
+    #expect(server.requests.count == 2)
+  }
+
+  @Test func theCooldownCountsFromTheStartOfTheRequest() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)]), hold: true) }
+    defer { server.stop() }
+    let schedule = schedule(server, cooldown: 60)
+    let waiter = Task { try await schedule.refresh("rocketlaunch.live") }
+    while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+    #expect(await schedule.snapshot("rocketlaunch.live").nextRefreshAllowedAt == 1_800_000_060)
+    clock.advance(30)
+    server.release()
+    let snapshot = try await waiter.value
+    #expect(snapshot.fetchedAt == 1_800_000_030)
+    #expect(snapshot.nextRefreshAllowedAt == 1_800_000_060, "60 s after the request started, not after it finished")
+    // Joining is never blocked by the cooldown the request itself started.
+    clock.advance(29)
+    _ = try await schedule.refresh("rocketlaunch.live")
+    #expect(server.requests.count == 1)
+  }
+
+  @Test func aNewProviderDetachesTheRequestInFlight() async throws {
+    let old = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)]), delay: 0.3) }
     let new = try TestHTTPServer { _ in .init(body: rllBody([(2, 1_800_003_600)])) }
-    defer { old.stop(); new.stop() }
+    defer {
+      old.stop()
+      new.stop()
+    }
     let schedule = schedule(old)
     let waiter = Task { try await schedule.refresh("rocketlaunch.live") }
     while old.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
     try await schedule.replaceProvider(RocketLaunchLiveProvider(endpoint: new.url + "/rll"))
-    old.release()
-    let answered = try await waiter.value
-    #expect(answered.launches.map(\.id) == ["rll:1"])
-    #expect(answered.nextRefreshAllowedAt == nil)
+    // Asked while the old request is still in flight, the next refresh
+    // asks the new endpoint instead of joining the old request.
     let next = try await schedule.refresh("rocketlaunch.live")
-    #expect(next.launches.map(\.id) == ["rll:2"])
+    #expect(next.launches.map(\.id) == ["rll:2"], "the next refresh asks the new endpoint")
+    // The detached request's waiter has the snapshot from before it, without
+    // a cooldown: never the old endpoint's launches.
+    #expect(try await waiter.value == LaunchSchedule.Snapshot())
     #expect(new.requests.count == 1)
+    while await schedule.droppedCompletions == 0 { await Task.yield() }
+    #expect(await schedule.snapshot("rocketlaunch.live") == next, "the old request's completion was dropped")
     await #expect(throws: LaunchSchedule.ScheduleError.unknownSource("launchlibrary2")) {
       try await schedule.replaceProvider(LaunchLibrary2Provider(endpoint: new.url))
     }
@@ -147,7 +186,50 @@ func iso(_ epoch: Double) -> String {
     waiter.cancel()
     await #expect(throws: CancellationError.self) { try await waiter.value }
     #expect(await schedule.snapshot("rocketlaunch.live") == before, "restored exactly, cooldown included")
+    #expect(before.nextRefreshAllowedAt == 1_800_000_010)
+    // The cancelled request's own cooldown went with it: the next refresh asks again.
+    slow.withLock { $0 = false }
+    let again = try await schedule.refresh("rocketlaunch.live")
+    #expect(server.requests.count == 3)
+    #expect(again.nextRefreshAllowedAt == 1_800_000_021)
     server.release()
+  }
+
+  @Test func theLastWaiterLeavingRestoresAFailedSnapshotAndItsCooldown() async throws {
+    let failing = Mutex(true)
+    let server = try TestHTTPServer { _ in
+      failing.withLock { $0 } ? .init(status: 503, body: "{}") : .init(body: rllBody([(2, 1_800_007_200)]), hold: true)
+    }
+    defer { server.stop() }
+    let schedule = schedule(server, cooldown: 10)
+    let before = try await schedule.refresh("rocketlaunch.live")
+    #expect(before.phase == .failed(.server(code: 503)) && before.nextRefreshAllowedAt == 1_800_000_010)
+    clock.advance(10)
+    failing.withLock { $0 = false }
+    let first = Task { try await schedule.refresh("rocketlaunch.live") }
+    let second = Task { try await schedule.refresh("rocketlaunch.live") }
+    while server.requests.count < 2 { try await Task.sleep(for: .milliseconds(2)) }
+    first.cancel()
+    await #expect(throws: CancellationError.self) { try await first.value }
+    #expect(await schedule.snapshot("rocketlaunch.live").phase == .loading, "another waiter still wants it")
+    second.cancel()
+    await #expect(throws: CancellationError.self) { try await second.value }
+    #expect(await schedule.snapshot("rocketlaunch.live") == before)
+    server.release()
+  }
+
+  @Test func aCancelledCallerStartsNoRequest() async throws {
+    let server = try TestHTTPServer { _ in .init(body: rllBody([(1, 1_800_003_600)])) }
+    defer { server.stop() }
+    let schedule = schedule(server)
+    let task = Task {
+      while !Task.isCancelled { await Task.yield() }
+      return try await schedule.refresh("rocketlaunch.live")
+    }
+    task.cancel()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(await schedule.snapshot("rocketlaunch.live") == LaunchSchedule.Snapshot())
+    #expect(server.requests.isEmpty)
   }
 
   @Test func aStaleCompletionNeverOverwritesANewerOne() async throws {

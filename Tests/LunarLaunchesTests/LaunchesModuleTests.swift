@@ -60,6 +60,61 @@ import Testing
     #expect(results == [2, "rll:7", "Launch 7", "SpaceX", .number(1_800_003_600), .nil, "Soon", "rll:7", "loaded"])
   }
 
+  @Test func unknownFieldsAreNilAndMissionsDatesAndCountriesAreThere() async throws {
+    let bare = ProviderTests.rllItem(
+      1, sortDate: "1799000000", t0: NSNull(),
+      changes: ["provider": NSNull(), "vehicle": NSNull(), "pad": NSNull(), "date_str": NSNull()], removing: ["missions", "est_date"])
+    let whole = ProviderTests.rllItem(2, changes: ["est_date": ["month": 2, "day": NSNull(), "year": 2027]])
+    let ll2 = ProviderTests.ll2Item("a", changes: ["pad": ["name": "LC-1A", "country": ["name": "New Zealand", "alpha_3_code": "NZL"]]])
+    let (rllFeed, ll2Feed) = (ProviderTests.rllBody([bare, whole]), ProviderTests.ll2Body([ll2]))
+    let server = try TestHTTPServer { request in .init(body: request.path == "/rll" ? rllFeed : ll2Feed) }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local rll = launches.upcoming { source = "rocketlaunch.live" }
+      local ll2 = launches.upcoming { source = "launchlibrary2" }
+      local out = {}
+      local function add(...) for i = 1, select("#", ...) do out[#out + 1] = tostring((select(i, ...))) end end
+      local bare, whole = rll[1], rll[2]
+      add(bare.provider, bare.vehicle, bare.pad, bare.country, bare.country_code, bare.planned_time, bare.date_label,
+        bare.mission_description, #bare.missions, next(bare.estimated_date))
+      add(whole.provider, whole.vehicle, whole.pad, whole.country, whole.country_code, whole.date_label, whole.missions[1].name,
+        whole.missions[1].description, whole.mission_description, whole.estimated_date.month, whole.estimated_date.day,
+        whole.estimated_date.year, math.type(whole.estimated_date.year))
+      add(ll2[1].country, ll2[1].country_code, ll2[1].mission_description, ll2[1].missions[1].name, ll2[1].pad)
+      return table.concat(out, "|")
+      """)
+    #expect(results == [
+      .string(LuaString(
+        "nil|nil|nil|nil|nil|nil|nil|nil|0|nil|"
+          + "SpaceX|Falcon 9|SLC-40, Cape Canaveral SFS, Florida|United States|nil|Jan 05|Mission 2|A mission.|A mission.|2|nil|2027|integer|"
+          + "New Zealand|NZL|A mission.|Mission a|LC-1A"))
+    ])
+  }
+
+  @Test func aMalformedFeedIsAClearLuaError() async throws {
+    let wrong = ProviderTests.rllItem(1, changes: ["provider": ["name": 42]])
+    let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+    let rllFeed = ProviderTests.rllBody([wrong])
+    let server = try TestHTTPServer { request in
+      .init(body: request.path == "/rll" ? rllFeed : #"{"results": [], "extra": \#(deep)}"#)
+    }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local _, rll = pcall(launches.upcoming, { source = "rocketlaunch.live" })
+      local _, ll2 = pcall(launches.upcoming, { source = "launchlibrary2" })
+      return rll, ll2
+      """)
+    #expect(results.count == 2)
+    #expect(
+      results.first?.stringValue
+        == "test.lua:2: launches: rocketlaunch.live failed: invalid data: result[0].provider.name: string expected, got number")
+    let deepError = try #require(results.last?.stringValue)
+    #expect(deepError.hasPrefix("test.lua:3: launches: launchlibrary2 failed: invalid data: not JSON: "), "\(deepError)")
+    #expect(deepError.contains("nesting deeper than"), "\(deepError)")
+  }
+
   @Test func failuresAreLuaErrors() async throws {
     let server = try TestHTTPServer { _ in .init(status: 503, body: "{}") }
     defer { server.stop() }
@@ -226,6 +281,27 @@ import Testing
       """)
     #expect(results == ["loaded 1 nil rll:4", "rll:10"])
     #expect(server.requests.map(\.path) == ["/rll", "/elsewhere"])
+  }
+
+  @Test func configureDetachesTheRequestInFlight() async throws {
+    // The old endpoint answers slowly; the new one at once.
+    let server = try TestHTTPServer { request in
+      request.path == "/rll" ? .init(body: rllBody([(1, 1_800_007_200)]), delay: 0.3) : .init(body: rllBody([(2, 1_800_007_200)]))
+    }
+    defer { server.stop() }
+    let results = try await run(try runtime(server), """
+      local launches = require "lunar.launches"
+      local interrupted = lunar.spawn(function() return launches.upcoming { source = "rocketlaunch.live" } end)
+      -- Each snapshot call waits on the schedule: the spawned task gets to start its request.
+      while launches.snapshot("rocketlaunch.live").phase ~= "loading" do end
+      launches.configure { endpoints = { ["rocketlaunch.live"] = "\(server.url)/new" } }
+      local fresh = launches.upcoming { source = "rocketlaunch.live" }
+      local old = interrupted:await()
+      return #old, fresh[1].id, launches.next().id
+      """)
+    #expect(results == [0, "rll:2", "rll:2"])
+    // The old request may be cancelled before it reaches the server.
+    #expect(server.requests.map(\.path).filter { $0 != "/rll" } == ["/new"])
   }
 
   @Test func samplesFalseGoesBackToTheStartingEndpoints() async throws {

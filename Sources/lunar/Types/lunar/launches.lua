@@ -8,25 +8,40 @@
 ---@field sources string[] The sources' names: `rocketlaunch.live`, `launchlibrary2`.
 local launches = {}
 
----A launch.
+---A launch. A field the source leaves out (or gives as null) is nil: unknown.
 ---@class lunar.launch
 ---@field id string Prefixed by its source (`rll:4711`, `ll2:...`).
 ---@field name string
----@field missions string[]
----@field provider string
----@field vehicle string
----@field pad string
----@field country string? As the source gives it.
+---@field missions lunar.launch_mission[] In the source's order.
+---@field mission_description string? The first mission's description.
+---@field estimated_date lunar.launch_estimated_date The parts the source gives (RocketLaunch.Live's `est_date`).
+---@field provider string?
+---@field vehicle string?
+---@field pad string? The pad's name and its location's, or whichever is known.
+---@field country string? The country's name.
+---@field country_code string? The country's three-letter code (Launch Library 2 only).
 ---@field planned_time number? Seconds since the epoch, only when the time is known to the minute.
 ---@field sort_time number
----@field date_label string `"Dec 07"`, `"Q2 2024"`.
+---@field date_label string? `"Dec 07"`, `"Q2 2024"`.
 ---@field details_url string?
+
+---A launch's mission.
+---@class lunar.launch_mission
+---@field name string
+---@field description string?
+
+---The known parts of an estimated launch date (none for Launch Library 2).
+---@class lunar.launch_estimated_date
+---@field month integer?
+---@field day integer?
+---@field year integer?
 
 ---A source's state.
 ---@class lunar.launch_snapshot
 ---@field phase "idle"|"loading"|"loaded"|"failed"
----@field fetched_at number?
----@field next_refresh_at number?
+---@field fetched_at number? When the last successful fetch finished.
+---@field requested_at number? When the last request that counts started: the cooldown runs from it.
+---@field next_refresh_at number? Until when a refresh answers without a request.
 ---@field count integer
 ---@field error string? Why the last fetch failed.
 
