@@ -1,0 +1,68 @@
+import Foundation
+import LuaKit
+import Testing
+
+@testable import LunarTest
+
+/// Spec files that misuse the DSL or luassert, or hand the runner names and
+/// messages that are not text: each costs only the test it is in.
+@Suite struct HostileSpecTests {
+  /// Writes `source` as a spec file in a new temporary folder; returns its path.
+  func specFile(_ source: String, named name: String = "hostile_spec.lua") throws -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let path = folder.appendingPathComponent(name).path
+    try Data(source.utf8).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  @Test func aBadArgumentToAPublicFunctionIsAnErrorAtTheUsersLine() async throws {
+    let path = try specFile("""
+      describe("misuse", function()
+        it("finally", function() finally(5) end)
+        it("finally without", function() finally() end)
+        it("spy.on", function() spy.on(nil, "x") end)
+        it("spy.on key", function() spy.on({}) end)
+        it("register", function() assert:register(5) end)
+        it("register callback", function() assert:register("assertion", "x", 7) end)
+        it("unregister", function() assert:unregister("assertion") end)
+        it("add_formatter", function() assert:add_formatter(true) end)
+        it("format", function() assert:format(nil) end)
+        it("set_parameter", function() assert:set_parameter(nil, 1) end)
+        it("add_spy", function() assert:add_spy({}) end)
+        it("array", function() assert.array(5).has.no.holes() end)
+        it("invokes", function() stub({}, "k").invokes(5) end)
+        it("on_call_with", function() stub({}, "k").on_call_with(1).invokes(nil) end)
+        it("bindfenv", function() require("busted").bindfenv(nil, "x", 1) end)
+        it("runs after them", function() end)
+      end)
+      """)
+    let file = await SpecRunner(options: SpecOptions()).runFile(path)
+    #expect(!file.results.contains { $0.message?.contains("luassert:") == true || $0.message?.contains("busted:") == true })
+    let expected: [String] = [
+      "2: bad argument #1 to 'finally' (function expected, got number)",
+      "3: bad argument #1 to 'finally' (function expected, got no value)",
+      "4: bad argument #1 to 'spy.on' (table expected, got nil)",
+      "5: bad argument #2 to 'spy.on' (key expected, got no value)",
+      "6: bad argument #1 to 'assert:register' (string expected, got number)",
+      "7: bad argument #3 to 'assert:register' (function expected, got number)",
+      "8: bad argument #2 to 'assert:unregister' (string expected, got no value)",
+      "9: bad argument #1 to 'assert:add_formatter' (function expected, got boolean)",
+      "10: bad argument #1 to 'assert:format' (table expected, got nil)",
+      "11: bad argument #1 to 'assert:set_parameter' (string expected, got nil)",
+      "12: bad argument #1 to 'assert:add_spy' (spy expected, got table)",
+      "13: bad argument #1 to 'array' (table expected, got number)",
+      "14: bad argument #1 to 'invokes' (function expected, got number)",
+      "15: bad argument #1 to 'invokes' (function expected, got nil)",
+      "16: bad argument #1 to 'bindfenv' (function expected, got nil)",
+    ]
+    let statuses: [SpecResult.Status] = Array(repeating: .error, count: expected.count) + [.success]
+    #expect(file.results.map(\.status) == statuses)
+    for (result, message) in zip(file.results, expected) {
+      let line = String(message.prefix { $0 != ":" })
+      // Lua shortens a long path (`...` and its end): the file's name is kept.
+      #expect(result.message?.hasSuffix("/hostile_spec.lua:" + message) == true, "\(result.name)")
+      #expect(result.position?.hasSuffix("/hostile_spec.lua:" + line) == true, "\(result.name)")
+    }
+  }
+}
