@@ -53,6 +53,7 @@ enum TestCommand {
     do {
       format = try apply(parsed, to: &options)
       traceFile = try TraceFileOption.parse(parsed, command: "test")
+      try checkPatterns(options, parsed)
     } catch {
       return LunarCommandLine.usageFailure(error)
     }
@@ -178,6 +179,17 @@ enum TestCommand {
     }
     let weights = basis == .durations ? "the durations in \(options.durationsPath ?? "")" : "file size"
     return (chosen, "\(name): \(chosen.count) of \(files.count) spec files, balanced by \(weights)\n")
+  }
+
+  /// Refuses a malformed Lua pattern, naming the flag (or the `.busted`
+  /// setting) that gave it.
+  static func checkPatterns(_ options: SpecOptions, _ parsed: ParsedArguments) throws(UsageError) {
+    do {
+      try options.checkPatterns()
+    } catch {
+      let source = parsed.has(error.setting) ? "--\(error.setting)" : ".busted '\(error.setting)'"
+      throw UsageError(message: "\(source): bad Lua pattern '\(RunText.printable(error.pattern))': \(error.problem)", command: "test")
+    }
   }
 
   /// Applies the flags over the defaults and `.busted`; returns the format.

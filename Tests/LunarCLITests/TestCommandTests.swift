@@ -280,6 +280,30 @@ import TestSupport
   }
 
   @Test(arguments: [
+    ("--filter", "[", "malformed pattern (missing ']')"),
+    ("--filter-out", "(", "unfinished capture"),
+    ("--pattern", "%", "malformed pattern (ends with '%')"),
+    ("--exclude-pattern", "%f", "missing '[' after '%f' in pattern"),
+    // Lua finds it only where a match reaches it: no name starts with 'zz'.
+    ("--filter", "zz[", "malformed pattern (missing ']')"),
+  ])
+  func aMalformedPatternIsOneUsageErrorBeforeAnyFileRuns(flag: String, pattern: String, problem: String) async throws {
+    let outcome = try await lunarTest([flag, pattern, "."], in: "outcomes")
+    #expect(outcome.status == 2)
+    #expect(outcome.stdout == "")
+    #expect(outcome.stderr == "lunar: \(flag): bad Lua pattern '\(pattern)': \(problem)\nTry 'lunar help test'.\n")
+  }
+
+  @Test func aMalformedPatternInBustedIsNamedByItsSetting() async throws {
+    let folder = try TemporaryFolder()
+    try folder.write(".busted", "return { default = { filter = '[x' } }\n")
+    try folder.write("a_spec.lua", "it('runs', function() end)\n")
+    let outcome = try await LunarProcess.run(["test", "."], in: folder.url)
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr.hasPrefix("lunar: .busted 'filter': bad Lua pattern '[x': malformed pattern (missing ']')\n"))
+  }
+
+  @Test(arguments: [
     (["-o", "xml"], "lunar: unknown output format 'xml' (plain, tap, junit, json)"),
     (["--jobs", "0"], "lunar: --jobs needs a positive number, got '0'"),
     (["--seed", "abc"], "lunar: --seed needs a whole number, got 'abc'"),

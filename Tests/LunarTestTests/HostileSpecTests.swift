@@ -66,3 +66,41 @@ import Testing
     }
   }
 }
+
+/// `LuaPatternCheck` agrees with Lua: a pattern it passes never makes Lua's
+/// matcher raise an error, and the malformed pieces it finds are Lua's.
+@Suite struct LuaPatternCheckTests {
+  @Test(arguments: [
+    ("[", "malformed pattern (missing ']')"), ("[^]", "malformed pattern (missing ']')"),
+    ("[%]", "malformed pattern (missing ']')"), ("%", "malformed pattern (ends with '%')"),
+    ("%b(", "malformed pattern (missing arguments to '%b')"), ("%fa", "missing '[' after '%f' in pattern"),
+    ("(a%1)", "invalid capture index %1"), ("%0", "invalid capture index %0"), ("a)", "invalid pattern capture"),
+    ("(", "unfinished capture"), (String(repeating: "()", count: 33), "too many captures"),
+  ])
+  func findsLuasErrors(pattern: String, problem: String) {
+    #expect(LuaPatternCheck.problem(in: Array(pattern.utf8)) == problem)
+  }
+
+  @Test(arguments: ["[]]", "[^]]", "(a)%1", "()x", "%b()", "%f[%w]a", "^a$", "[%a-]", "%%", "a-*+?", ""])
+  func passesWellFormedPatterns(pattern: String) throws {
+    #expect(LuaPatternCheck.problem(in: Array(pattern.utf8)) == nil)
+    let matcher = try PatternMatcher()
+    _ = try matcher.find(pattern, in: "a]b()x")
+  }
+
+  @Test func aPatternItPassesNeverFailsAMatch() throws {
+    let matcher = try PatternMatcher()
+    let alphabet = Array("()[]%^$bf1a.-*]".utf8)
+    let subjects = ["", "a", "a]b(1)f", "((a))", "b1a.-*]%^$"]
+    var generator = SeededGenerator(seed: 26)
+    for _ in 0..<5_000 {
+      let length = Int.random(in: 0...6, using: &generator)
+      let bytes = (0..<length).map { _ in alphabet.randomElement(using: &generator) ?? 0x61 }
+      guard LuaPatternCheck.problem(in: bytes) == nil else { continue }
+      let pattern = String(decoding: bytes, as: UTF8.self)
+      for subject in subjects {
+        #expect(throws: Never.self, "\(pattern) on \(subject)") { _ = try matcher.find(pattern, in: subject) }
+      }
+    }
+  }
+}
