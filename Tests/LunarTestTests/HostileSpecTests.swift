@@ -67,6 +67,45 @@ import Testing
   }
 }
 
+extension HostileSpecTests {
+  @Test func namesAndMessagesThatAreNotTextKeepTheirBytesEscaped() async throws {
+    let path = try specFile(#"""
+      describe("bytes \255", function()
+        it("passes", function() end)
+        it("compares", function() assert.are.equal("a\255", "b\254") end)
+        it("errors", function() error("bad \253 byte") end)
+        it("fails with a message", function() assert.is_true(false, "why \252") end)
+        it("is named \254\xC3\xA9", function() end)
+        pending("later \251")
+      end)
+      it("runs after them", function() end)
+      """#)
+    var options = SpecOptions()
+    for details in [false, true] {
+      options.details = details
+      let file = await SpecRunner(options: options).runFile(path)
+      #expect(file.results.map(\.name) == [
+        "bytes \\255 passes", "bytes \\255 compares", "bytes \\255 errors", "bytes \\255 fails with a message",
+        "bytes \\255 is named \\254é", "bytes \\255 later \\251", "runs after them",
+      ])
+      #expect(file.results.map(\.status) == [.success, .failure, .error, .failure, .success, .pending, .success])
+      #expect(file.results[1].message?.contains("(string) 'b\\254'") == true)
+      #expect(file.results[2].message?.hasSuffix(":4: bad \\253 byte") == true)
+      #expect(file.results[3].message?.hasPrefix("why \\252\n") == true)
+      #expect(SpecSummary([file]).description == "3 passed, 2 failed, 1 errors, 1 pending")
+    }
+  }
+
+  @Test(arguments: [
+    ([0x61, 0xFF, 0x62], "a\\255b"), ([0xC3, 0xA9], "é"), ([0xC3], "\\195"), ([0xE2, 0x82], "\\226\\130"),
+    ([0xC0, 0xAF], "\\192\\175"), ([0xED, 0xA0, 0x80], "\\237\\160\\128"), ([0xF0, 0x9F, 0x98, 0x80, 0xF8], "😀\\248"),
+    ([0x5C, 0x0A], "\\\n"),
+  ] as [([UInt8], String)])
+  func specTextEscapesOnlyTheBytesThatAreNotUTF8(bytes: [UInt8], text: String) {
+    #expect(SpecText.of(LuaString(bytes: bytes)) == text)
+  }
+}
+
 /// `LuaPatternCheck` agrees with Lua: a pattern it passes never makes Lua's
 /// matcher raise an error, and the malformed pieces it finds are Lua's.
 @Suite struct LuaPatternCheckTests {
