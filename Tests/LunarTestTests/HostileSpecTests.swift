@@ -143,3 +143,30 @@ extension HostileSpecTests {
     }
   }
 }
+
+extension HostileSpecTests {
+  @Test(arguments: [1, 2])
+  func eachFileStartsInTheCLocaleWhateverAnotherSet(jobs: Int) async throws {
+    let setter = try specFile("""
+      it("sets the locale", function()
+        assert.are.equal("C.utf8", os.setlocale("C.utf8"))
+        assert.are.equal("C.utf8", os.setlocale(nil, "ctype"))
+      end)
+      """, named: "a_spec.lua")
+    let folder = (setter as NSString).deletingLastPathComponent
+    try Data("""
+      it("finds the C locale", function()
+        assert.are.equal("C", os.setlocale())
+        assert.are.equal("C", os.setlocale(nil, "numeric"))
+      end)
+      """.utf8).write(to: URL(fileURLWithPath: folder + "/b_spec.lua"))
+    var options = SpecOptions()
+    options.jobs = jobs
+    let runner = SpecRunner(options: options)
+    // Each file after the setter, in a runtime it restored (one job) or in
+    // one beside it.
+    let (results, runtimes) = await runner.runCounting(files: [setter, folder + "/b_spec.lua", folder + "/b_spec.lua"])
+    #expect(results.flatMap(\.results).map(\.status) == [.success, .success, .success], "\(results)")
+    if jobs == 1 { #expect(runtimes.restored > 0) }
+  }
+}

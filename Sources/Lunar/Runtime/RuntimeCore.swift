@@ -86,6 +86,7 @@ public final class RuntimeCore {
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
+    lunar_installthreadlocale(state.L)
     lunar_installerror(state.L)
     // Before plugins and the sandbox, which keep the loaders they find.
     if configuration.coverage != nil { try LineCoverage.start(in: state) }
@@ -128,6 +129,7 @@ public final class RuntimeCore {
     lunar_releasesigint(state.L)
     configuration.coverage?.record(from: state)
     state.close()
+    lunar_resetthreadlocale()
   }
 
   // MARK: Plugins and modules
