@@ -121,11 +121,14 @@ enum TestCommand {
       }
     }
     report += reporter.report(results, seconds: SpecClock.now() - started)
+    // The report is printed whatever becomes of the trace: a trace that
+    // cannot be written is one error line after it, and the run fails.
+    var traceWritten = true
     do {
       try chromeTrace?.write()
     } catch {
+      traceWritten = false
       Console.error("lunar: --trace-file \(error)")
-      return 1
     }
     do {
       if let reportPath {
@@ -163,7 +166,7 @@ enum TestCommand {
         return 1
       }
     }
-    return SpecSummary(results).succeeded ? 0 : 1
+    return SpecSummary(results).succeeded && traceWritten ? 0 : 1
   }
 
   /// The files of the run's shard (every file without `--shard`), and the

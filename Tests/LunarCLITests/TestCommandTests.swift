@@ -82,6 +82,16 @@ import TestSupport
     #expect(names == ["bytes passes", "bytes compares \\255", "bytes errors"])
   }
 
+  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+  func aTraceThatCannotBeWrittenIsOneErrorAfterTheReport() async throws {
+    let folder = try TemporaryFolder()
+    try folder.write("ok_spec.lua", "it('passes', function() end)\n")
+    let outcome = try await LunarProcess.run(["test", "--trace-file", "/dev/full", "--trace-format", "chrome", "."], in: folder.url)
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"), "\(outcome.stdout)")
+    #expect(outcome.stderr == "lunar: --trace-file cannot write /dev/full: No space left on device\n")
+  }
+
   @Test func hooksRunInBustedsOrder() async throws {
     let outcome = try await lunarTest(["hooks_spec.lua"], in: "hooks")
     #expect(outcome.status == 0)
