@@ -7,22 +7,7 @@ import LuaKit
 /// report stays valid text (JSON, XML).
 enum SpecText {
   /// `string`'s text, its invalid bytes escaped.
-  static func of(_ string: LuaString) -> String {
-    if let text = string.string { return text }
-    var out = ""
-    var rest = string.bytes[...]
-    while !rest.isEmpty {
-      let length = validPrefixLength(rest)
-      if length > 0 {
-        out += String(decoding: rest.prefix(length), as: UTF8.self)
-        rest = rest.dropFirst(length)
-      } else {
-        out += "\\\(rest[rest.startIndex])"
-        rest = rest.dropFirst()
-      }
-    }
-    return out
-  }
+  static func of(_ string: LuaString) -> String { string.textEscapingInvalidUTF8 }
 
   /// `value` with every string in it (keys too) as `of` shows it, so a
   /// result the decoder reads as text never fails on bytes.
@@ -41,34 +26,5 @@ enum SpecText {
     default:
       return value
     }
-  }
-
-  /// How many bytes at the start of `bytes` are whole, valid UTF-8.
-  private static func validPrefixLength(_ bytes: ArraySlice<UInt8>) -> Int {
-    var length = 0
-    var index = bytes.startIndex
-    while index < bytes.endIndex {
-      let size = sequenceLength(bytes[index...])
-      guard size > 0 else { break }
-      length += size
-      index += size
-    }
-    return length
-  }
-
-  /// The length of the one UTF-8 sequence `bytes` starts with, or 0 when it
-  /// starts with no valid sequence.
-  private static func sequenceLength(_ bytes: ArraySlice<UInt8>) -> Int {
-    guard let lead = bytes.first else { return 0 }
-    let size: Int
-    switch lead {
-    case 0x00...0x7F: return 1
-    case 0xC2...0xDF: size = 2
-    case 0xE0...0xEF: size = 3
-    case 0xF0...0xF4: size = 4
-    default: return 0
-    }
-    guard bytes.count >= size else { return 0 }
-    return String(validating: bytes.prefix(size), as: UTF8.self) == nil ? 0 : size
   }
 }
