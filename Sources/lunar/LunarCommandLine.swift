@@ -111,10 +111,12 @@ enum LunarCommandLine {
     }
   }
 
-  /// Prints a usage error with its hint and returns 2.
+  /// Prints a usage error with its hint and returns 2. The message is one
+  /// line: a word it quotes keeps its newlines and other control
+  /// characters escaped as in a Lua literal (`a\nb`).
   static func usageFailure(_ error: UsageError) -> Int32 {
     let hint = error.command.map { "Try 'lunar help \($0)'." } ?? "Try 'lunar help'."
-    Console.error("lunar: \(error.message)\n\(hint)")
+    Console.error("lunar: \(RunText.printable(error.message))\n\(hint)")
     return 2
   }
 }
