@@ -294,6 +294,7 @@ end
 -- `name` as a message shows it: its text, each byte that is not part of
 -- valid UTF-8 escaped as in a Lua literal (`b\255in`).
 local function shown(name)
+  if type(name) ~= "string" then return tostring(name) end
   local parts, at = {}, 1
   while at <= #name do
     local _, bad = utf8.len(name, at)
