@@ -62,3 +62,32 @@ public struct SpecOptions: Sendable {
   /// The defaults: `spec/`, `_spec` files, one job.
   public init() {}
 }
+
+/// A Lua pattern of the options that Lua would refuse when a match reaches
+/// its malformed piece: which setting gave it, the pattern, and Lua's error.
+public struct SpecPatternError: Error, Sendable, Equatable {
+  /// The setting's name as the command line spells it (`filter`, `pattern`).
+  public let setting: String
+  /// The pattern as given.
+  public let pattern: String
+  /// Lua's error (`malformed pattern (missing ']')`).
+  public let problem: String
+}
+
+extension SpecOptions {
+  /// Refuses the first malformed pattern among `pattern`, `excludePatterns`,
+  /// `filters` and `filtersOut`, so a bad one is one usage error before any
+  /// file runs rather than an error of every file.
+  public func checkPatterns() throws(SpecPatternError) {
+    let settings: [(String, [String])] = [
+      ("pattern", [pattern]), ("exclude-pattern", excludePatterns), ("filter", filters), ("filter-out", filtersOut),
+    ]
+    for (setting, patterns) in settings {
+      for pattern in patterns {
+        if let problem = LuaPatternCheck.problem(in: Array(pattern.utf8)) {
+          throw SpecPatternError(setting: setting, pattern: pattern, problem: problem)
+        }
+      }
+    }
+  }
+}

@@ -102,7 +102,9 @@ public struct SpecPlugin: LunarPlugin {
     // report(result): one test's result, kept outside the state.
     let log = self.log
     state.push(function: { call in
-      log.append(try SpecResultReader.read(at: 1, of: call) ?? LuaValueDecoder().decode(SpecResult.self, from: try call.value(1)))
+      log.append(
+        try SpecResultReader.read(at: 1, of: call)
+          ?? LuaValueDecoder().decode(SpecResult.self, from: SpecText.value(try call.value(1))))
       return .none
     })
     // failure_frame(task): where the task's failure was raised, as

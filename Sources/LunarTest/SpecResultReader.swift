@@ -3,8 +3,9 @@ import LuaKit
 /// Reads the result table busted.lua reports for a test field by field,
 /// without building a `LuaValue` and decoding it: the common result (no
 /// report details) costs a fraction of the `Decodable` path. Anything else
-/// (details, a name that is not UTF-8, a field of an unexpected type)
-/// gives nil, and the caller decodes it as before, errors and all.
+/// (details, a field of an unexpected type) gives nil, and the caller
+/// decodes it as before, errors and all. Bytes that are not UTF-8 are
+/// kept, escaped (`SpecText`).
 enum SpecResultReader {
   /// The result in the table at `index` of `stack`, or nil when it is not
   /// the plain kind.
@@ -42,8 +43,8 @@ enum SpecResultReader {
     return strings
   }
 
-  /// `bytes` as a string, if they are valid UTF-8 (as the decoder requires).
+  /// `bytes` as a report shows them.
   private static func text(_ bytes: LuaString?) -> String? {
-    bytes?.string
+    bytes.map(SpecText.of)
   }
 }

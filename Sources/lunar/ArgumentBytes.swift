@@ -3,27 +3,21 @@ import Glibc
 #endif
 import LuaKit
 
-/// The bytes a command-line word was typed as. `CommandLine.arguments`
+/// The command line as the bytes it was typed as. `CommandLine.arguments`
 /// replaces bytes that are not UTF-8 with U+FFFD, so a name from Lua that
-/// is not text (`"b\255in"`) could not be asked for; its word is found again
-/// in the process's own argument vector.
+/// is not text (`"b\255in"`) could not be asked for; the words are read
+/// from the process's own argument vector instead.
 enum ArgumentBytes {
-  /// The bytes of `word`, one of this process's arguments: its UTF-8, or,
-  /// if it holds a replacement character, the argument it was decoded from
-  /// (when exactly one argument decodes to it).
-  static func of(_ word: String) -> LuaString {
-    guard word.unicodeScalars.contains("\u{FFFD}") else { return LuaString(word) }
-    var matches = Set<[UInt8]>()
-    for index in 0..<Int(CommandLine.argc) {
-      guard let argument = CommandLine.unsafeArgv[index] else { continue }
-      let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument)).map { $0 }
-      // Compared by scalars: `==` on strings would merge canonically
-      // equivalent but distinct names.
-      if String(decoding: bytes, as: UTF8.self).unicodeScalars.elementsEqual(word.unicodeScalars) {
-        matches.insert(bytes)
-      }
+  /// Every word of this process's command line, the program's first.
+  static var all: [LuaString] {
+    (0..<Int(CommandLine.argc)).map { index in
+      guard let argument = CommandLine.unsafeArgv[index] else { return LuaString(bytes: []) }
+      return LuaString(bytes: Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument))))
     }
-    guard matches.count == 1, let bytes = matches.first else { return LuaString(word) }
-    return LuaString(bytes: bytes)
   }
+
+  /// How a word reads in messages and wherever Lunar needs text: its UTF-8,
+  /// each byte that is not part of valid UTF-8 escaped as in a Lua literal
+  /// (`b\255in`), so no two words read alike by a replacement character.
+  static func text(_ word: LuaString) -> String { word.textEscapingInvalidUTF8 }
 }

@@ -34,7 +34,7 @@ enum LunarCommandLine {
         return 0
       }
       guard let command = commands.first(where: { $0.name == name }) else {
-        return usageFailure(UsageError(message: "unknown command '\(name)'", command: nil))
+        return usageFailure(UsageError(message: "unknown command '\(RunText.printable(name))'", command: nil))
       }
       print(command.help)
       return 0
@@ -51,15 +51,33 @@ enum LunarCommandLine {
 
   /// Runs the command line and returns the exit status.
   static func main(arguments: [String]) -> Int32 {
-    let words = Array(arguments.dropFirst())
-    let program = arguments.first ?? "lunar"
-    guard let first = words.first else {
+    main(words: arguments.map { LuaString($0) })
+  }
+
+  /// Runs the command line, its words as typed (`ArgumentBytes.all`), and
+  /// returns the exit status.
+  static func main(words all: [LuaString]) -> Int32 {
+    var words = Array(all.dropFirst())
+    let program = all.first.map(ArgumentBytes.text) ?? "lunar"
+    // As lua.c: `lunar -- FILE` runs FILE, whatever it is named.
+    var prefix = [program]
+    var optionsDone = false
+    if words.first == "--" {
+      words.removeFirst()
+      prefix.append("--")
+      optionsDone = true
+    }
+    guard let firstBytes = words.first else {
       // As lua.c: with no arguments, a piped standard input is the script;
       // a terminal gets the console.
       if isatty(STDIN_FILENO) == 0 {
-        return run(RunCommand.spec, ["-"], prefix: [program])
+        return run(RunCommand.spec, ["-"], prefix: prefix)
       }
-      return run(ReplCommand.spec, [], prefix: [program, "repl"])
+      return run(ReplCommand.spec, [], prefix: prefix + ["repl"])
+    }
+    let first = ArgumentBytes.text(firstBytes)
+    if optionsDone {
+      return run(RunCommand.spec, ["--"] + words, prefix: [program])
     }
     if first == "--help" || first == "-h" {
       print(overview)
@@ -72,15 +90,15 @@ enum LunarCommandLine {
       return run(command, Array(words.dropFirst()), prefix: [program, first])
     }
     if first.hasPrefix("-") && first != "-" {
-      return usageFailure(UsageError(message: "unknown option '\(first)'", command: nil))
+      return usageFailure(UsageError(message: "unknown option '\(RunText.printable(first))'", command: nil))
     }
     if !first.contains(".") && !first.contains("/") && first != "-" {
-      return usageFailure(UsageError(message: "unknown command '\(first)'", command: nil))
+      return usageFailure(UsageError(message: "unknown command '\(RunText.printable(first))'", command: nil))
     }
     return run(RunCommand.spec, words, prefix: [program])
   }
 
-  private static func run(_ command: CommandSpec, _ words: [String], prefix: [String]) -> Int32 {
+  private static func run(_ command: CommandSpec, _ words: [LuaString], prefix: [String]) -> Int32 {
     do {
       let parsed = try command.parse(words, prefix: prefix)
       if parsed.has("help") {
@@ -93,10 +111,12 @@ enum LunarCommandLine {
     }
   }
 
-  /// Prints a usage error with its hint and returns 2.
+  /// Prints a usage error with its hint and returns 2. The message is one
+  /// line: a word it quotes keeps its newlines and other control
+  /// characters escaped as in a Lua literal (`a\nb`).
   static func usageFailure(_ error: UsageError) -> Int32 {
     let hint = error.command.map { "Try 'lunar help \($0)'." } ?? "Try 'lunar help'."
-    Console.error("lunar: \(error.message)\n\(hint)")
+    Console.error("lunar: \(RunText.printable(error.message))\n\(hint)")
     return 2
   }
 }

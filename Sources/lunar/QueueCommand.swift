@@ -118,7 +118,7 @@ enum QueueCommand {
       }
       guard !operands[1].isEmpty else { throw UsageError(message: "a queue NAME must not be empty", command: "queue") }
       // Names are bytes: the one asked for is matched by the bytes typed.
-      return ArgumentBytes.of(operands[1])
+      return parsed.operandBytes[1]
     }
     func refuseLimit(_ word: String) throws(UsageError) {
       if parsed.has("limit") { throw UsageError(message: "--limit is for queue show, not for queue \(word)", command: "queue") }

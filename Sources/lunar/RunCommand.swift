@@ -44,14 +44,19 @@ enum RunCommand {
   )
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
-    guard let file = parsed.operands.first else {
-      return LunarCommandLine.usageFailure(UsageError(message: "missing script file", command: "run"))
-    }
     var configuration: RuntimeConfiguration
     let chromeTrace: ChromeTraceFile?
+    let file: String
     do {
+      // The flags' values first: `--timeout f.lua` is a bad --timeout, not
+      // a missing file.
       configuration = try makeConfiguration(parsed)
-      chromeTrace = try TraceFileOption.parse(parsed, command: "run")?.install(in: &configuration, process: "lunar run \(file)")
+      let traceFile = try TraceFileOption.parse(parsed, command: "run")
+      guard let operand = parsed.operands.first else {
+        throw UsageError(message: parsed.missing("missing script file"), command: "run")
+      }
+      file = operand
+      chromeTrace = try traceFile?.install(in: &configuration, process: "lunar run \(file)")
     } catch let error as UsageError {
       return LunarCommandLine.usageFailure(error)
     } catch {
@@ -118,8 +123,9 @@ enum RunCommand {
       configuration.traceSinks.append(try JSONLinesTraceSink(path: path, prefixes: ["action."]))
     }
     var workflow = WorkflowRunOptions()
-    workflow.only = parsed.value("only")
-    workflow.from = parsed.value("from")
+    // Step names are bytes, as the workflow's names from Lua.
+    workflow.only = parsed.bytes("only")
+    workflow.from = parsed.bytes("from")
     if parsed.has("only") && parsed.has("from") {
       throw UsageError(message: "--only and --from cannot be used together", command: "run")
     }

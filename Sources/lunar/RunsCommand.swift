@@ -47,7 +47,7 @@ enum RunsCommand {
       return LunarCommandLine.usageFailure(error)
     }
     // Workflow names are bytes; the one asked for is matched by its UTF-8.
-    let workflow = parsed.value("workflow").map { LuaString($0) }
+    let workflow = parsed.bytes("workflow")
     do {
       let store: any RunStore
       do {

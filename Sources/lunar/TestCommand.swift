@@ -53,6 +53,7 @@ enum TestCommand {
     do {
       format = try apply(parsed, to: &options)
       traceFile = try TraceFileOption.parse(parsed, command: "test")
+      try checkPatterns(options, parsed)
     } catch {
       return LunarCommandLine.usageFailure(error)
     }
@@ -120,11 +121,14 @@ enum TestCommand {
       }
     }
     report += reporter.report(results, seconds: SpecClock.now() - started)
+    // The report is printed whatever becomes of the trace: a trace that
+    // cannot be written is one error line after it, and the run fails.
+    var traceWritten = true
     do {
       try chromeTrace?.write()
     } catch {
+      traceWritten = false
       Console.error("lunar: --trace-file \(error)")
-      return 1
     }
     do {
       if let reportPath {
@@ -162,7 +166,7 @@ enum TestCommand {
         return 1
       }
     }
-    return SpecSummary(results).succeeded ? 0 : 1
+    return SpecSummary(results).succeeded && traceWritten ? 0 : 1
   }
 
   /// The files of the run's shard (every file without `--shard`), and the
@@ -178,6 +182,17 @@ enum TestCommand {
     }
     let weights = basis == .durations ? "the durations in \(options.durationsPath ?? "")" : "file size"
     return (chosen, "\(name): \(chosen.count) of \(files.count) spec files, balanced by \(weights)\n")
+  }
+
+  /// Refuses a malformed Lua pattern, naming the flag (or the `.busted`
+  /// setting) that gave it.
+  static func checkPatterns(_ options: SpecOptions, _ parsed: ParsedArguments) throws(UsageError) {
+    do {
+      try options.checkPatterns()
+    } catch {
+      let source = parsed.has(error.setting) ? "--\(error.setting)" : ".busted '\(error.setting)'"
+      throw UsageError(message: "\(source): bad Lua pattern '\(RunText.printable(error.pattern))': \(error.problem)", command: "test")
+    }
   }
 
   /// Applies the flags over the defaults and `.busted`; returns the format.

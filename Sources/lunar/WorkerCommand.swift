@@ -46,8 +46,9 @@ enum WorkerCommand {
       return LunarCommandLine.usageFailure(UsageError(message: "\(error)", command: "worker"))
     }
     var queues: [LuaString]?
-    if let text = parsed.value("queues") {
-      let names = text.split(separator: ",", omittingEmptySubsequences: true).map { LuaString(String($0)) }
+    if let text = parsed.value("queues"), let bytes = parsed.bytes("queues") {
+      // Queue names are bytes, as the names the store keeps from Lua.
+      let names = bytes.bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).map { LuaString(bytes: Array($0)) }
       guard !names.isEmpty else {
         return LunarCommandLine.usageFailure(UsageError(message: "--queues needs queue names, got '\(text)'", command: "worker"))
       }

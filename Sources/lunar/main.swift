@@ -5,4 +5,4 @@ import Glibc
 // Runtime code stays out of main.swift: closures here are main-actor
 // isolated and would trap when called from the runtime's own thread.
 Signals.restoreDefaults()
-exit(LunarCommandLine.main(arguments: CommandLine.arguments))
+exit(LunarCommandLine.main(words: ArgumentBytes.all))

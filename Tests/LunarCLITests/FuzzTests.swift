@@ -35,6 +35,20 @@ import TestSupport
     #expect(leaks.isEmpty, "\(leaks.count) messages name Lunar's chunks, such as:\n\(leaks.prefix(5).joined(separator: "\n"))")
   }
 
+  /// Every command with flags and operands of random bytes (the same
+  /// script, target `command line`): each run ends by itself with 0, 1 or 2
+  /// and, failing, one clear message in text.
+  @Test func commandLinesOfRandomBytesEndCleanly() async throws {
+    let folder = try TemporaryFolder()
+    let outcome = try await LunarProcess.run(
+      ["run", Self.script, "command line", LunarProcess.binary], in: folder.url, timeout: 600)
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(outcome.status == 0, "lunar ended with \(outcome.status): \(outcome.stderr.suffix(2000))")
+    let unclear = lines.filter { $0.hasPrefix("unclear run ") }
+    #expect(unclear.isEmpty, "\(unclear.count) runs ended unclearly, such as:\n\(unclear.prefix(5).joined(separator: "\n"))")
+    #expect(lines.last?.hasPrefix("fuzz command line: ") == true && lines.last?.hasSuffix(" runs, 0 unclear") == true)
+  }
+
   /// The same calls with the text trace on: time and fields of every event
   /// are formatted, whatever the call asked for (`lunar.sleep(1e16)`).
   @Test func tracedCallsEndCleanly() async throws {

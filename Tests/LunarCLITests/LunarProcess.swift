@@ -40,6 +40,41 @@ struct LunarProcess {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
+    return try start(process, arguments, input: input, in: directory, environment: environment)
+  }
+
+  /// Runs `lunar` with words that are bytes (`b\377in`), which no Swift
+  /// string holds (see `start(bytes:)`).
+  static func run(
+    bytes words: [[UInt8]], input: String? = nil, in directory: URL? = nil,
+    environment: [String: String] = [:], timeout: TimeInterval = 20
+  ) async throws -> Outcome {
+    try await start(bytes: words, input: input, in: directory, environment: environment).wait(timeout: timeout)
+  }
+
+  /// Starts `lunar` with words that are bytes: a shell makes each word with
+  /// printf and runs `lunar` with them. A word holds no NUL (no command
+  /// line can).
+  static func start(
+    bytes words: [[UInt8]], input: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
+  ) throws -> Running {
+    var script = ""
+    for (index, word) in words.enumerated() {
+      let escaped = word.map { "\\0" + String($0, radix: 8) }.joined()
+      // The x keeps trailing newlines, which $(...) would drop.
+      script += "w\(index)=$(printf '%bx' '\(escaped)'); w\(index)=${w\(index)%x}\n"
+    }
+    script += "exec \"$0\"" + words.indices.map { " \"$w\($0)\"" }.joined() + "\n"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script, binary]
+    let shown = words.map { String(decoding: $0, as: UTF8.self) }
+    return try start(process, shown, input: input, in: directory, environment: environment)
+  }
+
+  private static func start(
+    _ process: Process, _ arguments: [String], input: String?, in directory: URL?, environment: [String: String]
+  ) throws -> Running {
     if let directory { process.currentDirectoryURL = directory }
     var env = ProcessInfo.processInfo.environment
     env["LUA_INIT"] = nil

@@ -56,6 +56,42 @@ import TestSupport
     #expect(outcome.stdout.contains("<testcase classname='./other_spec.lua:1' name='other runs'"))
   }
 
+  @Test func resultsThatAreNotTextKeepTheirBytesInEveryReport() async throws {
+    let folder = try TemporaryFolder()
+    try folder.write("bytes_spec.lua", #"""
+      describe("bytes", function()
+        it("passes", function() end)
+        it("compares \255", function() assert.are.equal("a\255", "b\254") end)
+        it("errors", function() error("bad \253 byte") end)
+      end)
+      """#)
+    let plain = try await LunarProcess.run(["test", "."], in: folder.url)
+    #expect(plain.stdout.hasSuffix("1 passed, 1 failed, 1 errors, 0 pending\n"), "\(plain.stdout)")
+    #expect(plain.stdout.contains("Failure → ./bytes_spec.lua:3: bytes compares \\255\n"))
+    #expect(plain.stdout.contains("(string) 'b\\254'"))
+    #expect(plain.stdout.contains("./bytes_spec.lua:4: bad \\253 byte\n"))
+    let json = try await LunarProcess.run(["test", "-o", "json", "."], in: folder.url)
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    let failures = try #require(report["failures"] as? [[String: Any]])
+    #expect(failures.first?["name"] as? String == "bytes compares \\255")
+    let errors = try #require(report["errors"] as? [[String: Any]])
+    #expect(errors.first?["message"] as? String == "./bytes_spec.lua:4: bad \\253 byte")
+    let junit = try await LunarProcess.run(["test", "-o", "junit", "."], in: folder.url)
+    let document = try XMLDocument(data: Data(junit.stdout.utf8))
+    let names = try document.nodes(forXPath: "//testcase/@name").compactMap(\.stringValue)
+    #expect(names == ["bytes passes", "bytes compares \\255", "bytes errors"])
+  }
+
+  @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+  func aTraceThatCannotBeWrittenIsOneErrorAfterTheReport() async throws {
+    let folder = try TemporaryFolder()
+    try folder.write("ok_spec.lua", "it('passes', function() end)\n")
+    let outcome = try await LunarProcess.run(["test", "--trace-file", "/dev/full", "--trace-format", "chrome", "."], in: folder.url)
+    #expect(outcome.status == 1)
+    #expect(outcome.stdout.hasSuffix("1 passed, 0 failed, 0 errors, 0 pending\n"), "\(outcome.stdout)")
+    #expect(outcome.stderr == "lunar: --trace-file cannot write /dev/full: No space left on device\n")
+  }
+
   @Test func hooksRunInBustedsOrder() async throws {
     let outcome = try await lunarTest(["hooks_spec.lua"], in: "hooks")
     #expect(outcome.status == 0)
@@ -277,6 +313,30 @@ import TestSupport
     #expect(summary(outcome) == "2 passed, 1 failed, 0 errors, 0 pending", "\(outcome.stdout)")
     #expect(outcome.stdout.contains("Failure → ./a_spec.lua:4: fails\n"))
     #expect(outcome.stderr == "lunar: interrupted\n")
+  }
+
+  @Test(arguments: [
+    ("--filter", "[", "malformed pattern (missing ']')"),
+    ("--filter-out", "(", "unfinished capture"),
+    ("--pattern", "%", "malformed pattern (ends with '%')"),
+    ("--exclude-pattern", "%f", "missing '[' after '%f' in pattern"),
+    // Lua finds it only where a match reaches it: no name starts with 'zz'.
+    ("--filter", "zz[", "malformed pattern (missing ']')"),
+  ])
+  func aMalformedPatternIsOneUsageErrorBeforeAnyFileRuns(flag: String, pattern: String, problem: String) async throws {
+    let outcome = try await lunarTest([flag, pattern, "."], in: "outcomes")
+    #expect(outcome.status == 2)
+    #expect(outcome.stdout == "")
+    #expect(outcome.stderr == "lunar: \(flag): bad Lua pattern '\(pattern)': \(problem)\nTry 'lunar help test'.\n")
+  }
+
+  @Test func aMalformedPatternInBustedIsNamedByItsSetting() async throws {
+    let folder = try TemporaryFolder()
+    try folder.write(".busted", "return { default = { filter = '[x' } }\n")
+    try folder.write("a_spec.lua", "it('runs', function() end)\n")
+    let outcome = try await LunarProcess.run(["test", "."], in: folder.url)
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr.hasPrefix("lunar: .busted 'filter': bad Lua pattern '[x': malformed pattern (missing ']')\n"))
   }
 
   @Test(arguments: [

@@ -11,7 +11,8 @@ import Testing
     try state.load("return " + source, name: "=result")
     try state.call(arguments: 0, results: 1)
     let fast = SpecResultReader.read(at: -1, of: state)
-    let decoded = try? LuaValueDecoder().decode(SpecResult.self, from: state.value(at: -1, root: "result"))
+    // As the plugin decodes: bytes that are not UTF-8 escaped first.
+    let decoded = try? LuaValueDecoder().decode(SpecResult.self, from: SpecText.value(state.value(at: -1, root: "result")))
     return (fast, decoded)
   }
 
@@ -20,6 +21,7 @@ import Testing
       #"{ name = "a passes", status = "success", duration = 0.25, tags = {} }"#,
       #"{ name = "b fails", status = "failure", message = "x_spec.lua:3: bad", position = "x_spec.lua:3", traceback = "\nstack traceback:", duration = 1, tags = { "unit", "fast" } }"#,
       #"{ name = "ünïcode ✓", status = "pending", message = "later", duration = 0, tags = { "tag" }, extra = true }"#,
+      #"{ name = "b\255in", status = "failure", message = "\254", duration = 0, tags = { "t\253" } }"#,
     ] {
       let (fast, decoded) = try Self.read(source)
       #expect(fast != nil)
@@ -29,7 +31,6 @@ import Testing
 
   @Test func anythingElseIsLeftToTheDecoder() throws {
     for source in [
-      #"{ name = "\255", status = "success", duration = 0, tags = {} }"#,
       #"{ name = "a", status = "unheard of", duration = 0, tags = {} }"#,
       #"{ name = "a", status = "success", duration = 0, tags = { "a", x = 1 } }"#,
       #"{ name = "a", status = "success", duration = 0, tags = {}, message = 3 }"#,

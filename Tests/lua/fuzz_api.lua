@@ -15,6 +15,138 @@
 -- the last line is "fuzz TARGET: N calls, N errors, N naming internal chunks".
 local target = assert(arg[1], "usage: fuzz_api.lua TARGET")
 
+-- MARK: The command line
+--
+-- TARGET `command line` (`fuzz_api.lua 'command line' LUNAR [SEED]`) runs
+-- the program LUNAR with words of random bytes instead: every command,
+-- with its own flags (read from `LUNAR help COMMAND`) given values of
+-- random bytes, attached (`-j2`, `--jobs=2`) or not, and random operands.
+-- Each run must end by itself with status 0, 1 or 2, and a failure must
+-- say so in one clear message, in text: a first line from lunar, the
+-- bytes that are not UTF-8 escaped, and for a usage error (2) the line and
+-- its hint only. Each run that does not is printed on a line starting
+-- "unclear run"; the last line is "fuzz command line: N runs, N unclear".
+-- Words hold no `/`, so whatever a run writes stays in its own folder
+-- under the current one.
+if target == "command line" then
+  local program = assert(arg[2], "usage: fuzz_api.lua 'command line' LUNAR [SEED]")
+  math.randomseed(tonumber(arg[3]) or 26)
+
+  local function quote(word) return "'" .. word:gsub("'", "'\\''") .. "'" end
+
+  local function output_of(command)
+    local pipe = assert(io.popen(command))
+    local text = pipe:read("a")
+    pipe:close()
+    return text
+  end
+
+  local function read(path)
+    local file = io.open(path, "rb")
+    if not file then return "" end
+    local text = file:read("a")
+    file:close()
+    return text
+  end
+
+  -- Every command and its flags: long name, short letter, whether it takes
+  -- a value (and whether only as --name=VALUE).
+  local commands = {}
+  for name in output_of(quote(program) .. " help"):gmatch("\n  (%l+)  ") do
+    local flags = {}
+    for line in output_of(quote(program) .. " help " .. name):gmatch("[^\n]+") do
+      local short = line:match("^  %-(%a), %-%-")
+      local long, after = line:match("%-%-([%w%-]+)(.*)$")
+      if long and line:match("^  [%- ]") then
+        flags[#flags + 1] = {
+          long = long, short = short,
+          value = after:match("^ %S") ~= nil or after:match("^%[=") ~= nil,
+          optional = after:match("^%[=") ~= nil,
+        }
+      end
+    end
+    commands[#commands + 1] = { name = name, flags = flags }
+  end
+  assert(#commands > 5, "no commands in lunar help")
+
+  local tokens = { "", "-", "--", "-x", "0", "-1", "2", "1e400", "nan", "last", "a,b", ",", "=", "sqlite:x", "b\255in" }
+  local function random_word()
+    if math.random(4) == 1 then return tokens[math.random(#tokens)] end
+    local bytes = {}
+    for i = 1, math.random(0, 6) do
+      local kind = math.random(3)
+      local byte = kind == 1 and math.random(0x20, 0x7e) or kind == 2 and math.random(0x80, 0xff)
+        or math.random(1, 0x1f)
+      if byte == 0x2f then byte = 0x5f end  -- no `/`: writes stay here
+      bytes[i] = string.char(byte)
+    end
+    return table.concat(bytes)
+  end
+
+  local function command_line(command)
+    local words = { command.name }
+    for _ = 1, math.random(0, 3) do
+      local flag = command.flags[math.random(#command.flags)]
+      local value = random_word()
+      if not flag.value then
+        words[#words + 1] = (flag.short and math.random(2) == 1) and ("-" .. flag.short) or ("--" .. flag.long)
+      elseif flag.optional or math.random(3) == 1 then
+        words[#words + 1] = "--" .. flag.long .. "=" .. value
+      elseif flag.short and math.random(2) == 1 then
+        words[#words + 1] = "-" .. flag.short .. value
+      else
+        words[#words + 1] = "--" .. flag.long
+        words[#words + 1] = value
+      end
+    end
+    if math.random(4) == 1 then words[#words + 1] = "--" end
+    for _ = 1, math.random(0, 2) do words[#words + 1] = random_word() end
+    return words
+  end
+
+  local runs, unclear = 0, {}
+  local trials = tonumber(os.getenv("LUNAR_FUZZ_RUNS") or "") or 40
+  for _, command in ipairs(commands) do
+    if #command.flags > 0 then
+      for _ = 1, trials do
+        local words = command_line(command)
+        local quoted = {}
+        for i, word in ipairs(words) do quoted[i] = quote(word) end
+        -- Each run in a folder of its own, so none finds what another
+        -- wrote (a file a worker would serve forever). A hang is ended
+        -- (status 137): a guard, not a time limit.
+        runs = runs + 1
+        local folder = "run" .. runs
+        local line = "mkdir %s && cd %s && timeout -s KILL 120 %s %s </dev/null >../out.txt 2>../err.txt"
+        local _, how, status = os.execute(line:format(folder, folder, quote(program), table.concat(quoted, " ")))
+        local err = read("err.txt")
+        local problem
+        if how ~= "exit" or (status ~= 0 and status ~= 1 and status ~= 2) then
+          problem = ("ended by %s %s"):format(how, tostring(status))
+        -- (A run of specs that fail says so in its report, on standard output.)
+        elseif status ~= 0 and not err:match("^lunar") and not (status == 1 and err == "" and read("out.txt") ~= "")
+        then
+          problem = "a failure without a message from lunar"
+        elseif not utf8.len(err) then
+          problem = "a message that is not text (bytes not escaped)"
+        elseif err:find("\239\191\189", 1, true) then
+          problem = "a message with U+FFFD for bytes (not escaped)"
+        elseif status == 2 and not err:match("^lunar: [^\n]*\nTry 'lunar help[^\n]*'%.\n$") then
+          problem = "a usage error that is not one line and its hint"
+        end
+        if problem then
+          local shown = {}
+          for i, word in ipairs(words) do shown[i] = ("%q"):format(word):gsub("\\\n", "\\n") end
+          unclear[#unclear + 1] = ("lunar %s: %s: %s"):format(table.concat(shown, " "), problem, err:sub(1, 300))
+        end
+      end
+    end
+  end
+  for _, line in ipairs(unclear) do print("unclear run " .. line) end
+  print(("fuzz command line: %d runs, %d unclear"):format(runs, #unclear))
+  return
+end
+
 -- MARK: Hostile values
 
 local function deep(depth)

@@ -175,6 +175,14 @@ void lunar_installcoroutines(lua_State *L);
 /// same comparisons in the same order, the same errors) but call Lua with
 /// continuations, so a module body or a comparator in a task may yield.
 void lunar_installyieldablecalls(lua_State *L);
+/// Replaces `os.setlocale` with one that sets the locale of the calling
+/// thread only (ThreadLocale.c): a runtime's locale is its own, and every
+/// runtime starts in the process's ("C").
+void lunar_installthreadlocale(lua_State *L);
+/// Puts the calling thread back in the process's locale, freeing the one
+/// `os.setlocale` made for it (a runtime restored for another script, or
+/// closed).
+void lunar_resetthreadlocale(void);
 /// The yieldable table.sort (TableSort.c).
 int lunar_tablesort(lua_State *L);
 /// Pushes on `L` how the innermost C call on `co` that does not pass yields

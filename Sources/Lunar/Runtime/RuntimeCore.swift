@@ -86,6 +86,7 @@ public final class RuntimeCore {
     state.push(function: scheduler.waitPendingFunction())
     lunar_installcoroutines(state.L)
     lunar_installyieldablecalls(state.L)
+    lunar_installthreadlocale(state.L)
     lunar_installerror(state.L)
     // Before plugins and the sandbox, which keep the loaders they find.
     if configuration.coverage != nil { try LineCoverage.start(in: state) }
@@ -129,6 +130,7 @@ public final class RuntimeCore {
     // Ctrl-C and the timeout still reach the finalizers the close runs.
     state.close()
     control.invalidate()
+    lunar_resetthreadlocale()
   }
 
   // MARK: Plugins and modules

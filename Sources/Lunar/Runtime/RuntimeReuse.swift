@@ -81,6 +81,8 @@ extension RuntimeCore {
     scheduler.nextTaskID = marked.nextTaskID
     scheduler.clearOutsideLocals()
     trace.sequence = marked.sequence
+    // The locale is the thread's, not the Lua state's: os.setlocale's goes.
+    lunar_resetthreadlocale()
     for restore in component(RuntimeReuse.self).restorers { restore() }
     return true
   }

@@ -14,9 +14,9 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   }
 
   /// Run this step and what it needs.
-  public var only: String?
+  public var only: LuaString?
   /// Run this step and everything after it.
-  public var from: String?
+  public var from: LuaString?
   /// Print the plan and run nothing.
   public var dryRun = false
   /// How many steps run at once; nil leaves the workflow's own default.
@@ -77,8 +77,8 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   /// The options table `workflow.run` takes.
   var luaValue: LuaValue {
     var table = LuaTable()
-    if let only { table["only"] = .string(LuaString(only)) }
-    if let from { table["from"] = .string(LuaString(from)) }
+    if let only { table["only"] = .string(only) }
+    if let from { table["from"] = .string(from) }
     if dryRun { table["dry_run"] = true }
     if let jobs { table["jobs"] = .integer(Int64(jobs)) }
     if let journal { table["journal"] = .string(LuaString(journal)) }

@@ -291,10 +291,27 @@ local function describe(wf)
 end
 
 -- The position of the step `name` that flag `flag` selects.
+-- `name` as a message shows it: its text, each byte that is not part of
+-- valid UTF-8 escaped as in a Lua literal (`b\255in`).
+local function name_text(name)
+  if type(name) ~= "string" then return tostring(name) end
+  local parts, at = {}, 1
+  while at <= #name do
+    local _, bad = utf8.len(name, at)
+    if not bad then
+      parts[#parts + 1] = name:sub(at)
+      break
+    end
+    parts[#parts + 1] = name:sub(at, bad - 1) .. "\\" .. name:byte(bad)
+    at = bad + 1
+  end
+  return table.concat(parts)
+end
+
 local function selected_position(wf, flag, name)
   if name == nil then return nil end
   local target = wf.by_name[name]
-  if not target then error(("%s: no step \"%s\" in workflow \"%s\""):format(flag, name, wf.name), 0) end
+  if not target then error(("%s: no step \"%s\" in workflow \"%s\""):format(flag, name_text(name), name_text(wf.name)), 0) end
   return target.index
 end
 

@@ -243,8 +243,17 @@ busted.teardown = hook("strict_teardown", "teardown")
 busted.lazy_setup = hook("lazy_setup")
 busted.lazy_teardown = hook("lazy_teardown")
 
-function busted.finally(fn)
+-- Lua's argument error for the public function `name`, raised at the
+-- line that called it; `given` is how many arguments came.
+local function argument_error(position, name, expected, value, given)
+  local got = given < position and "no value" or type(value)
+  error(("bad argument #%d to '%s' (%s expected, got %s)"):format(position, name, expected, got), 3)
+end
+
+function busted.finally(...)
+  local fn = ...
   if not running_test then error("'finally' must be called inside a test", 2) end
+  if type(fn) ~= "function" then argument_error(1, "finally", "function", fn, select("#", ...)) end
   running_test.finally = fn
 end
 
@@ -574,9 +583,12 @@ local DSL = {
 
 -- busted's bindfenv: `callable` sees the global `var` as `value`, its other
 -- globals unchanged.
-local function bindfenv(callable, var, value)
+local function bindfenv(...)
+  local callable, var, value = ...
   local mt = debug.getmetatable(callable)
   local fn = (mt and mt.__call) or callable
+  if type(fn) ~= "function" then argument_error(1, "bindfenv", "function", callable, select("#", ...)) end
+  if var == nil then argument_error(2, "bindfenv", "string", var, select("#", ...)) end
   local env = _G
   for i = 1, math.huge do
     local name, upvalue = debug.getupvalue(fn, i)

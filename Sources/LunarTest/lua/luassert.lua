@@ -95,6 +95,23 @@ local function usage_error(message)
   error(message, 0)
 end
 
+-- Lua's own argument error (`bad argument #1 to 'spy.on' (table expected,
+-- got nil)`) at the user's line, for a public function called with a
+-- value it cannot take; `given` is how many arguments came, so a missing
+-- one is "no value" as in luaL_typeerror.
+local function argument_error(position, name, expected, value, given)
+  local got = (given ~= nil and given < position) and "no value" or type(value)
+  usage_error(("bad argument #%d to '%s' (%s expected, got %s)"):format(position, name, expected, got))
+end
+
+-- Raises argument_error unless `value` is of type `expected` (or, for
+-- "function", callable).
+local function check_argument(position, name, expected, value, given)
+  local fits
+  if expected == "function" then fits = callable(value) else fits = type(value) == expected end
+  if not fits then argument_error(position, name, expected, value, given) end
+end
+
 --------------------------------------------------------------------------------
 -- Snapshots: formatters, parameters and spies, layered so a test runner can
 -- undo everything a test registered (assert:snapshot() ... snap:revert()).
@@ -938,6 +955,7 @@ local function assert_holes(state, args)
   local length = args[1]
   local array = rawget(state, ARRAY_KEY)
   if array == nil then usage_error("No array set, please use the array modifier to set the array to validate") end
+  check_argument(1, "array", "table", array)
   if length == nil then
     length = 0
     for i in pairs(array) do
@@ -1037,7 +1055,10 @@ function spy.new(callback)
   return s
 end
 
-function spy.on(target_table, target_key)
+function spy.on(...)
+  local target_table, target_key = ...
+  check_argument(1, "spy.on", "table", target_table, select("#", ...))
+  if target_key == nil then argument_error(2, "spy.on", "key", target_key, select("#", ...)) end
   local original = target_table[target_key]
   local s = spy.new(original)
   target_table[target_key] = s
@@ -1109,6 +1130,7 @@ function stub.new(object, key, ...)
 
   s.invokes = function(...)
     local fn = without_self(s, ...)
+    check_argument(1, "invokes", "function", fn)
     default = function(...) return fn(...) end
     return s
   end
@@ -1127,6 +1149,7 @@ function stub.new(object, key, ...)
     end
     chain.invokes = function(...)
       local fn = without_self(chain, ...)
+      check_argument(1, "invokes", "function", fn)
       insert(oncalls, { specs = specs, run = function(...) return fn(...) end })
       return s
     end
@@ -1428,17 +1451,43 @@ local assert = {
   state = new_assertion_state,
 }
 
-function assert:register(kind, name, callback, positive_message, negative_message)
+-- Argument positions are counted as Lua counts them for a method call:
+-- `assert:register(5)` is a bad argument #1.
+function assert:register(...)
+  local kind, name, callback, positive_message, negative_message = ...
+  local given = select("#", ...)
+  check_argument(1, "assert:register", "string", kind, given)
+  check_argument(2, "assert:register", "string", name, given)
+  check_argument(3, "assert:register", "function", callback, given)
   register(kind, name, callback, positive_message, negative_message)
 end
 
-function assert:unregister(kind, name) unregister(kind, name) end
-function assert:add_formatter(fn) add_formatter(fn) end
+function assert:unregister(...)
+  local kind, name = ...
+  check_argument(1, "assert:unregister", "string", kind, select("#", ...))
+  check_argument(2, "assert:unregister", "string", name, select("#", ...))
+  unregister(kind, name)
+end
+function assert:add_formatter(...)
+  check_argument(1, "assert:add_formatter", "function", (...), select("#", ...))
+  add_formatter((...))
+end
 function assert:remove_formatter(fn) remove_formatter(fn) end
-function assert:format(args) return format_arguments(args) end
-function assert:set_parameter(name, value) set_parameter(name, value) end
+function assert:format(...)
+  check_argument(1, "assert:format", "table", (...), select("#", ...))
+  return format_arguments((...))
+end
+function assert:set_parameter(...)
+  local name, value = ...
+  check_argument(1, "assert:set_parameter", "string", name, select("#", ...))
+  set_parameter(name, value)
+end
 function assert:get_parameter(name) return get_parameter(name) end
-function assert:add_spy(s) register_spy(s) end
+function assert:add_spy(...)
+  local s = ...
+  if not is_spy(s) then argument_error(1, "assert:add_spy", "spy", s, select("#", ...)) end
+  register_spy(s)
+end
 function assert:snapshot() return take_snapshot() end
 function assert:level(level) return setmetatable({ level = level }, level_mt) end
 
