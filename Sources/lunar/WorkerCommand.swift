@@ -82,10 +82,12 @@ enum WorkerCommand {
     fflush(nil)
     if case .failure = loaded { return RunCommand.report(loaded) }
 
-    let worker = WorkerID(workerName())
-    let loop = WorkerLoop(
-      .init(store: store, runtime: runtime, worker: worker, queues: queues, concurrency: concurrency, lease: lease))
-    loop.run(until: { Signals.stopRequested })
+    let name = WorkerID(workerName())
+    let worker = DurableWorker(
+      runtime: runtime, store: store,
+      options: .init(worker: name, queues: queues, concurrency: concurrency, lease: lease),
+      log: { Console.error("lunar worker \(name): \($0)") })
+    worker.run(stopRequested: { Signals.stopRequested })
     fflush(nil)
     return 0
   }

@@ -1,7 +1,7 @@
 import LuaKit
 import LunarStore
 
-/// Runs jobs a `lunar worker` claimed from a durable queue: each job's
+/// Runs jobs a `DurableWorker` (`lunar worker`) claimed from a durable queue: each job's
 /// action (`lunar.action`, a plugin's, or Swift's) with its decoded input,
 /// as a task on the loop, its context's `attempt` the job's. Loop thread
 /// only.

@@ -1,0 +1,121 @@
+import Foundation
+import LuaKit
+import LunarStore
+import Testing
+import TestSupport
+
+@testable import Lunar
+
+/// Durable queues in one process: a runtime submits, a `DurableWorker` on
+/// another runtime runs the jobs, both on a SQLite store in a temporary folder.
+@Suite struct DurableWorkerTests {
+  /// Actions that return their input squared (with their attempt), fail, or
+  /// wait until the file `gate` exists in `folder`.
+  static func actions(_ folder: String) -> String {
+    """
+    lunar.action("square", function(ctx, input) return { n = input * input, attempt = ctx.attempt } end)
+    lunar.action("boom", function(ctx, input) error("boom " .. input) end)
+    lunar.action("hold", function(ctx, input)
+      while not io.open("\(folder)/gate") do lunar.sleep(0.005) end
+      return "held"
+    end)
+    """
+  }
+
+  @Test func aWorkerRunsWhatAScriptSubmitsInOrder() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let worker = fixture.worker()
+    let thread = WorkerThread(running: worker)
+    let results = try await fixture.submitter.run(
+      """
+      local q = require("lunar.queue").new { name = "calc", durable = true }
+      local handles = {}
+      for i = 1, 3 do handles[i] = q:submit("square", i) end
+      local failing = q:submit("boom", 4)
+      local unknown = q:submit("nowhere", 5)
+      local squares = {}
+      for i, h in ipairs(handles) do squares[i] = h:await().n end
+      local _, failure = failing:result()
+      local _, missing = unknown:result()
+      return table.concat(squares, ","), handles[1]:await().attempt, failure, missing, handles[3]:status()
+      """)
+    worker.stop()
+    await thread.join()
+    #expect(results.count == 5)
+    #expect(results.prefix(2) == ["1,4,9", 1])
+    #expect(results[2].stringValue?.hasSuffix(": boom 4") == true, "\(results)")
+    #expect(results[3] == "unknown action 'nowhere': the worker that ran this job does not define it")
+    #expect(results[4] == "done")
+    let jobs = try fixture.store.jobs(queue: "calc", limit: 10).reversed().map(\.status)
+    #expect(jobs == [.succeeded, .succeeded, .succeeded, .failed, .failed])
+  }
+
+  @Test func stopFinishesTheRunningJobAndClaimsNoMore() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let first = try fixture.store.enqueue(queue: "slow", action: "hold", input: LuaValueCodec.encode([.nil]), policy: .continue, at: .now)
+    let second = try fixture.store.enqueue(queue: "slow", action: "square", input: LuaValueCodec.encode([2]), policy: .continue, at: .now)
+    let log = WorkerLog()
+    let worker = fixture.worker(log: log)
+    let thread = WorkerThread(running: worker)
+    guard try await fixture.waitUntil("the first job runs", { try $0.job(first.id)?.status == .running }) else { return }
+    worker.stop()
+    guard try await fixture.waitUntil(timeout: 60, "the worker says it stops", { _ in log.all.contains { $0.hasPrefix("stopping") } })
+    else { return }
+    _ = FileManager.default.createFile(atPath: fixture.folder.url.appendingPathComponent("gate").path, contents: Data())
+    await thread.join()
+    #expect(try fixture.store.job(first.id)?.status == .succeeded)
+    #expect(try fixture.store.job(second.id)?.status == .waiting)
+    #expect(log.all == ["stopping: finishing 1 running job"])
+  }
+
+  @Test func theRunnerRunsAClaimedJobsActionWithItsAttempt() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let store = fixture.store
+    let worker = WorkerID("direct:1")
+    let jobs: [(LuaString, LuaString, [UInt8])] = [
+      ("a", "square", try LuaValueCodec.encode([7])), ("b", "nowhere", try LuaValueCodec.encode([1])), ("c", "square", [0xFF]),
+    ]
+    for (queue, action, input) in jobs {
+      _ = try store.enqueue(queue: queue, action: action, input: input, policy: .continue, at: .now)
+    }
+    var outcomes: [JobOutcome] = []
+    while let job = try store.claim(worker: worker, queues: nil, lease: .seconds(10), at: .now) {
+      let outcome = await fixture.workerRuntime.runtime.run(job)
+      outcomes.append(outcome)
+      try store.complete(job: job.id, token: job.token, outcome: outcome, at: .now)
+    }
+    #expect(outcomes.count == 3)
+    guard case .succeeded(let output)? = outcomes.first else {
+      Issue.record("the first job should succeed: \(outcomes)")
+      return
+    }
+    #expect(try LuaValueCodec.decode(output) == [.table(["n": 49, "attempt": 1])])
+    #expect(outcomes.dropFirst().first == .failed(error: Array("unknown action 'nowhere': the worker that ran this job does not define it".utf8)))
+    guard case .failed(let error)? = outcomes.last else {
+      Issue.record("a job whose input cannot be read should fail: \(outcomes)")
+      return
+    }
+    #expect(String(decoding: error, as: UTF8.self).hasPrefix("its input cannot be read: "))
+  }
+
+  @Test func aDurableHandleCancelsAJobBeforeItStarts() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let results = try await fixture.submitter.run(
+      """
+      local queue = require "lunar.queue"
+      local q = queue.new { name = "c", durable = true }
+      local a = q:submit("square", 1)
+      local b = q:submit("square", 2)
+      return b:cancel(), b:cancel(), b:status(), a:status(), queue.job("c", 2).id == b.id, b.durable
+      """)
+    #expect(results == [true, false, "cancelled", "pending", true, true])
+    let worker = fixture.worker()
+    let thread = WorkerThread(running: worker)
+    guard try await fixture.waitUntil("the first job is done", { try $0.job(queue: "c", sequence: 1)?.status == .succeeded }) else {
+      return
+    }
+    worker.stop()
+    await thread.join()
+    #expect(try fixture.store.job(queue: "c", sequence: 2)?.status == .cancelled)
+  }
+}
