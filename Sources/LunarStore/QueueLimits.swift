@@ -8,6 +8,8 @@ public enum QueueLimits {
   public static let maximumNameBytes = 1_000
   /// The largest input, output or error a job keeps, in bytes.
   public static let maximumValueBytes = 16 * 1024 * 1024
+  /// `maximumValueBytes` as messages say it: `16 MiB`.
+  public static let maximumValueText = "\(maximumValueBytes / (1024 * 1024)) MiB"
 
   /// Throws unless `name` is a usable name of a `what` ("queue", "action").
   public static func check(name: LuaString, _ what: String) throws(StoreError) {

@@ -19,6 +19,8 @@ import TestSupport
       while not io.open("\(folder)/gate") do lunar.sleep(0.005) end
       return "held"
     end)
+    lunar.action("huge", function() return string.rep("x", 17 * 1024 * 1024) end)
+    lunar.action("shout", function() error(string.rep("y", 17 * 1024 * 1024), 0) end)
     """
   }
 
@@ -117,5 +119,35 @@ import TestSupport
     worker.stop()
     await thread.join()
     #expect(try fixture.store.job(queue: "c", sequence: 2)?.status == .cancelled)
+  }
+
+  @Test func anOutputOrErrorOverTheLimitFailsItsJobAndTheQueueGoesOn() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let store = fixture.store
+    let none = try LuaValueCodec.encode([.nil])
+    let huge = try store.enqueue(queue: "big", action: "huge", input: none, policy: .continue, at: .now)
+    let shout = try store.enqueue(queue: "big", action: "shout", input: none, policy: .continue, at: .now)
+    let after = try store.enqueue(queue: "big", action: "square", input: LuaValueCodec.encode([3]), policy: .continue, at: .now)
+    let worker = fixture.worker(.init(worker: WorkerID("test:1"), lease: .seconds(1)))
+    let thread = WorkerThread(running: worker)
+    let finished = try await fixture.waitUntil(timeout: 30, "the job after them runs") { try $0.job(after.id)?.status.isFinal == true }
+    worker.stop()
+    await thread.join()
+    guard finished else { return }
+    let size = try LuaValueCodec.encode([.string(LuaString(String(repeating: "x", count: 17 * 1024 * 1024)))]).count
+    let hugeJob = try #require(try store.job(huge.id))
+    #expect(hugeJob.status == .failed)
+    #expect(
+      String(decoding: hugeJob.error ?? [], as: UTF8.self)
+        == "action 'huge' returned too much: its output is \(size) bytes, over the 16 MiB limit")
+    let shoutJob = try #require(try store.job(shout.id))
+    #expect(shoutJob.status == .failed)
+    let error = shoutJob.error ?? []
+    #expect(error.count <= QueueLimits.maximumValueBytes)
+    #expect(error.prefix(3) == [0x79, 0x79, 0x79])
+    #expect(
+      String(decoding: error.suffix(80), as: UTF8.self).hasSuffix(
+        "(error cut: it was \(17 * 1024 * 1024) bytes, over the 16 MiB limit)"), "\(String(decoding: error.suffix(80), as: UTF8.self))")
+    #expect(try store.job(after.id)?.status == .succeeded)
   }
 }

@@ -48,28 +48,41 @@ final class DurableJobRunner: RuntimeComponent {
     task.observed = true
     task.onFinish.append { [unowned scheduler] task in
       scheduler.forgetFailure(of: task)
-      finish(Self.outcome(of: task, on: state))
+      finish(Self.outcome(of: task, action: job.action, on: state))
     }
     scheduler.start(task)
   }
 
   /// How the finished `task` ended, as the store keeps it: its one output,
-  /// encoded, or its error message.
-  private static func outcome(of task: LuaTask, on state: LuaState) -> JobOutcome {
+  /// encoded, or its error message. An output the store would refuse
+  /// fails the job instead (else the job would stay unfinished, claimed
+  /// again and again, and hold its queue).
+  private static func outcome(of task: LuaTask, action: LuaString, on state: LuaState) -> JobOutcome {
     guard task.status == .done else { return failure(task.errorMessage ?? task.status.rawValue) }
     let base = state.top
     defer { state.top = base }
     let count = task.pushOutcome(on: state.L)
+    let bytes: [UInt8]
     do {
       let output = count > 0 ? try state.value(at: base + 1, root: "output") : .nil
-      return .succeeded(output: try LuaValueCodec.encode([output], root: "output"))
+      bytes = try LuaValueCodec.encode([output], root: "output")
     } catch {
       return failure("its output cannot be stored: \(error)")
     }
+    guard bytes.count <= QueueLimits.maximumValueBytes else {
+      return failure(
+        "action '\(action.lossyString)' returned too much: its output is \(bytes.count) bytes, over the \(QueueLimits.maximumValueText) limit")
+    }
+    return .succeeded(output: bytes)
   }
 
-  private static func failure(_ message: String) -> JobOutcome {
-    .failed(error: Array(message.utf8))
+  /// A failure with `message`, cut to what the store keeps, with a note
+  /// saying so at its end.
+  static func failure(_ message: String) -> JobOutcome {
+    let bytes = Array(message.utf8)
+    guard bytes.count > QueueLimits.maximumValueBytes else { return .failed(error: bytes) }
+    let note = Array(" ... (error cut: it was \(bytes.count) bytes, over the \(QueueLimits.maximumValueText) limit)".utf8)
+    return .failed(error: bytes.prefix(QueueLimits.maximumValueBytes - note.count) + note)
   }
 }
 

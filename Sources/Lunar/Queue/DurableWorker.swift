@@ -183,6 +183,10 @@ private final class DurableWorkerLoop {
       } catch where error.kind == .staleClaim {
         // Fencing: another worker claimed it after our lease expired.
         worker.log("\(name(of: job)): its completion was refused: \(error.message)")
+      } catch where error.kind == .badValue {
+        // An outcome the store refuses (too big): the job fails saying so,
+        // rather than stay unfinished and be claimed again and again.
+        completeAlone(job, DurableJobRunner.failure(error.message))
       } catch {
         // Tried once more alone: unless a completion commits, the job runs
         // again once its lease expires (at-least-once).
