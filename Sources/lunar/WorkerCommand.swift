@@ -20,6 +20,7 @@ enum WorkerCommand {
       OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
       OptionSpec(name: "concurrency", value: "N", help: "jobs run at once, each of a different queue (default 1)"),
       OptionSpec(name: "lease", value: "SECONDS", help: "how long a job stays this worker's without a heartbeat (default 10)"),
+      OptionSpec(name: "max-lost-leases", value: "N", help: "abandon a job once N of its leases were lost: its workers ended running it (default 3)"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
     ],
     run: run
@@ -34,10 +35,13 @@ enum WorkerCommand {
     }
     let concurrency: Int
     let lease: Duration
+    let lostLeaseLimit: Int
     let location: StoreLocation
     do {
       concurrency = try positiveInteger(parsed.value("concurrency") ?? "1", flag: "--concurrency")
       lease = try seconds(parsed.value("lease") ?? "10")
+      lostLeaseLimit = try positiveInteger(
+        parsed.value("max-lost-leases") ?? "\(QueueLimits.defaultLostLeaseLimit)", flag: "--max-lost-leases")
       location = try StoreLocation.chosen(
         option: parsed.value("store"), environment: Environment.forStore, currentFolder: StoreLocation.currentFolder)
     } catch let error as UsageError {
@@ -85,7 +89,7 @@ enum WorkerCommand {
     let name = WorkerID(workerName())
     let worker = DurableWorker(
       runtime: runtime, store: store,
-      options: .init(worker: name, queues: queues, concurrency: concurrency, lease: lease),
+      options: .init(worker: name, queues: queues, concurrency: concurrency, lease: lease, lostLeaseLimit: lostLeaseLimit),
       log: { Console.error("lunar worker \(name): \($0)") })
     worker.run(stopRequested: { Signals.stopRequested })
     fflush(nil)

@@ -10,7 +10,9 @@ import TestSupport
 struct DurableQueueCommandTests {
   /// Actions that append `queue seq attempt` to `log` when they start, then
   /// sleep `pause` seconds (a job with `hold` set waits until the file
-  /// `log`.gate exists) and return their input squared.
+  /// `log`.gate exists) and return their input squared (`square`), raise
+  /// (`boom`), end the worker's process (`poison`) or compute forever,
+  /// catching every error (`spin`).
   static func workerFile(log: String, pause: Double = 0) -> String {
     """
     local function note(ctx, input)
@@ -27,6 +29,14 @@ struct DurableQueueCommandTests {
     lunar.action("boom", function(ctx, input)
       note(ctx, input)
       error("boom " .. input.seq)
+    end)
+    lunar.action("poison", function(ctx, input)
+      note(ctx, input)
+      os.exit(3)
+    end)
+    lunar.action("spin", function(ctx, input)
+      note(ctx, input)
+      while true do pcall(function() while true do end end) end
     end)
     """
   }
@@ -289,6 +299,41 @@ struct DurableQueueCommandTests {
     let second = try #require(try queueStore.job(queue: "slow", sequence: 2))
     #expect(first.status == .succeeded)
     #expect(second.status == .waiting)
+  }
+
+  @Test func aJobThatKillsEveryWorkerIsAbandonedAfterThreeLostLeases() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "poisoned", durable = true }
+      q:submit("poison", { queue = "poisoned", seq = 1 })
+      q:submit("square", { queue = "poisoned", seq = 2 })
+      """)
+    #expect(try await LunarProcess.run(["run", "--store", store, script]).status == 0)
+    let queueStore = try SQLiteQueueStore(path: path)
+    // Workers are started one after another as the job kills each.
+    var killed = 0
+    var alive: LunarProcess.Running?
+    let deadline = Date().addingTimeInterval(120)
+    while try queueStore.job(queue: "poisoned", sequence: 2)?.status.isFinal != true && Date() < deadline && killed < 6 {
+      if let running = alive, !running.process.isRunning {
+        _ = try await running.wait()
+        killed += 1
+        alive = nil
+      }
+      if alive == nil { alive = try LunarProcess.start(["worker", "--store", store, "--lease", "1", worker]) }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    if let alive { try await Self.stop([alive]) }
+    #expect(killed == 3)
+    #expect(try Self.starts(in: log).map(\.attempt) == [1, 2, 3, 1])
+    let poisoned = try #require(try queueStore.job(queue: "poisoned", sequence: 1))
+    #expect(poisoned.status == .failed)
+    let error = String(decoding: poisoned.error ?? [], as: UTF8.self)
+    #expect(error.hasPrefix("abandoned after 3 lost leases: "), "\(error)")
+    #expect(try queueStore.job(queue: "poisoned", sequence: 2)?.status == .succeeded)
   }
 
   @Test func theStopPolicyHaltsUntilResumed() async throws {

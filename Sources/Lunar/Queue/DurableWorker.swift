@@ -27,13 +27,21 @@ public final class DurableWorker: Sendable {
     /// How long a job stays this worker's without a heartbeat; the worker
     /// heartbeats every third of it.
     public var lease: Duration
+    /// After how many lost leases (its worker ended before finishing it) a
+    /// job this worker finds expired is abandoned: failed, never run again.
+    public var lostLeaseLimit: Int
 
-    /// Every queue, one job at a time, a lease of 10 seconds.
-    public init(worker: WorkerID, queues: [LuaString]? = nil, concurrency: Int = 1, lease: Duration = .seconds(10)) {
+    /// Every queue, one job at a time, a lease of 10 seconds, a job
+    /// abandoned after 3 lost leases.
+    public init(
+      worker: WorkerID, queues: [LuaString]? = nil, concurrency: Int = 1, lease: Duration = .seconds(10),
+      lostLeaseLimit: Int = QueueLimits.defaultLostLeaseLimit
+    ) {
       self.worker = worker
       self.queues = queues
       self.concurrency = concurrency
       self.lease = lease
+      self.lostLeaseLimit = lostLeaseLimit
     }
   }
 
@@ -136,7 +144,9 @@ private final class DurableWorkerLoop {
 
   private func claim() -> ClaimedJob? {
     do {
-      return try store.claim(worker: options.worker, queues: options.queues, lease: options.lease, at: .now)
+      return try store.claim(
+        worker: options.worker, queues: options.queues, lease: options.lease, lostLeaseLimit: options.lostLeaseLimit,
+        at: .now)
     } catch {
       worker.log("claiming a job: \(error.message)")
       // Give the store a moment (a server restarting, a lock held long).
@@ -171,7 +181,7 @@ private final class DurableWorkerLoop {
         if claiming {
           if let next = try store.complete(
             job: id, token: job.token, outcome: outcome, at: .now, thenClaimFor: options.worker, queues: options.queues,
-            lease: options.lease)
+            lease: options.lease, lostLeaseLimit: options.lostLeaseLimit)
           {
             start(next)
           } else {
