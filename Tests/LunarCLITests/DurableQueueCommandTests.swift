@@ -301,6 +301,61 @@ struct DurableQueueCommandTests {
     #expect(second.status == .waiting)
   }
 
+  /// Waits until `log` shows that job `seq` of `queue` started its attempt
+  /// `attempt`; false (and an issue) after a minute.
+  static func waitForStart(in log: String, _ queue: String, _ seq: Int, attempt: Int) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(60)
+    while try !Self.starts(in: log).contains(where: { $0 == (queue, seq, attempt) }) {
+      guard Date() < deadline else {
+        Issue.record("job \(queue)#\(seq) never started its attempt \(attempt): \(try Self.starts(in: log))")
+        return false
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+  }
+
+  @Test func aStuckJobIsCancelledAfterTheGracePeriodAndItsLeaseReleased() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "stuck", durable = true }
+      q:submit("spin", { queue = "stuck", seq = 1 })
+      q:submit("square", { queue = "stuck", seq = 2 })
+      """)
+    #expect(try await LunarProcess.run(["run", "--store", store, script]).status == 0)
+    let queueStore = try SQLiteQueueStore(path: path)
+    // SIGTERM: the job ignores it; after the grace period the worker
+    // cancels it, gives its lease back and exits as SIGTERM's would.
+    let first = try LunarProcess.start(["worker", "--store", store, "--grace", "0.2", worker])
+    guard try await Self.waitForStart(in: log, "stuck", 1, attempt: 1) else { return }
+    first.send(SIGTERM)
+    let stopped = try await first.wait(timeout: 60)
+    #expect(stopped.exitedNormally && stopped.status == 143, "\(stopped.status) \(stopped.stderr)")
+    #expect(stopped.stderr.contains("cancelled 1 running job"), "\(stopped.stderr)")
+    let released = try #require(try queueStore.job(queue: "stuck", sequence: 1))
+    #expect(released.status == .waiting && released.leaseExpiresAt == nil, "\(released)")
+    #expect(try queueStore.job(queue: "stuck", sequence: 2)?.status == .waiting)
+
+    // Another worker takes it at once; a second Ctrl-C stops that one at
+    // once, long before its grace period ends, and gives the job back too.
+    let second = try LunarProcess.start(["worker", "--store", store, "--grace", "3600", worker])
+    guard try await Self.waitForStart(in: log, "stuck", 1, attempt: 2) else { return }
+    second.send(SIGINT)
+    let deadline = Date().addingTimeInterval(60)
+    while try !second.stderr.contents().contains("stopping") && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    second.send(SIGINT)
+    let interrupted = try await second.wait(timeout: 60)
+    #expect(interrupted.exitedNormally && interrupted.status == 130, "\(interrupted.status) \(interrupted.stderr)")
+    let again = try #require(try queueStore.job(queue: "stuck", sequence: 1))
+    #expect(again.status == .waiting && again.attempts == 2, "\(again)")
+    #expect(try queueStore.job(queue: "stuck", sequence: 2)?.status == .waiting)
+  }
+
   @Test func aJobThatKillsEveryWorkerIsAbandonedAfterThreeLostLeases() async throws {
     let fixture = try Fixture()
     let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LuaKit
 import LunarStore
 import Testing
@@ -19,6 +20,8 @@ import TestSupport
       while not io.open("\(folder)/gate") do lunar.sleep(0.005) end
       return "held"
     end)
+    lunar.action("spin", function() while true do pcall(function() while true do end end) end end)
+    lunar.action("nap", function() while true do pcall(lunar.sleep, 3600) end end)
     lunar.action("huge", function() return string.rep("x", 17 * 1024 * 1024) end)
     lunar.action("shout", function() error(string.rep("y", 17 * 1024 * 1024), 0) end)
     """
@@ -150,4 +153,67 @@ import TestSupport
         "(error cut: it was \(17 * 1024 * 1024) bytes, over the 16 MiB limit)"), "\(String(decoding: error.suffix(80), as: UTF8.self))")
     #expect(try store.job(after.id)?.status == .succeeded)
   }
+
+  @Test func jobsStillRunningAfterTheGracePeriodAreCancelledAndGivenBack() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let store = fixture.store
+    let none = try LuaValueCodec.encode([.nil])
+    let spin = try store.enqueue(queue: "a", action: "spin", input: none, policy: .continue, at: .now)
+    let nap = try store.enqueue(queue: "b", action: "nap", input: none, policy: .continue, at: .now)
+    let log = WorkerLog()
+    let worker = fixture.worker(.init(worker: WorkerID("test:1"), concurrency: 2, gracePeriod: .milliseconds(50)), log: log)
+    let stop = StopOutcome()
+    let thread = WorkerThread { stop.set(worker.run()) }
+    guard
+      try await fixture.waitUntil("both jobs run", {
+        try $0.job(spin.id)?.status == .running && $0.job(nap.id)?.status == .running
+      })
+    else { return }
+    worker.stop()
+    await thread.join()
+    #expect(stop.value == .cancelled(jobs: 2))
+    #expect(log.all.last == "grace period of 0.05s over: cancelled 2 running jobs, to give back to their queues", "\(log.all)")
+    for id in [spin.id, nap.id] {
+      let job = try #require(try store.job(id))
+      #expect(job.status == .waiting && job.leaseExpiresAt == nil && job.attempts == 1, "\(job)")
+    }
+    // The runtime goes on: another worker runs a job on it.
+    let square = try store.enqueue(queue: "c", action: "square", input: LuaValueCodec.encode([5]), policy: .continue, at: .now)
+    let next = fixture.worker(.init(worker: WorkerID("test:2"), queues: ["c"]))
+    let nextThread = WorkerThread(running: next)
+    let done = try await fixture.waitUntil("the next job is done") { try $0.job(square.id)?.status == .succeeded }
+    next.stop()
+    await nextThread.join()
+    #expect(done)
+    #expect(try store.job(spin.id)?.status == .waiting)
+  }
+
+  @Test func aSecondStopGivesTheRunningJobsBackAtOnce() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let store = fixture.store
+    let held = try store.enqueue(queue: "a", action: "hold", input: LuaValueCodec.encode([.nil]), policy: .continue, at: .now)
+    let log = WorkerLog()
+    let worker = fixture.worker(.init(worker: WorkerID("test:1"), gracePeriod: .seconds(3600)), log: log)
+    let stop = StopOutcome()
+    let thread = WorkerThread { stop.set(worker.run()) }
+    guard try await fixture.waitUntil("the job runs", { try $0.job(held.id)?.status == .running }) else { return }
+    worker.stop()
+    guard try await fixture.waitUntil("the worker says it stops", { _ in log.all.contains { $0.hasPrefix("stopping") } })
+    else { return }
+    worker.stop()
+    await thread.join()
+    #expect(stop.value == .atOnce(jobs: 1))
+    #expect(log.all == ["stopping: finishing 1 running job", "stopping at once: giving back 1 running job"])
+    let job = try #require(try store.job(held.id))
+    #expect(job.status == .waiting && job.leaseExpiresAt == nil)
+  }
+}
+
+/// What a worker's `run` returned, set on its thread.
+final class StopOutcome: Sendable {
+  private let stop = Mutex<DurableWorker.Stop?>(nil)
+
+  func set(_ value: DurableWorker.Stop) { stop.withLock { $0 = value } }
+
+  var value: DurableWorker.Stop? { stop.withLock { $0 } }
 }

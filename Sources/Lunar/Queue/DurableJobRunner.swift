@@ -9,6 +9,8 @@ final class DurableJobRunner: RuntimeComponent {
   private unowned let core: RuntimeCore
   /// `lunar.actions`' job runner, which it hands over when it loads.
   private var runJob: LuaReference?
+  /// The tasks of the jobs running now.
+  private var tasks: [JobID: LuaTask] = [:]
 
   init(core: RuntimeCore) { self.core = core }
 
@@ -46,11 +48,23 @@ final class DurableJobRunner: RuntimeComponent {
     let scheduler = core.scheduler
     let task = scheduler.prepare(on: L, function: base + 1, arguments: 3, label: label)
     task.observed = true
-    task.onFinish.append { [unowned scheduler] task in
+    tasks[job.id] = task
+    task.onFinish.append { [unowned self, unowned scheduler] task in
+      tasks[job.id] = nil
       scheduler.forgetFailure(of: task)
       finish(Self.outcome(of: task, action: job.action, on: state))
     }
     scheduler.start(task)
+  }
+
+  /// Stops the jobs `ids` that still run, as a deadline stops a task: one
+  /// that waits fails where it waits, one that runs at its next step, and
+  /// again at every step after, so no `pcall` keeps it going.
+  func cancel(_ ids: [JobID], message: String) {
+    for id in ids {
+      guard let task = tasks[id] else { continue }
+      core.scheduler.setDeadline(task, after: 0, message: message)
+    }
   }
 
   /// How the finished `task` ended, as the store keeps it: its one output,
@@ -101,5 +115,14 @@ extension Runtime {
   public func start(_ job: ClaimedJob, finish: @escaping @Sendable (JobOutcome) -> Void) {
     let posted = inbox.post { core in core.component(DurableJobRunner.self).start(job, finish: finish) }
     if !posted { finish(.failed(error: Array("the runtime has stopped".utf8))) }
+  }
+
+  /// Cancels the jobs `ids` started with `start`, from any thread: each
+  /// fails with `message` (its `finish` is called as for any end) where it
+  /// waits or computes, since the runtime is interrupted too (a job that
+  /// computes holds the loop, which would never see the cancellation).
+  func cancelJobs(_ ids: [JobID], message: String) {
+    inbox.post { core in core.component(DurableJobRunner.self).cancel(ids, message: message) }
+    interrupt()
   }
 }

@@ -15,6 +15,11 @@ import Glibc
 /// let worker = DurableWorker(runtime: runtime, store: store, options: .init(worker: WorkerID("build-3:4711")))
 /// worker.run()        // on a thread of its own; another calls worker.stop()
 /// ```
+///
+/// Stopping: a first `stop` ends claiming, and the running jobs may finish
+/// for `gracePeriod`; then they are cancelled (a job that computes is
+/// interrupted) and given back to their queues, for another worker to
+/// claim at once. A second `stop` gives them back at once.
 public final class DurableWorker: Sendable {
   /// How a worker claims and holds jobs.
   public struct Options: Sendable {
@@ -30,19 +35,35 @@ public final class DurableWorker: Sendable {
     /// After how many lost leases (its worker ended before finishing it) a
     /// job this worker finds expired is abandoned: failed, never run again.
     public var lostLeaseLimit: Int
+    /// How long running jobs may go on after a first `stop` before they
+    /// are cancelled and given back.
+    public var gracePeriod: Duration
 
     /// Every queue, one job at a time, a lease of 10 seconds, a job
-    /// abandoned after 3 lost leases.
+    /// abandoned after 3 lost leases, 10 seconds' grace.
     public init(
       worker: WorkerID, queues: [LuaString]? = nil, concurrency: Int = 1, lease: Duration = .seconds(10),
-      lostLeaseLimit: Int = QueueLimits.defaultLostLeaseLimit
+      lostLeaseLimit: Int = QueueLimits.defaultLostLeaseLimit, gracePeriod: Duration = .seconds(10)
     ) {
       self.worker = worker
       self.queues = queues
       self.concurrency = concurrency
       self.lease = lease
       self.lostLeaseLimit = lostLeaseLimit
+      self.gracePeriod = gracePeriod
     }
+  }
+
+  /// How `run` ended.
+  public enum Stop: Sendable, Equatable {
+    /// Asked to stop, it completed every job it had started.
+    case finished
+    /// The grace period ended first: `jobs` running jobs were cancelled and
+    /// given back to their queues.
+    case cancelled(jobs: Int)
+    /// A second stop came: `jobs` running jobs were given back at once.
+    /// Their code may still run on the runtime: close it, or end the process.
+    case atOnce(jobs: Int)
   }
 
   /// The options it was made with.
@@ -68,25 +89,28 @@ public final class DurableWorker: Sendable {
     self.log = log
   }
 
-  /// Asks the worker to stop, from any thread: it claims no more jobs, and
-  /// `run` returns once the running ones are completed.
+  /// Asks the worker to stop, from any thread: the first time, it claims
+  /// no more jobs and lets the running ones finish (for the grace period);
+  /// the second time, it gives them back and returns at once.
   public func stop() {
     stopRequests.add(1, ordering: .relaxed)
     wake.post()
   }
 
   /// Claims and runs jobs on the calling thread, which it blocks, until
-  /// `stop` was called (or `stopRequested` says so) and no job runs. Idle,
-  /// it waits on PostgreSQL's notifications or polls SQLite every 50 ms.
-  /// Runs once: a later call returns at once.
-  public func run(stopRequested: () -> Bool = { false }) {
-    guard !started.exchange(true, ordering: .relaxed) else { return }
-    DurableWorkerLoop(self).run { stopRequested() || stopRequests.load(ordering: .relaxed) > 0 }
+  /// stopped: by `stop`, or by `stopRequests`, which says how many stop
+  /// requests came from elsewhere (signals) so far. Idle, it waits on
+  /// PostgreSQL's notifications or polls SQLite every 50 ms. Runs once: a
+  /// later call returns `.finished` at once.
+  @discardableResult
+  public func run(stopRequests external: () -> Int = { 0 }) -> Stop {
+    guard !started.exchange(true, ordering: .relaxed) else { return .finished }
+    return DurableWorkerLoop(self).run { external() + stopRequests.load(ordering: .relaxed) }
   }
 }
 
 /// The claiming loop of one `DurableWorker.run`, on its thread: the jobs
-/// it runs and their heartbeats.
+/// it runs and their heartbeats, and its stopping.
 private final class DurableWorkerLoop {
   /// A job this worker is running.
   private struct Running {
@@ -94,10 +118,22 @@ private final class DurableWorkerLoop {
     var lastHeartbeat: Double
   }
 
+  /// Where the loop stands.
+  private enum Phase {
+    /// Claiming and running jobs.
+    case serving
+    /// Stopping: the running jobs may finish until the time given.
+    case draining(until: Double)
+    /// The running jobs were cancelled at the time given; they are given
+    /// back as their outcomes come, or all at once after `cancelWait`.
+    case cancelling(since: Double, jobs: Int)
+  }
+
   private let worker: DurableWorker
   private var options: DurableWorker.Options { worker.options }
   private var store: any QueueStore { worker.store }
   private var running: [JobID: Running] = [:]
+  private var phase = Phase.serving
   /// Jobs whose action has ended, waiting to be completed in the store.
   private let finished = FinishedJobs()
   /// How an idle SQLite worker sleeps between claims.
@@ -107,29 +143,44 @@ private final class DurableWorkerLoop {
   /// The longest wait for a PostgreSQL notification (a notification sent
   /// before the listener started is missed, so it is short).
   private static let notificationWait: Duration = .seconds(1)
+  /// How long cancelled jobs have to end before they are given back
+  /// anyway (a job inside one long C call cannot be stopped).
+  private static let cancelWait = 1.0
 
   init(_ worker: DurableWorker) { self.worker = worker }
 
-  /// Runs until `stop()` is true and no job runs.
-  func run(until stop: () -> Bool) {
+  /// Runs until stopped (`stopRequests()` counts the requests).
+  func run(stopRequests: () -> Int) -> DurableWorker.Stop {
     let interval = Self.seconds(options.lease) / 3
-    var stopNoted = false
     while true {
-      let stopping = stop()
-      // A job's completion claims its successor in the same transaction;
-      // when that found no job, claiming again at once would find none.
-      let foundNothing = completeFinished(claiming: !stopping)
-      if stopping && !stopNoted {
-        stopNoted = true
+      let requests = stopRequests()
+      if requests >= 2 { return stopAtOnce() }
+      if requests == 1, case .serving = phase {
+        phase = .draining(until: Self.monotonic + Self.seconds(options.gracePeriod))
         worker.log("stopping: finishing \(running.count) running job\(running.count == 1 ? "" : "s")")
       }
-      if stopping && running.isEmpty { return }
+      let serving = if case .serving = phase { true } else { false }
+      // A job's completion claims its successor in the same transaction;
+      // when that found no job, claiming again at once would find none.
+      let foundNothing = completeFinished(claiming: serving)
+      switch phase {
+      case .serving: break
+      case .draining(let until):
+        if running.isEmpty { return .finished }
+        if Self.monotonic >= until { cancelRunning() }
+      case .cancelling(let since, let jobs):
+        if running.isEmpty { return .cancelled(jobs: jobs) }
+        if Self.monotonic - since >= Self.cancelWait {
+          releaseRunning()
+          return .cancelled(jobs: jobs)
+        }
+      }
       heartbeat(every: interval)
-      if !stopping && !foundNothing && running.count < options.concurrency, let job = claim() {
+      if serving && !foundNothing && running.count < options.concurrency, let job = claim() {
         start(job)
         continue
       }
-      if running.isEmpty && !stopping, let postgres = store as? PostgresQueueStore {
+      if running.isEmpty && serving, let postgres = store as? PostgresQueueStore {
         do {
           _ = try postgres.waitForWork(timeout: Self.notificationWait)
         } catch {
@@ -139,6 +190,43 @@ private final class DurableWorkerLoop {
       } else {
         worker.wake.wait(seconds: running.isEmpty ? Self.sqlitePoll : min(Self.busyPoll, interval))
       }
+    }
+  }
+
+  /// The grace period is over: cancels the running jobs, which are given
+  /// back as they end.
+  private func cancelRunning() {
+    let ids = Array(running.keys)
+    phase = .cancelling(since: Self.monotonic, jobs: ids.count)
+    let count = "\(ids.count) running job\(ids.count == 1 ? "" : "s")"
+    worker.log(
+      "grace period of \(LuaValue.number(Self.seconds(options.gracePeriod)).formattedSeconds)s over: cancelled \(count), to give back to \(ids.count == 1 ? "its queue" : "their queues")")
+    worker.runtime.cancelJobs(ids, message: "cancelled: the worker running this job is stopping")
+  }
+
+  /// A second stop request: completes the jobs that have ended, gives the
+  /// others back.
+  private func stopAtOnce() -> DurableWorker.Stop {
+    _ = completeFinished(claiming: false)
+    let count = running.count
+    worker.log("stopping at once: giving back \(count) running job\(count == 1 ? "" : "s")")
+    releaseRunning()
+    return .atOnce(jobs: count)
+  }
+
+  /// Gives every running job back to its queue, for another claim to take
+  /// at once (their actions may still run here: this worker is ending).
+  private func releaseRunning() {
+    for (_, entry) in running { release(entry.job) }
+    running = [:]
+  }
+
+  private func release(_ job: ClaimedJob) {
+    do {
+      try store.release(job: job.id, token: job.token, at: .now)
+    } catch {
+      // Its lease will expire, and another claim will run it again.
+      worker.log("\(name(of: job)): giving it back \(error.kind == .staleClaim ? "was refused" : "failed"): \(error.message)")
     }
   }
 
@@ -177,6 +265,11 @@ private final class DurableWorkerLoop {
     var foundNothing = false
     for (id, outcome) in done {
       guard let job = running.removeValue(forKey: id)?.job else { continue }
+      if case .cancelling = phase, outcome.status == .failed {
+        // Most likely failed because it was cancelled: it runs again.
+        release(job)
+        continue
+      }
       do {
         if claiming {
           if let next = try store.complete(
