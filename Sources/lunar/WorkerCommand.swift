@@ -61,6 +61,14 @@ enum WorkerCommand {
       }
       queues = names
     }
+    let options = DurableWorker.Options(
+      worker: WorkerID(workerName()), queues: queues, concurrency: concurrency, lease: lease, lostLeaseLimit: lostLeaseLimit,
+      gracePeriod: grace)
+    do {
+      try options.check()
+    } catch {
+      return LunarCommandLine.usageFailure(usageError(error, parsed))
+    }
     let store: any QueueStore
     do {
       store = try location.openQueueStore()
@@ -90,13 +98,14 @@ enum WorkerCommand {
     fflush(nil)
     if case .failure = loaded { return RunCommand.report(loaded) }
 
-    let name = WorkerID(workerName())
-    let worker = DurableWorker(
-      runtime: runtime, store: store,
-      options: .init(
-        worker: name, queues: queues, concurrency: concurrency, lease: lease, lostLeaseLimit: lostLeaseLimit,
-        gracePeriod: grace),
-      log: { Console.error("lunar worker \(name): \($0)") })
+    let name = options.worker
+    let worker: DurableWorker
+    do {
+      worker = try DurableWorker(
+        runtime: runtime, store: store, options: options, log: { Console.error("lunar worker \(name): \($0)") })
+    } catch {
+      return LunarCommandLine.usageFailure(usageError(error, parsed))
+    }
     let stop = worker.run(stopRequests: { Signals.stopRequests })
     fflush(nil)
     guard stop == .finished else {
@@ -120,6 +129,20 @@ enum WorkerCommand {
       throw UsageError(message: "\(flag) needs a positive number, got '\(text)'", command: "worker")
     }
     return value
+  }
+
+  /// The usage error of an option `DurableWorker` refuses, naming its
+  /// flag and quoting what was typed.
+  private static func usageError(_ error: DurableWorker.OptionError, _ parsed: ParsedArguments) -> UsageError {
+    let flag =
+      switch error.option {
+      case .concurrency: "concurrency"
+      case .lease: "lease"
+      case .lostLeaseLimit: "max-lost-leases"
+      case .gracePeriod: "grace"
+      }
+    let typed = parsed.value(flag).map { ", got '\($0)'" } ?? ""
+    return UsageError(message: "--\(flag) \(error.requirement)\(typed)", command: "worker")
   }
 
   /// `--grace`: 0 or more seconds, under a year.

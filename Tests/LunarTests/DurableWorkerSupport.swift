@@ -30,9 +30,9 @@ struct DurableFixture {
 
   /// A worker on the worker runtime, its log lines kept in `log`.
   func worker(_ options: DurableWorker.Options = .init(worker: WorkerID("test:1")), log: WorkerLog = WorkerLog())
-    -> DurableWorker
+    throws -> DurableWorker
   {
-    DurableWorker(runtime: workerRuntime.runtime, store: store, options: options, log: { log.add($0) })
+    try DurableWorker(runtime: workerRuntime.runtime, store: store, options: options, log: { log.add($0) })
   }
 
   /// Waits until `condition` holds of the store, looking every 5 ms; an

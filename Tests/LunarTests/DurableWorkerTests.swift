@@ -29,7 +29,7 @@ import TestSupport
 
   @Test func aWorkerRunsWhatAScriptSubmitsInOrder() async throws {
     let fixture = try await DurableFixture(workerSource: Self.actions)
-    let worker = fixture.worker()
+    let worker = try fixture.worker()
     let thread = WorkerThread(running: worker)
     let results = try await fixture.submitter.run(
       """
@@ -60,7 +60,7 @@ import TestSupport
     let first = try fixture.store.enqueue(queue: "slow", action: "hold", input: LuaValueCodec.encode([.nil]), policy: .continue, at: .now)
     let second = try fixture.store.enqueue(queue: "slow", action: "square", input: LuaValueCodec.encode([2]), policy: .continue, at: .now)
     let log = WorkerLog()
-    let worker = fixture.worker(log: log)
+    let worker = try fixture.worker(log: log)
     let thread = WorkerThread(running: worker)
     guard try await fixture.waitUntil("the first job runs", { try $0.job(first.id)?.status == .running }) else { return }
     worker.stop()
@@ -114,7 +114,7 @@ import TestSupport
       return b:cancel(), b:cancel(), b:status(), a:status(), queue.job("c", 2).id == b.id, b.durable
       """)
     #expect(results == [true, false, "cancelled", "pending", true, true])
-    let worker = fixture.worker()
+    let worker = try fixture.worker()
     let thread = WorkerThread(running: worker)
     guard try await fixture.waitUntil("the first job is done", { try $0.job(queue: "c", sequence: 1)?.status == .succeeded }) else {
       return
@@ -131,7 +131,7 @@ import TestSupport
     let huge = try store.enqueue(queue: "big", action: "huge", input: none, policy: .continue, at: .now)
     let shout = try store.enqueue(queue: "big", action: "shout", input: none, policy: .continue, at: .now)
     let after = try store.enqueue(queue: "big", action: "square", input: LuaValueCodec.encode([3]), policy: .continue, at: .now)
-    let worker = fixture.worker(.init(worker: WorkerID("test:1"), lease: .seconds(1)))
+    let worker = try fixture.worker(.init(worker: WorkerID("test:1"), lease: .seconds(1)))
     let thread = WorkerThread(running: worker)
     let finished = try await fixture.waitUntil(timeout: 30, "the job after them runs") { try $0.job(after.id)?.status.isFinal == true }
     worker.stop()
@@ -161,7 +161,7 @@ import TestSupport
     let spin = try store.enqueue(queue: "a", action: "spin", input: none, policy: .continue, at: .now)
     let nap = try store.enqueue(queue: "b", action: "nap", input: none, policy: .continue, at: .now)
     let log = WorkerLog()
-    let worker = fixture.worker(.init(worker: WorkerID("test:1"), concurrency: 2, gracePeriod: .milliseconds(50)), log: log)
+    let worker = try fixture.worker(.init(worker: WorkerID("test:1"), concurrency: 2, gracePeriod: .milliseconds(50)), log: log)
     let stop = StopOutcome()
     let thread = WorkerThread { stop.set(worker.run()) }
     guard
@@ -179,7 +179,7 @@ import TestSupport
     }
     // The runtime goes on: another worker runs a job on it.
     let square = try store.enqueue(queue: "c", action: "square", input: LuaValueCodec.encode([5]), policy: .continue, at: .now)
-    let next = fixture.worker(.init(worker: WorkerID("test:2"), queues: ["c"]))
+    let next = try fixture.worker(.init(worker: WorkerID("test:2"), queues: ["c"]))
     let nextThread = WorkerThread(running: next)
     let done = try await fixture.waitUntil("the next job is done") { try $0.job(square.id)?.status == .succeeded }
     next.stop()
@@ -193,7 +193,7 @@ import TestSupport
     let store = fixture.store
     let held = try store.enqueue(queue: "a", action: "hold", input: LuaValueCodec.encode([.nil]), policy: .continue, at: .now)
     let log = WorkerLog()
-    let worker = fixture.worker(.init(worker: WorkerID("test:1"), gracePeriod: .seconds(3600)), log: log)
+    let worker = try fixture.worker(.init(worker: WorkerID("test:1"), gracePeriod: .seconds(3600)), log: log)
     let stop = StopOutcome()
     let thread = WorkerThread { stop.set(worker.run()) }
     guard try await fixture.waitUntil("the job runs", { try $0.job(held.id)?.status == .running }) else { return }
@@ -206,6 +206,22 @@ import TestSupport
     #expect(log.all == ["stopping: finishing 1 running job", "stopping at once: giving back 1 running job"])
     let job = try #require(try store.job(held.id))
     #expect(job.status == .waiting && job.leaseExpiresAt == nil)
+  }
+
+  @Test func aLeaseTooShortToHeartbeatIsRefused() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let refused = #expect(throws: DurableWorker.OptionError.self) {
+      try fixture.worker(.init(worker: WorkerID("test:1"), lease: .milliseconds(999)))
+    }
+    #expect(refused?.option == .lease)
+    #expect(refused?.requirement.hasPrefix("must be at least 1 second") == true)
+    for options in [
+      DurableWorker.Options(worker: WorkerID("w"), concurrency: 0), .init(worker: WorkerID("w"), lostLeaseLimit: 0),
+      .init(worker: WorkerID("w"), gracePeriod: .seconds(-1)),
+    ] {
+      #expect(throws: DurableWorker.OptionError.self) { try options.check() }
+    }
+    try DurableWorker.Options(worker: WorkerID("w"), lease: DurableWorker.Options.minimumLease).check()
   }
 }
 

@@ -12,7 +12,7 @@ import Glibc
 /// and records how it ended. `lunar worker` is this one type behind flags.
 ///
 /// ```swift
-/// let worker = DurableWorker(runtime: runtime, store: store, options: .init(worker: WorkerID("build-3:4711")))
+/// let worker = try DurableWorker(runtime: runtime, store: store, options: .init(worker: WorkerID("build-3:4711")))
 /// worker.run()        // on a thread of its own; another calls worker.stop()
 /// ```
 ///
@@ -52,6 +52,50 @@ public final class DurableWorker: Sendable {
       self.lostLeaseLimit = lostLeaseLimit
       self.gracePeriod = gracePeriod
     }
+
+    /// The shortest lease a worker takes. Heartbeats come every third of
+    /// the lease, from the thread that also claims and completes, and each
+    /// must reach the store before the lease ends; below a second a
+    /// commit or a lock held for a moment lets a live worker's lease
+    /// expire, and another worker runs its job at the same time.
+    public static let minimumLease: Duration = .seconds(1)
+
+    /// Throws unless a worker can run with these options: a lease of at
+    /// least `minimumLease` (and under a year), a concurrency and a limit
+    /// of lost leases of at least 1, a grace period of 0 or more.
+    public func check() throws(OptionError) {
+      guard concurrency >= 1 else { throw OptionError(.concurrency, "must be at least 1") }
+      guard lease >= Self.minimumLease else {
+        throw OptionError(
+          .lease,
+          "must be at least 1 second (the worker renews its leases every third of their length, and a renewal must reach the store before the lease ends)"
+        )
+      }
+      guard lease < .seconds(366 * 86_400) else { throw OptionError(.lease, "must be shorter than a year") }
+      guard lostLeaseLimit >= 1 else { throw OptionError(.lostLeaseLimit, "must be at least 1") }
+      guard gracePeriod >= .zero else { throw OptionError(.gracePeriod, "must be 0 seconds or more") }
+    }
+  }
+
+  /// Why options cannot be used (`Options.check`): which option, and what
+  /// it must be.
+  public struct OptionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The options a worker checks.
+    public enum Option: String, Sendable {
+      case concurrency, lease, lostLeaseLimit, gracePeriod
+    }
+
+    /// The option at fault.
+    public let option: Option
+    /// What it must be: `must be at least 1 second (...)`.
+    public let requirement: String
+
+    init(_ option: Option, _ requirement: String) {
+      self.option = option
+      self.requirement = requirement
+    }
+
+    public var description: String { "\(option.rawValue) \(requirement)" }
   }
 
   /// How `run` ended.
@@ -80,9 +124,11 @@ public final class DurableWorker: Sendable {
   /// A worker running `store`'s jobs on `runtime`, which should have loaded
   /// the actions they name; `log` gets a line for each thing that went
   /// wrong (a store call that failed, a completion refused) and for stopping.
+  /// - Throws: what `options.check()` throws.
   public init(
     runtime: Runtime, store: any QueueStore, options: Options, log: @escaping @Sendable (String) -> Void = { _ in }
-  ) {
+  ) throws(OptionError) {
+    try options.check()
     self.runtime = runtime
     self.store = store
     self.options = options
