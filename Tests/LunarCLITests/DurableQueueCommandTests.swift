@@ -391,6 +391,83 @@ struct DurableQueueCommandTests {
     #expect(try queueStore.job(queue: "poisoned", sequence: 2)?.status == .succeeded)
   }
 
+  @Test func aResumedRunWaitsForTheDurableJobItsInterruptedRunSubmitted() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let workflow = try folder.write(
+      "deploy.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "deploy" {
+        workflow.step "push" { queue = "deploys", durable = true, uses = "square", with = { queue = "deploys", seq = 1 } },
+      }
+      """)
+    let queueStore = try SQLiteQueueStore(path: path)
+    // No worker yet: the run waits for its job, and Ctrl-C stops it.
+    let first = try LunarProcess.start(["run", "--store", store, workflow])
+    let deadline = Date().addingTimeInterval(60)
+    while try queueStore.job(queue: "deploys", sequence: 1) == nil && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    first.send(SIGINT)
+    let interrupted = try await first.wait()
+    #expect(interrupted.status == 130, "\(interrupted.stderr)")
+    // A resumed run interrupted in its turn leaves the same job to the next.
+    let again = try LunarProcess.start(["run", "--store", store, "--resume", workflow])
+    let runs = try SQLiteRunStore(path: path)
+    while try runs.stepJobs(of: RunID(2)).isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    again.send(SIGINT)
+    #expect(try await again.wait().status == 130)
+    let resumed = try LunarProcess.start(["run", "--store", store, "--resume", workflow])
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let outcome = try await resumed.wait(timeout: 60)
+    try await Self.stop(workers)
+    #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+    #expect(try queueStore.jobs(queue: "deploys", limit: 10).count == 1, "the resumed run submitted no second job")
+    #expect(try Self.starts(in: log).map(\.seq) == [1], "the action ran once")
+    #expect(try Self.starts(in: log).map(\.attempt) == [1])
+    let show = try await LunarProcess.run(["runs", "show", "last", "--store", store])
+    #expect(show.stdout.contains("push  succeeded         1"), "\(show.stdout)")
+  }
+
+  @Test func aResumedRunCountsTheStepsAttemptsAcrossRuns() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let workflow = try folder.write(
+      "deploy.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "deploy" {
+        workflow.step "push" {
+          queue = "deploys", durable = true, uses = "square", with = { queue = "deploys", seq = 1 }, retry = { attempts = 3 },
+        },
+      }
+      """)
+    let queueStore = try SQLiteQueueStore(path: path)
+    let first = try LunarProcess.start(["run", "--store", store, workflow])
+    // The test fails the first attempt's job as a worker would; the run
+    // submits its second attempt's job, and is interrupted waiting for it.
+    let deadline = Date().addingTimeInterval(60)
+    var failed = false
+    while try queueStore.job(queue: "deploys", sequence: 2) == nil && Date() < deadline {
+      if !failed, let job = try queueStore.claim(worker: WorkerID("test"), queues: ["deploys"], lease: .seconds(60), at: .now) {
+        try queueStore.complete(job: job.id, token: job.token, outcome: .failed(error: Array("no".utf8)), at: .now)
+        failed = true
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    first.send(SIGINT)
+    #expect(try await first.wait().status == 130)
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let resumed = try await LunarProcess.run(["run", "--store", store, "--resume", workflow], timeout: 60)
+    try await Self.stop(workers)
+    #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+    #expect(try queueStore.jobs(queue: "deploys", limit: 10).count == 2)
+    #expect(try Self.starts(in: log).map(\.seq) == [1], "the worker ran the second attempt's job only")
+    // The step's attempts: the failed one, then the one it waited for again.
+    #expect(resumed.stdout.contains("push  succeeded         2"), "\(resumed.stdout)")
+  }
+
   @Test func theStopPolicyHaltsUntilResumed() async throws {
     let fixture = try Fixture()
     let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)

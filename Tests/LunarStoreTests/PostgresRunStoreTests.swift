@@ -20,6 +20,7 @@ private func relations(_ schema: TestPostgresSchema) throws -> String {
 @Suite(.enabled(if: TestPostgresSchema.isAvailable, "needs LUNAR_TEST_POSTGRES: run scripts/test, which starts a server"))
 struct PostgresRunStoreTests {
   @Test func stepsComeBackAsRecorded() throws { try RunStoreBehaviour.stepsComeBackAsRecorded(.postgres()) }
+  @Test func aStepsDurableJobIsKeptForAResume() throws { try RunStoreBehaviour.aStepsDurableJobIsKeptForAResume(.postgres()) }
   @Test func aRetryReplacesTheStepsEarlierRecord() throws { try RunStoreBehaviour.aRetryReplacesTheStepsEarlierRecord(.postgres()) }
   @Test func aBatchIsRecordedWholeOrNotAtAll() throws { try RunStoreBehaviour.aBatchIsRecordedWholeOrNotAtAll(.postgres()) }
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws {
