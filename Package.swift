@@ -83,7 +83,7 @@ let package = Package(
     .testTarget(name: "LuaKitTests", dependencies: ["LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     // Test helpers shared by the test targets (a real local HTTP server).
     .target(name: "TestSupport", dependencies: ["CPostgres"], path: "Tests/TestSupport"),
-    .testTarget(name: "LunarTests", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
+    .testTarget(name: "LunarTests", dependencies: ["Lunar", "LunarStore", "LuaKit", "CLuaShim", "CLua", "TestSupport"]),
     .testTarget(name: "LunarTestTests", dependencies: ["LunarTest", "Lunar", "LuaKit"]),
     .testTarget(name: "LunarLaunchesTests", dependencies: ["LunarLaunches", "Lunar", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
     // Writes steps to a store in a loop; the store's crash and concurrency

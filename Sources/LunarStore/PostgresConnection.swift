@@ -162,6 +162,9 @@ public final class PostgresConnection {
     return any
   }
 
+  /// True while a transaction is open on the connection.
+  var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
   /// Runs `body` in a transaction: committed if it returns, rolled back if
   /// it throws (or the commit fails).
   public func transaction<T>(_ body: () throws -> T) throws -> T {

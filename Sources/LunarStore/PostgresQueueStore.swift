@@ -90,19 +90,19 @@ public final class PostgresQueueStore: QueueStore {
     }
   }
 
-  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
-    -> ClaimedJob?
+  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, lostLeaseLimit: Int, at now: StoreTimestamp)
+    throws(StoreError) -> ClaimedJob?
   {
-    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease, lostLeaseLimit: lostLeaseLimit)
     if request.isEmpty { return nil }
     return try withConnection { db in try self.claim(request, at: now, on: db) }
   }
 
   public func complete(
     job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
-    queues: [LuaString]?, lease: Duration
+    queues: [LuaString]?, lease: Duration, lostLeaseLimit: Int
   ) throws(StoreError) -> ClaimedJob? {
-    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease, lostLeaseLimit: lostLeaseLimit)
     try outcome.checkSize()
     return try withConnection { db in
       // The claim's statement sees the completion made before it in the
@@ -121,18 +121,66 @@ public final class PostgresQueueStore: QueueStore {
   /// head) is looked for when no head waits, and at least once a
   /// `ExpiryChecks.interval` (its index holds every finished job's lease
   /// until vacuum): a lost worker's job is claimed again within a second of
-  /// its lease's end.
+  /// its lease's end. Before taking an expired job, the claim abandons
+  /// those whose lost leases reach the request's limit.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, on db: PostgresConnection) throws -> ClaimedJob? {
     let names: [PostgresValue] = (request.queues ?? []).map { .bytes($0.bytes) }
     let expiry = now.microseconds + request.leaseMicroseconds
+    // The limit is a number of ours, written into the statement.
+    let expired = "j.status = 'running' AND j.lease_expires_at <= $1 AND j.lost_leases + 1 < \(request.lostLeaseLimit)"
     let due = expiryChecks.due()
-    if due, let job = try take("j.status = 'running' AND j.lease_expires_at <= $1", request, names, now, expiry, on: db) {
-      return job
+    if due {
+      try abandonPoisoned(request, names, at: now, on: db)
+      if let job = try take(expired, request, names, now, expiry, on: db) { return job }
     }
     if let job = try take("j.head AND j.status = 'waiting'", request, names, now, expiry, on: db) { return job }
     if due { return nil }
     expiryChecks.checked()
-    return try take("j.status = 'running' AND j.lease_expires_at <= $1", request, names, now, expiry, on: db)
+    // An abandoned job's successor may be a waiting head now.
+    if try abandonPoisoned(request, names, at: now, on: db),
+      let job = try take("j.head AND j.status = 'waiting'", request, names, now, expiry, on: db)
+    {
+      return job
+    }
+    return try take(expired, request, names, now, expiry, on: db)
+  }
+
+  /// Fails as abandoned each running job of the request's queues whose
+  /// lease expired and was its `lostLeaseLimit`th lost one, each in a
+  /// transaction of its own unless the caller's is open; true if any was.
+  @discardableResult
+  private func abandonPoisoned(_ request: ClaimRequest, _ names: [PostgresValue], at now: StoreTimestamp, on db: PostgresConnection)
+    throws -> Bool
+  {
+    let filter =
+      request.queues == nil ? "" : "AND j.queue IN (" + (0..<names.count).map { "$\($0 + 2)" }.joined(separator: ", ") + ")"
+    var abandoned = false
+    // Each pass abandons a job for good or finds it gone: bounded anyway.
+    for _ in 0..<1_000 {
+      let rows = try db.query(
+        """
+        SELECT j.id, j.claim, j.lost_leases FROM job j
+        WHERE j.status = 'running' AND j.lease_expires_at <= $1 AND j.lost_leases + 1 >= \(request.lostLeaseLimit) \(filter)
+          AND NOT EXISTS (SELECT 1 FROM queue q WHERE q.name = j.queue AND q.halted_by IS NOT NULL)
+        ORDER BY j.id LIMIT 1
+        """, [.integer(now.microseconds)] + names, prepared: true)
+      guard rows.count == 1 else { return abandoned }
+      let (job, token, lost) = (JobID(rows.int64(0, 0)), ClaimToken(rows.int64(0, 1)), Int(rows.int64(0, 2)) + 1)
+      let outcome = JobOutcome.failed(error: Array(QueueLimits.abandonment(lostLeases: lost).utf8))
+      let abandon = {
+        try self.finish(
+          job: job, token: token, outcome: outcome, at: now, on: db,
+          condition: "AND lease_expires_at <= $4", setting: ", lost_leases = lost_leases + 1")
+      }
+      do {
+        if db.isInTransaction { try abandon() } else { try db.transaction(abandon) }
+        abandoned = true
+      } catch let error as StoreError where error.kind == .staleClaim {
+        // Heartbeated, claimed or finished meanwhile: not abandoned (the
+        // statement changed nothing, so a caller's transaction goes on).
+      }
+    }
+    return abandoned
   }
 
   /// Claims the oldest job that `condition` selects, of a queue that is not
@@ -154,7 +202,8 @@ public final class PostgresQueueStore: QueueStore {
         ORDER BY j.id LIMIT 1
         FOR UPDATE OF j SKIP LOCKED)
       UPDATE job SET status = 'running', attempts = job.attempts + 1, claim = nextval('job_claim'), worker = $2,
-        started_at = $1, lease_expires_at = $3
+        started_at = $1, lease_expires_at = $3,
+        lost_leases = job.lost_leases + CASE WHEN job.status = 'running' THEN 1 ELSE 0 END
       FROM head WHERE job.id = head.id
       RETURNING job.id, job.queue, job.sequence, job.action, job.input, job.attempts, job.claim
       """, [.integer(now.microseconds), .text(request.worker.name), .integer(expiry)] + names, prepared: true)
@@ -196,10 +245,29 @@ public final class PostgresQueueStore: QueueStore {
       prepared: true)
   }
 
-  /// Records how `job` ended, inside the caller's transaction.
-  private func finish(job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, on db: PostgresConnection)
-    throws
-  {
+  public func release(job: JobID, token: ClaimToken, at now: StoreTimestamp) throws(StoreError) {
+    try withConnection { db in
+      // A running job is its queue's head: it stays marked, and waits.
+      let rows = try db.query(
+        """
+        WITH released AS (
+          UPDATE job SET status = 'waiting', lease_expires_at = NULL WHERE id = $1 AND status = 'running' AND claim = $2
+          RETURNING queue)
+        SELECT 1 FROM released
+        CROSS JOIN LATERAL (SELECT pg_notify('\(Self.notificationChannel)', encode(released.queue, 'hex') || ' ' || current_schema())) AS notified
+        """, [.integer(job.rawValue), .integer(token.rawValue)], prepared: true)
+      guard rows.count == 1 else {
+        throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "release", in: self.location)
+      }
+    }
+  }
+
+  /// Records how `job` ended, inside the caller's transaction; `condition`
+  /// and `setting` add to the statement's WHERE and SET (the time is $4).
+  private func finish(
+    job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, on db: PostgresConnection,
+    condition: String = "", setting: String = ""
+  ) throws {
     let (output, error) = outcome.columns
     try lockQueue(of: job, on: db)
     // One statement: the job finishes, the next one of its queue becomes
@@ -209,8 +277,8 @@ public final class PostgresQueueStore: QueueStore {
     let rows = try db.query(
       """
       WITH done AS (
-        UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6, head = false
-        WHERE id = $1 AND status = 'running' AND claim = $2 RETURNING id, queue, policy, sequence),
+        UPDATE job SET status = $3, finished_at = $4, lease_expires_at = NULL, output = $5, error = $6, head = false\(setting)
+        WHERE id = $1 AND status = 'running' AND claim = $2 \(condition) RETURNING id, queue, policy, sequence),
       halted AS (
         UPDATE queue SET halted_by = done.id FROM done
         WHERE queue.name = done.queue AND done.policy = 'stop' AND $3 = 'failed' RETURNING queue.name),

@@ -76,6 +76,33 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
+  public func recordStepJob(_ job: StepJob, of run: RunID) throws(StoreError) {
+    try withConnection { db in
+      _ = try db.query(
+        """
+        INSERT INTO step_job (run, name, attempt, job, fingerprint) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (run, name) DO UPDATE SET
+          attempt = excluded.attempt, job = excluded.job, fingerprint = excluded.fingerprint
+        """,
+        [.integer(run.rawValue), .bytes(job.name.bytes), .integer(Int64(job.attempt)), .integer(job.job.rawValue),
+         job.fingerprint.map { .bytes($0.bytes) } ?? .null])
+    } explaining: { error in
+      error.state == PostgresError.foreignKeyViolation ? StoreError(.noSuchRun, "no run \(run) in \(location)") : nil
+    }
+  }
+
+  public func stepJobs(of run: RunID) throws(StoreError) -> [StepJob] {
+    try withConnection { db in
+      let rows = try db.query(
+        "SELECT name, attempt, job, fingerprint FROM step_job WHERE run = $1 ORDER BY name", [.integer(run.rawValue)])
+      return (0..<rows.count).map { row in
+        StepJob(
+          name: LuaString(bytes: rows.bytes(row, 0)), attempt: Int(rows.int64(row, 1)), job: JobID(rows.int64(row, 2)),
+          fingerprint: rows.isNull(row, 3) ? nil : Fingerprint(bytes: rows.bytes(row, 3)))
+      }
+    }
+  }
+
   public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
     try withConnection { db in
       let changed = try db.query(

@@ -93,6 +93,22 @@ enum PostgresStoreSchema {
       "CREATE INDEX job_ready ON job(id) WHERE head AND status = 'waiting'",
       "CREATE INDEX job_leased ON job(lease_expires_at) WHERE status = 'running'",
     ],
+    // Version 4: poison jobs are counted, and a workflow's durable steps
+    // keep their jobs for a resume.
+    [
+      // How many of its claims' leases expired with no completion.
+      "ALTER TABLE job ADD COLUMN lost_leases integer NOT NULL DEFAULT 0",
+      """
+      CREATE TABLE step_job (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                   -- the step's name's bytes
+        attempt integer NOT NULL,              -- the step's attempt that submitted the job
+        job bigint NOT NULL,                   -- the durable job (job.id)
+        fingerprint bytea,                     -- the step's inputs then
+        PRIMARY KEY (run, name)
+      )
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -8,6 +8,19 @@ public enum QueueLimits {
   public static let maximumNameBytes = 1_000
   /// The largest input, output or error a job keeps, in bytes.
   public static let maximumValueBytes = 16 * 1024 * 1024
+  /// How many of a job's leases may be lost (their worker ended before
+  /// completing the job) before a claim abandons the job, by default.
+  public static let defaultLostLeaseLimit = 3
+
+  /// The error of a job abandoned after `lostLeases` lost leases.
+  public static func abandonment(lostLeases: Int) -> String {
+    "abandoned after \(lostLeases) lost lease\(lostLeases == 1 ? "" : "s"): every worker that claimed it ended before"
+      + " finishing it (a crash, os.exit, a kill or a lost host), so no worker runs it again"
+      + " (lunar worker --max-lost-leases sets how many leases may be lost)"
+  }
+
+  /// `maximumValueBytes` as messages say it: `16 MiB`.
+  public static let maximumValueText = "\(maximumValueBytes / (1024 * 1024)) MiB"
 
   /// Throws unless `name` is a usable name of a `what` ("queue", "action").
   public static func check(name: LuaString, _ what: String) throws(StoreError) {

@@ -14,6 +14,10 @@ import LuaKit
 /// successors. Each claim carries a fencing token: a stale worker's late
 /// heartbeat or completion is refused, so a job finishes exactly once in
 /// the store though its action may run more than once (at-least-once).
+/// A job whose leases keep expiring (it ends every worker that runs it:
+/// a crash, `os.exit`) is a poison job: once `lostLeaseLimit` of its
+/// leases were lost, the claim that finds the last one expired fails it
+/// as abandoned instead of running it again, and its queue goes on.
 ///
 /// Every call is synchronous, may block on I/O or another process's lock,
 /// and takes the time (`now`) from its caller, so leases follow the
@@ -36,9 +40,14 @@ public protocol QueueStore: Sendable {
   /// running head whose lease expired before `now`; the job is `running`
   /// until `now + lease`. Nil when there is none (or, on PostgreSQL, when
   /// every such head is being claimed by another worker at this moment).
-  /// Among several queues, the head submitted first is taken.
-  func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
-    -> ClaimedJob?
+  /// Among several queues, the head submitted first is taken. A head whose
+  /// expired lease is its `lostLeaseLimit`th lost one is failed as
+  /// abandoned (`QueueLimits.abandonment`), as a completion fails a job,
+  /// and the claim looks further.
+  /// - Throws: `.badValue` for an unusable worker name or lease, or a
+  ///   `lostLeaseLimit` below 1.
+  func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, lostLeaseLimit: Int, at now: StoreTimestamp)
+    throws(StoreError) -> ClaimedJob?
 
   /// Extends the lease of `job` to `now + lease` and returns its new end.
   /// - Throws: `.staleClaim` when `token` is not the job's latest claim or
@@ -60,8 +69,15 @@ public protocol QueueStore: Sendable {
   /// is refused.
   func complete(
     job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
-    queues: [LuaString]?, lease: Duration
+    queues: [LuaString]?, lease: Duration, lostLeaseLimit: Int
   ) throws(StoreError) -> ClaimedJob?
+
+  /// Gives `job` back unfinished, for another claim to take at once (its
+  /// worker is stopping and cancelled it): it waits again at its queue's
+  /// head, its attempts counted, and its lease does not count as lost.
+  /// - Throws: `.staleClaim` (the store unchanged) when `token` is not the
+  ///   job's latest claim or the job is no longer running; `.noSuchJob`.
+  func release(job: JobID, token: ClaimToken, at now: StoreTimestamp) throws(StoreError)
 
   /// Cancels `job` before it starts: it never runs, and the jobs after it
   /// may proceed.
@@ -85,4 +101,25 @@ public protocol QueueStore: Sendable {
 
   /// The newest `limit` jobs of `queue`, newest first.
   func jobs(queue: LuaString, limit: Int) throws(StoreError) -> [JobRecord]
+}
+
+extension QueueStore {
+  /// Claims as `claim(worker:queues:lease:lostLeaseLimit:at:)` does, with
+  /// the default limit of lost leases (`QueueLimits.defaultLostLeaseLimit`).
+  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> ClaimedJob?
+  {
+    try claim(worker: worker, queues: queues, lease: lease, lostLeaseLimit: QueueLimits.defaultLostLeaseLimit, at: now)
+  }
+
+  /// Completes and claims as `complete(...thenClaimFor:...lostLeaseLimit:)`
+  /// does, with the default limit of lost leases.
+  public func complete(
+    job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
+    queues: [LuaString]?, lease: Duration
+  ) throws(StoreError) -> ClaimedJob? {
+    try complete(
+      job: job, token: token, outcome: outcome, at: now, thenClaimFor: worker, queues: queues, lease: lease,
+      lostLeaseLimit: QueueLimits.defaultLostLeaseLimit)
+  }
 }

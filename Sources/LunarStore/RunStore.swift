@@ -19,6 +19,14 @@ public protocol RunStore: Sendable {
   /// again (a retry) replaces its earlier record.
   func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError)
 
+  /// Records that step `job.name` of `run` waits for a durable job,
+  /// replacing any earlier record of that step; durable when this returns.
+  /// - Throws: `.noSuchRun` for a run the store does not have.
+  func recordStepJob(_ job: StepJob, of run: RunID) throws(StoreError)
+
+  /// The durable jobs the steps of `run` waited for, by step name.
+  func stepJobs(of run: RunID) throws(StoreError) -> [StepJob]
+
   /// Records how `run` ended.
   func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError)
 

@@ -51,10 +51,10 @@ public final class SQLiteQueueStore: QueueStore {
     }
   }
 
-  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, at now: StoreTimestamp) throws(StoreError)
-    -> ClaimedJob?
+  public func claim(worker: WorkerID, queues: [LuaString]?, lease: Duration, lostLeaseLimit: Int, at now: StoreTimestamp)
+    throws(StoreError) -> ClaimedJob?
   {
-    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease, lostLeaseLimit: lostLeaseLimit)
     if request.isEmpty { return nil }
     return try withDatabase { db in
       try db.transaction(.immediate) { try self.claim(request, at: now, in: db) }
@@ -63,9 +63,9 @@ public final class SQLiteQueueStore: QueueStore {
 
   public func complete(
     job: JobID, token: ClaimToken, outcome: JobOutcome, at now: StoreTimestamp, thenClaimFor worker: WorkerID,
-    queues: [LuaString]?, lease: Duration
+    queues: [LuaString]?, lease: Duration, lostLeaseLimit: Int
   ) throws(StoreError) -> ClaimedJob? {
-    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease)
+    let request = try ClaimRequest(worker: worker, queues: queues, lease: lease, lostLeaseLimit: lostLeaseLimit)
     try outcome.checkSize()
     return try withDatabase { db in
       try db.transaction(.immediate) { () throws -> ClaimedJob? in
@@ -79,35 +79,78 @@ public final class SQLiteQueueStore: QueueStore {
   /// the oldest waiting head (`head` marks a queue's first unfinished job)
   /// of a queue that is not halted, or a running job whose lease expired
   /// (always its queue's head), looked for when no head waits and at least
-  /// once a `expiryCheckInterval`, as on PostgreSQL.
+  /// once a `expiryCheckInterval`, as on PostgreSQL. An expired job whose
+  /// lost leases reach the request's limit is abandoned, and the claim
+  /// looks again.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> ClaimedJob? {
+    while true {
+      guard let head = try findHead(request, at: now, in: db) else { return nil }
+      if head.expired && head.lostLeases + 1 >= request.lostLeaseLimit {
+        try abandon(head.id, token: head.claim, lostLeases: head.lostLeases + 1, at: now, in: db)
+        continue
+      }
+      return try take(head, request, at: now, in: db)
+    }
+  }
+
+  /// A job a claim may take: its columns, and whether its lease expired.
+  private struct Head {
+    let id: Int64
+    let queue: [UInt8]
+    let sequence: Int64
+    let action: [UInt8]
+    let input: [UInt8]
+    let claim: ClaimToken
+    let lostLeases: Int
+    let expired: Bool
+  }
+
+  /// The job `claim` would take, inside the caller's transaction.
+  private func findHead(_ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> Head? {
     let names: [SQLiteValue] = (request.queues ?? []).map { .blob($0.bytes) }
     let filter = request.queues == nil ? "" : "AND j.queue IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
-    let expiry = now.microseconds + request.leaseMicroseconds
-    var head: (id: Int64, queue: [UInt8], sequence: Int64, action: [UInt8], input: [UInt8])?
-    func take(_ condition: String, _ parameters: [SQLiteValue]) throws {
+    var head: Head?
+    func find(_ condition: String, _ parameters: [SQLiteValue]) throws {
       try db.query(
         """
-        SELECT j.id, j.queue, j.sequence, j.action, j.input FROM job j JOIN queue q ON q.name = j.queue
+        SELECT j.id, j.queue, j.sequence, j.action, j.input, coalesce(j.claim, 0), j.lost_leases, j.status = 'running'
+        FROM job j JOIN queue q ON q.name = j.queue
         WHERE \(condition) AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1
         """, parameters + names
-      ) { row in head = (row.int64(0), row.blob(1), row.int64(2), row.blob(3), row.blob(4)) }
+      ) { row in
+        head = Head(
+          id: row.int64(0), queue: row.blob(1), sequence: row.int64(2), action: row.blob(3), input: row.blob(4),
+          claim: ClaimToken(row.int64(5)), lostLeases: Int(row.int64(6)), expired: row.int64(7) != 0)
+      }
     }
     let expired = "j.status = 'running' AND j.lease_expires_at <= ?"
     let due = expiryChecks.due()
-    if due { try take(expired, [.integer(now.microseconds)]) }
-    if head == nil { try take("j.head = 1 AND j.status = 'waiting'", []) }
+    if due { try find(expired, [.integer(now.microseconds)]) }
+    if head == nil { try find("j.head = 1 AND j.status = 'waiting'", []) }
     if head == nil && !due {
       expiryChecks.checked()
-      try take(expired, [.integer(now.microseconds)])
+      try find(expired, [.integer(now.microseconds)])
     }
-    guard let head else { return nil }
+    return head
+  }
+
+  /// Fails the running job `id`, whose `lostLeases`th lease expired, as
+  /// abandoned, inside the caller's transaction.
+  private func abandon(_ id: Int64, token: ClaimToken, lostLeases: Int, at now: StoreTimestamp, in db: SQLiteDatabase) throws {
+    let error = Array(QueueLimits.abandonment(lostLeases: lostLeases).utf8)
+    try finish(job: JobID(id), token: token, outcome: .failed(error: error), at: now, in: db)
+    try db.run("UPDATE job SET lost_leases = ? WHERE id = ?", [.integer(Int64(lostLeases)), .integer(id)])
+  }
+
+  /// Claims `head` for the request's worker, inside the caller's transaction.
+  private func take(_ head: Head, _ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> ClaimedJob {
+    let expiry = now.microseconds + request.leaseMicroseconds
     var claimed: (attempts: Int64, claim: Int64)?
     try db.query(
       """
       UPDATE job SET status = 'running', attempts = attempts + 1,
         claim = (SELECT coalesce(max(claim), 0) + 1 FROM job WHERE claim IS NOT NULL), worker = ?, started_at = ?,
-        lease_expires_at = ?
+        lease_expires_at = ?, lost_leases = lost_leases + (status = 'running')
       WHERE id = ? RETURNING attempts, claim
       """, [.text(request.worker.name), .integer(now.microseconds), .integer(expiry), .integer(head.id)]
     ) { row in claimed = (row.int64(0), row.int64(1)) }
@@ -131,6 +174,20 @@ public final class SQLiteQueueStore: QueueStore {
           throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "heartbeat", in: self.location)
         }
         return StoreTimestamp(microseconds: expiry)
+      }
+    }
+  }
+
+  public func release(job: JobID, token: ClaimToken, at now: StoreTimestamp) throws(StoreError) {
+    try withDatabase { db in
+      try db.transaction(.immediate) {
+        // A running job is its queue's head: it stays marked, and waits.
+        try db.run(
+          "UPDATE job SET status = 'waiting', lease_expires_at = NULL WHERE id = ? AND status = 'running' AND claim = ?",
+          [.integer(job.rawValue), .integer(token.rawValue)])
+        guard db.changes == 1 else {
+          throw QueueRefusal.staleClaim(try self.readJob(db, id: job), id: job, token: token, "release", in: self.location)
+        }
       }
     }
   }

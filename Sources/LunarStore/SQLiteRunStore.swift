@@ -107,6 +107,37 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
+  public func recordStepJob(_ job: StepJob, of run: RunID) throws(StoreError) {
+    try withDatabase { db in
+      try db.transaction {
+        try db.run(
+          """
+          INSERT INTO step_job (run, name, attempt, job, fingerprint) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (run, name) DO UPDATE SET
+            attempt = excluded.attempt, job = excluded.job, fingerprint = excluded.fingerprint
+          """,
+          [.integer(run.rawValue), .blob(job.name.bytes), .integer(Int64(job.attempt)), .integer(job.job.rawValue),
+           job.fingerprint.map { .blob($0.bytes) } ?? .null])
+      }
+    } explaining: { error in
+      error.code == SQLiteError.foreignKeyViolation ? StoreError(.noSuchRun, "no run \(run) in \(location)") : nil
+    }
+  }
+
+  public func stepJobs(of run: RunID) throws(StoreError) -> [StepJob] {
+    try withDatabase { db in
+      var jobs: [StepJob] = []
+      try db.query("SELECT name, attempt, job, fingerprint FROM step_job WHERE run = ? ORDER BY name", [.integer(run.rawValue)]) {
+        row in
+        jobs.append(
+          StepJob(
+            name: LuaString(bytes: row.blob(0)), attempt: Int(row.int64(1)), job: JobID(row.int64(2)),
+            fingerprint: row.isNull(3) ? nil : Fingerprint(bytes: row.blob(3))))
+      }
+      return jobs
+    }
+  }
+
   public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
     try withDatabase { db in
       let changed = try db.transaction {

@@ -89,6 +89,23 @@ enum StoreSchema {
       "CREATE INDEX job_ready ON job(id) WHERE head = 1 AND status = 'waiting'",
       "CREATE INDEX job_leased ON job(lease_expires_at) WHERE status = 'running'",
     ],
+    // Version 4: poison jobs are counted, and a workflow's durable steps
+    // keep their jobs for a resume.
+    [
+      // How many of its claims' leases expired with no completion: a job
+      // that keeps ending its workers is abandoned.
+      "ALTER TABLE job ADD COLUMN lost_leases INTEGER NOT NULL DEFAULT 0",
+      """
+      CREATE TABLE step_job (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the step's name's bytes
+        attempt INTEGER NOT NULL,              -- the step's attempt that submitted the job
+        job INTEGER NOT NULL,                  -- the durable job (job.id)
+        fingerprint BLOB,                      -- the step's inputs then
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -7,9 +7,10 @@ import Glibc
 #endif
 
 /// `lunar worker FILE`: loads FILE (which defines actions, or requires the
-/// plugins that do), then claims and runs jobs of durable queues from the
-/// store until SIGTERM or SIGINT, after which it finishes its running jobs
-/// and exits 0.
+/// plugins that do), then runs a `DurableWorker` on the store until SIGTERM
+/// or SIGINT, after which it finishes its running jobs and exits 0; jobs
+/// still running after the grace period, or at a second signal, are given
+/// back and the status is the signal's (130, 143).
 enum WorkerCommand {
   static let spec = CommandSpec(
     name: "worker",
@@ -20,6 +21,8 @@ enum WorkerCommand {
       OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
       OptionSpec(name: "concurrency", value: "N", help: "jobs run at once, each of a different queue (default 1)"),
       OptionSpec(name: "lease", value: "SECONDS", help: "how long a job stays this worker's without a heartbeat (default 10)"),
+      OptionSpec(name: "max-lost-leases", value: "N", help: "abandon a job once N of its leases were lost: its workers ended running it (default 3)"),
+      OptionSpec(name: "grace", value: "SECONDS", help: "after SIGTERM or Ctrl-C, how long running jobs may finish before they are cancelled and given back (default 10)"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
     ],
     run: run
@@ -34,10 +37,15 @@ enum WorkerCommand {
     }
     let concurrency: Int
     let lease: Duration
+    let lostLeaseLimit: Int
+    let grace: Duration
     let location: StoreLocation
     do {
       concurrency = try positiveInteger(parsed.value("concurrency") ?? "1", flag: "--concurrency")
       lease = try seconds(parsed.value("lease") ?? "10")
+      lostLeaseLimit = try positiveInteger(
+        parsed.value("max-lost-leases") ?? "\(QueueLimits.defaultLostLeaseLimit)", flag: "--max-lost-leases")
+      grace = try gracePeriod(parsed.value("grace") ?? "10")
       location = try StoreLocation.chosen(
         option: parsed.value("store"), environment: Environment.forStore, currentFolder: StoreLocation.currentFolder)
     } catch let error as UsageError {
@@ -53,6 +61,14 @@ enum WorkerCommand {
         return LunarCommandLine.usageFailure(UsageError(message: "--queues needs queue names, got '\(text)'", command: "worker"))
       }
       queues = names
+    }
+    let options = DurableWorker.Options(
+      worker: WorkerID(workerName()), queues: queues, concurrency: concurrency, lease: lease, lostLeaseLimit: lostLeaseLimit,
+      gracePeriod: grace)
+    do {
+      try options.check()
+    } catch {
+      return LunarCommandLine.usageFailure(usageError(error, parsed))
     }
     let store: any QueueStore
     do {
@@ -83,11 +99,21 @@ enum WorkerCommand {
     fflush(nil)
     if case .failure = loaded { return RunCommand.report(loaded) }
 
-    let worker = WorkerID(workerName())
-    let loop = WorkerLoop(
-      .init(store: store, runtime: runtime, worker: worker, queues: queues, concurrency: concurrency, lease: lease))
-    loop.run(until: { Signals.stopRequested })
+    let name = options.worker
+    let worker: DurableWorker
+    do {
+      worker = try DurableWorker(
+        runtime: runtime, store: store, options: options, log: { Console.error("lunar worker \(name): \($0)") })
+    } catch {
+      return LunarCommandLine.usageFailure(usageError(error, parsed))
+    }
+    let stop = worker.run(stopRequests: { Signals.stopRequests })
     fflush(nil)
+    guard stop == .finished else {
+      // Jobs were given back: the runtime may still be running one, which
+      // nothing waits for.
+      _exit(Signals.stopStatus)
+    }
     return 0
   }
 
@@ -104,6 +130,31 @@ enum WorkerCommand {
       throw UsageError(message: "\(flag) needs a positive number, got '\(text)'", command: "worker")
     }
     return value
+  }
+
+  /// The usage error of an option `DurableWorker` refuses, naming its
+  /// flag and quoting what was typed.
+  private static func usageError(_ error: DurableWorker.OptionError, _ parsed: ParsedArguments) -> UsageError {
+    let flag =
+      switch error.option {
+      case .concurrency: "concurrency"
+      case .lease: "lease"
+      case .lostLeaseLimit: "max-lost-leases"
+      case .gracePeriod: "grace"
+      }
+    let typed = parsed.value(flag).map { ", got '\($0)'" } ?? ""
+    return UsageError(message: "--\(flag) \(error.requirement)\(typed)", command: "worker")
+  }
+
+  /// `--grace`: 0 or more seconds, under a year.
+  private static func gracePeriod(_ text: String) throws -> Duration {
+    guard let value = Double(text), value.isFinite, value >= 0 else {
+      throw UsageError(message: "--grace needs a number of seconds, 0 or more, got '\(text)'", command: "worker")
+    }
+    guard value < 366 * 86_400 else {
+      throw UsageError(message: "--grace must be shorter than a year (31622400 seconds), got '\(text)'", command: "worker")
+    }
+    return .microseconds(Int64((value * 1_000_000).rounded()))
   }
 
   /// A lease the store can hold: it counts microseconds, up to a year.

@@ -51,6 +51,27 @@ struct DurableQueueBadInputTests {
     #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("q.db").path))
   }
 
+  @Test func leasesTooShortToHeartbeatAndBadStopFlagsAreUsageErrors() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
+    let worker = try folder.write("worker.lua", "lunar.action('a', function() end)")
+    let short = "must be at least 1 second (the worker renews its leases every third of their length, and a renewal must reach the store before the lease ends)"
+    let cases: [([String], String)] = [
+      (["--lease", "0.001", worker], "--lease \(short), got '0.001'"),
+      (["--lease", "0.999", worker], "--lease \(short), got '0.999'"),
+      (["--grace", "-1", worker], "--grace needs a number of seconds, 0 or more, got '-1'"),
+      (["--grace", "nan", worker], "--grace needs a number of seconds, 0 or more, got 'nan'"),
+      (["--grace", "1e9", worker], "--grace must be shorter than a year (31622400 seconds), got '1e9'"),
+      (["--max-lost-leases", "0", worker], "--max-lost-leases needs a positive number, got '0'"),
+      (["--max-lost-leases", "x", worker], "--max-lost-leases needs a positive number, got 'x'"),
+    ]
+    for (arguments, message) in cases {
+      let outcome = try await LunarProcess.run(["worker", "--store", store] + arguments)
+      Self.expectUsageError(outcome, message, command: "worker", "\(arguments)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("q.db").path))
+  }
+
   @Test func aMissingWorkerFileIsOneLine() async throws {
     let folder = try TemporaryFolder()
     let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path

@@ -10,7 +10,9 @@ import TestSupport
 struct DurableQueueCommandTests {
   /// Actions that append `queue seq attempt` to `log` when they start, then
   /// sleep `pause` seconds (a job with `hold` set waits until the file
-  /// `log`.gate exists) and return their input squared.
+  /// `log`.gate exists) and return their input squared (`square`), raise
+  /// (`boom`), end the worker's process (`poison`) or compute forever,
+  /// catching every error (`spin`).
   static func workerFile(log: String, pause: Double = 0) -> String {
     """
     local function note(ctx, input)
@@ -27,6 +29,14 @@ struct DurableQueueCommandTests {
     lunar.action("boom", function(ctx, input)
       note(ctx, input)
       error("boom " .. input.seq)
+    end)
+    lunar.action("poison", function(ctx, input)
+      note(ctx, input)
+      os.exit(3)
+    end)
+    lunar.action("spin", function(ctx, input)
+      note(ctx, input)
+      while true do pcall(function() while true do end end) end
     end)
     """
   }
@@ -289,6 +299,173 @@ struct DurableQueueCommandTests {
     let second = try #require(try queueStore.job(queue: "slow", sequence: 2))
     #expect(first.status == .succeeded)
     #expect(second.status == .waiting)
+  }
+
+  /// Waits until `log` shows that job `seq` of `queue` started its attempt
+  /// `attempt`; false (and an issue) after a minute.
+  static func waitForStart(in log: String, _ queue: String, _ seq: Int, attempt: Int) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(60)
+    while try !Self.starts(in: log).contains(where: { $0 == (queue, seq, attempt) }) {
+      guard Date() < deadline else {
+        Issue.record("job \(queue)#\(seq) never started its attempt \(attempt): \(try Self.starts(in: log))")
+        return false
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+  }
+
+  @Test func aStuckJobIsCancelledAfterTheGracePeriodAndItsLeaseReleased() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "stuck", durable = true }
+      q:submit("spin", { queue = "stuck", seq = 1 })
+      q:submit("square", { queue = "stuck", seq = 2 })
+      """)
+    #expect(try await LunarProcess.run(["run", "--store", store, script]).status == 0)
+    let queueStore = try SQLiteQueueStore(path: path)
+    // SIGTERM: the job ignores it; after the grace period the worker
+    // cancels it, gives its lease back and exits as SIGTERM's would.
+    let first = try LunarProcess.start(["worker", "--store", store, "--grace", "0.2", worker])
+    guard try await Self.waitForStart(in: log, "stuck", 1, attempt: 1) else { return }
+    first.send(SIGTERM)
+    let stopped = try await first.wait(timeout: 60)
+    #expect(stopped.exitedNormally && stopped.status == 143, "\(stopped.status) \(stopped.stderr)")
+    #expect(stopped.stderr.contains("cancelled 1 running job"), "\(stopped.stderr)")
+    let released = try #require(try queueStore.job(queue: "stuck", sequence: 1))
+    #expect(released.status == .waiting && released.leaseExpiresAt == nil, "\(released)")
+    #expect(try queueStore.job(queue: "stuck", sequence: 2)?.status == .waiting)
+
+    // Another worker takes it at once; a second Ctrl-C stops that one at
+    // once, long before its grace period ends, and gives the job back too.
+    let second = try LunarProcess.start(["worker", "--store", store, "--grace", "3600", worker])
+    guard try await Self.waitForStart(in: log, "stuck", 1, attempt: 2) else { return }
+    second.send(SIGINT)
+    let deadline = Date().addingTimeInterval(60)
+    while try !second.stderr.contents().contains("stopping") && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    second.send(SIGINT)
+    let interrupted = try await second.wait(timeout: 60)
+    #expect(interrupted.exitedNormally && interrupted.status == 130, "\(interrupted.status) \(interrupted.stderr)")
+    let again = try #require(try queueStore.job(queue: "stuck", sequence: 1))
+    #expect(again.status == .waiting && again.attempts == 2, "\(again)")
+    #expect(try queueStore.job(queue: "stuck", sequence: 2)?.status == .waiting)
+  }
+
+  @Test func aJobThatKillsEveryWorkerIsAbandonedAfterThreeLostLeases() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let script = try folder.write(
+      "submit.lua",
+      """
+      local q = require("lunar.queue").new { name = "poisoned", durable = true }
+      q:submit("poison", { queue = "poisoned", seq = 1 })
+      q:submit("square", { queue = "poisoned", seq = 2 })
+      """)
+    #expect(try await LunarProcess.run(["run", "--store", store, script]).status == 0)
+    let queueStore = try SQLiteQueueStore(path: path)
+    // Workers are started one after another as the job kills each.
+    var killed = 0
+    var alive: LunarProcess.Running?
+    let deadline = Date().addingTimeInterval(120)
+    while try queueStore.job(queue: "poisoned", sequence: 2)?.status.isFinal != true && Date() < deadline && killed < 6 {
+      if let running = alive, !running.process.isRunning {
+        _ = try await running.wait()
+        killed += 1
+        alive = nil
+      }
+      if alive == nil { alive = try LunarProcess.start(["worker", "--store", store, "--lease", "1", worker]) }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    if let alive { try await Self.stop([alive]) }
+    #expect(killed == 3)
+    #expect(try Self.starts(in: log).map(\.attempt) == [1, 2, 3, 1])
+    let poisoned = try #require(try queueStore.job(queue: "poisoned", sequence: 1))
+    #expect(poisoned.status == .failed)
+    let error = String(decoding: poisoned.error ?? [], as: UTF8.self)
+    #expect(error.hasPrefix("abandoned after 3 lost leases: "), "\(error)")
+    #expect(try queueStore.job(queue: "poisoned", sequence: 2)?.status == .succeeded)
+  }
+
+  @Test func aResumedRunWaitsForTheDurableJobItsInterruptedRunSubmitted() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let workflow = try folder.write(
+      "deploy.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "deploy" {
+        workflow.step "push" { queue = "deploys", durable = true, uses = "square", with = { queue = "deploys", seq = 1 } },
+      }
+      """)
+    let queueStore = try SQLiteQueueStore(path: path)
+    // No worker yet: the run waits for its job, and Ctrl-C stops it.
+    let first = try LunarProcess.start(["run", "--store", store, workflow])
+    let deadline = Date().addingTimeInterval(60)
+    while try queueStore.job(queue: "deploys", sequence: 1) == nil && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    first.send(SIGINT)
+    let interrupted = try await first.wait()
+    #expect(interrupted.status == 130, "\(interrupted.stderr)")
+    // A resumed run interrupted in its turn leaves the same job to the next.
+    let again = try LunarProcess.start(["run", "--store", store, "--resume", workflow])
+    let runs = try SQLiteRunStore(path: path)
+    while try runs.stepJobs(of: RunID(2)).isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    again.send(SIGINT)
+    #expect(try await again.wait().status == 130)
+    let resumed = try LunarProcess.start(["run", "--store", store, "--resume", workflow])
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let outcome = try await resumed.wait(timeout: 60)
+    try await Self.stop(workers)
+    #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+    #expect(try queueStore.jobs(queue: "deploys", limit: 10).count == 1, "the resumed run submitted no second job")
+    #expect(try Self.starts(in: log).map(\.seq) == [1], "the action ran once")
+    #expect(try Self.starts(in: log).map(\.attempt) == [1])
+    let show = try await LunarProcess.run(["runs", "show", "last", "--store", store])
+    #expect(show.stdout.contains("push  succeeded         1"), "\(show.stdout)")
+  }
+
+  @Test func aResumedRunCountsTheStepsAttemptsAcrossRuns() async throws {
+    let fixture = try Fixture()
+    let (folder, path, store, log, worker) = (fixture.folder, fixture.path, fixture.store, fixture.log, fixture.worker)
+    let workflow = try folder.write(
+      "deploy.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "deploy" {
+        workflow.step "push" {
+          queue = "deploys", durable = true, uses = "square", with = { queue = "deploys", seq = 1 }, retry = { attempts = 3 },
+        },
+      }
+      """)
+    let queueStore = try SQLiteQueueStore(path: path)
+    let first = try LunarProcess.start(["run", "--store", store, workflow])
+    // The test fails the first attempt's job as a worker would; the run
+    // submits its second attempt's job, and is interrupted waiting for it.
+    let deadline = Date().addingTimeInterval(60)
+    var failed = false
+    while try queueStore.job(queue: "deploys", sequence: 2) == nil && Date() < deadline {
+      if !failed, let job = try queueStore.claim(worker: WorkerID("test"), queues: ["deploys"], lease: .seconds(60), at: .now) {
+        try queueStore.complete(job: job.id, token: job.token, outcome: .failed(error: Array("no".utf8)), at: .now)
+        failed = true
+      }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    first.send(SIGINT)
+    #expect(try await first.wait().status == 130)
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let resumed = try await LunarProcess.run(["run", "--store", store, "--resume", workflow], timeout: 60)
+    try await Self.stop(workers)
+    #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+    #expect(try queueStore.jobs(queue: "deploys", limit: 10).count == 2)
+    #expect(try Self.starts(in: log).map(\.seq) == [1], "the worker ran the second attempt's job only")
+    // The step's attempts: the failed one, then the one it waited for again.
+    #expect(resumed.stdout.contains("push  succeeded         2"), "\(resumed.stdout)")
   }
 
   @Test func theStopPolicyHaltsUntilResumed() async throws {

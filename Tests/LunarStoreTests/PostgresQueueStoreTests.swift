@@ -24,6 +24,12 @@ struct PostgresQueueStoreTests {
     try QueueStoreBehaviour.aLostWorkersJobIsClaimedAgainBeforeItsSuccessors(.postgres())
   }
   @Test func aCompletionClaimsTheNextHeadInItsTransaction() throws { try QueueStoreBehaviour.aCompletionClaimsTheNextHeadInItsTransaction(.postgres()) }
+  @Test func aJobWhoseLeasesKeepExpiringIsAbandonedAndItsQueueGoesOn() throws {
+    try QueueStoreBehaviour.aJobWhoseLeasesKeepExpiringIsAbandonedAndItsQueueGoesOn(.postgres())
+  }
+  @Test func aReleasedJobIsClaimedAgainAtOnceWithoutALostLease() throws {
+    try QueueStoreBehaviour.aReleasedJobIsClaimedAgainAtOnceWithoutALostLease(.postgres())
+  }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.postgres()) }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.postgres()) }
 
@@ -79,11 +85,11 @@ struct PostgresQueueStoreTests {
   }
 
   @Test func aVersionOneStoreMigratesKeepingItsRuns() throws {
-    #expect(PostgresStoreSchema.current == 3)
+    #expect(PostgresStoreSchema.current == 4)
     let schema = try versionOneSchema()
     let queues = try PostgresQueueStore(url: schema.url, location: "test")
     let job = try queues.submit("q")
-    #expect(try schema.query("SELECT version FROM lunar_store") == ["3"])
+    #expect(try schema.query("SELECT version FROM lunar_store") == ["4"])
     let runs = try PostgresRunStore(url: schema.url, location: "test")
     #expect(try runs.lastRun(workflow: nil, file: nil)?.workflow == "old")
     #expect(try PostgresQueueStore(url: schema.url, location: "test").job(job.id)?.queue == "q")

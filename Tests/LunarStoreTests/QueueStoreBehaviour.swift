@@ -269,6 +269,80 @@ enum QueueStoreBehaviour {
     #expect(missing?.kind == .noSuchJob)
   }
 
+  static func aJobWhoseLeasesKeepExpiringIsAbandonedAndItsQueueGoesOn(_ fixture: QueueFixture) throws {
+    let store = fixture.store
+    let other = try fixture.reopen()
+    let poison = try store.submit("a", policy: .stop)
+    let successor = try store.submit("a")
+    // Claimed, then lost, twice: each later claim counts a lost lease.
+    let first = try #require(try store.claim(worker: alice, queues: nil, lease: lease, lostLeaseLimit: 3, at: at(0)))
+    let second = try #require(try other.claim(worker: bob, queues: nil, lease: lease, lostLeaseLimit: 3, at: at(10)))
+    let third = try #require(try store.claim(worker: alice, queues: nil, lease: lease, lostLeaseLimit: 3, at: at(20)))
+    #expect([first.id, second.id, third.id] == [poison.id, poison.id, poison.id])
+    #expect(third.attempt == 3)
+    // The third lease lost too: the next claim abandons the job, which
+    // fails as a completion would (its policy halts the queue) and takes
+    // nothing; resumed, the queue's next job is claimed.
+    #expect(try other.claim(worker: bob, queues: nil, lease: lease, lostLeaseLimit: 3, at: at(30)) == nil)
+    let abandoned = try #require(try store.job(poison.id))
+    #expect(abandoned.status == .failed && abandoned.attempts == 3 && abandoned.finishedAt == at(30))
+    #expect(abandoned.error == Array(QueueLimits.abandonment(lostLeases: 3).utf8))
+    #expect(String(decoding: abandoned.error ?? [], as: UTF8.self).hasPrefix("abandoned after 3 lost leases: "))
+    #expect(try store.queues().first?.haltedBy == poison.id)
+    let late = #expect(throws: StoreError.self) { try store.succeed(third, at: 31) }
+    #expect(late?.kind == .staleClaim)
+    #expect(try store.resume(queue: "a"))
+    let next = try #require(try other.claim(worker: bob, queues: nil, lease: lease, lostLeaseLimit: 3, at: at(31)))
+    #expect(next.id == successor.id && next.attempt == 1)
+    // A completion's claim abandons too, and a limit of 1 abandons a job
+    // at its first lost lease; a finished job's lease never counts.
+    let lone = try store.submit("b")
+    try store.succeed(next, at: 32)
+    let once = try #require(try store.claim(worker: alice, queues: ["b"], lease: lease, lostLeaseLimit: 1, at: at(32)))
+    #expect(once.id == lone.id)
+    let after = try store.submit("b")
+    let other2 = try store.submit("c")
+    let claimedC = try #require(try store.claim(worker: bob, queues: ["c"], lease: .seconds(100), at: at(33)))
+    #expect(claimedC.id == other2.id)
+    let taken = try store.complete(
+      job: claimedC.id, token: claimedC.token, outcome: .succeeded(output: encoded()), at: at(43), thenClaimFor: bob,
+      queues: nil, lease: lease, lostLeaseLimit: 1)
+    #expect(taken?.id == after.id)
+    #expect(try store.job(lone.id)?.status == .failed)
+    #expect(try store.job(lone.id)?.error == Array(QueueLimits.abandonment(lostLeases: 1).utf8))
+    let bad = #expect(throws: StoreError.self) {
+      try store.claim(worker: alice, queues: nil, lease: lease, lostLeaseLimit: 0, at: at(50))
+    }
+    #expect(bad?.kind == .badValue && bad?.message == "the limit of lost leases must be at least 1, got 0")
+  }
+
+  static func aReleasedJobIsClaimedAgainAtOnceWithoutALostLease(_ fixture: QueueFixture) throws {
+    let store = fixture.store
+    let other = try fixture.reopen()
+    let job = try store.submit("a")
+    let successor = try store.submit("a")
+    // Released three times: never abandoned, each claim at once.
+    for attempt in 1...3 {
+      let claimed = try #require(try store.claim(worker: alice, queues: nil, lease: lease, lostLeaseLimit: 1, at: at(1)))
+      #expect(claimed.id == job.id && claimed.attempt == attempt)
+      try store.release(job: claimed.id, token: claimed.token, at: at(2))
+      let record = try #require(try store.job(job.id))
+      #expect(record.status == .waiting && record.leaseExpiresAt == nil && record.attempts == attempt)
+      // Its worker's late calls are refused.
+      let beat = #expect(throws: StoreError.self) { try store.heartbeat(job: job.id, token: claimed.token, lease: lease, at: at(2)) }
+      #expect(beat?.kind == .staleClaim)
+      let twice = #expect(throws: StoreError.self) { try store.release(job: job.id, token: claimed.token, at: at(2)) }
+      #expect(twice?.message == "job \(job.id) (queue \"a\" #1) is not held by claim \(claimed.token): this release is refused")
+      #expect(throws: StoreError.self) { try store.succeed(claimed, at: 2) }
+    }
+    let last = try #require(try other.claim(worker: bob, queues: nil, lease: lease, lostLeaseLimit: 1, at: at(3)))
+    #expect(last.id == job.id && last.attempt == 4)
+    try other.succeed(last, at: 4)
+    #expect(try store.claim(alice, at: 5)?.id == successor.id)
+    let missing = #expect(throws: StoreError.self) { try store.release(job: JobID(999), token: last.token, at: at(5)) }
+    #expect(missing?.kind == .noSuchJob)
+  }
+
   static func aCompletionClaimsTheNextHeadInItsTransaction(_ fixture: QueueFixture) throws {
     let store = fixture.store
     let other = try fixture.reopen()

@@ -44,6 +44,27 @@ let everyKind: [LuaValue] = [
 /// What every run store does, whatever keeps it: each test opens a fixture
 /// of each kind (SQLiteRunStoreTests, PostgresRunStoreTests) and runs these.
 enum RunStoreBehaviour {
+  static func aStepsDurableJobIsKeptForAResume(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    let run = try store.beginRun(NewRun(workflow: "deploy", file: "deploy.lua", arguments: [], startedAt: at(0), host: "h", pid: 1))
+    let other = try store.beginRun(NewRun(workflow: "deploy", file: "deploy.lua", arguments: [], startedAt: at(1), host: "h", pid: 1))
+    let fingerprint = try Fingerprint(of: ["square", 1])
+    let name = LuaString(bytes: [0x70, 0xFF])
+    try store.recordStepJob(StepJob(name: name, attempt: 1, job: JobID(7), fingerprint: fingerprint), of: run)
+    try store.recordStepJob(StepJob(name: "other", attempt: 2, job: JobID(8), fingerprint: nil), of: run)
+    // A later attempt's job replaces the step's earlier one.
+    try store.recordStepJob(StepJob(name: name, attempt: 2, job: JobID(9), fingerprint: fingerprint), of: run)
+    #expect(try fixture.reopen().stepJobs(of: run) == [
+      StepJob(name: "other", attempt: 2, job: JobID(8), fingerprint: nil),
+      StepJob(name: name, attempt: 2, job: JobID(9), fingerprint: fingerprint),
+    ])
+    #expect(try store.stepJobs(of: other) == [])
+    let missing = #expect(throws: StoreError.self) {
+      try store.recordStepJob(StepJob(name: name, attempt: 1, job: JobID(1), fingerprint: nil), of: RunID(999))
+    }
+    #expect(missing?.kind == .noSuchRun && missing?.message == "no run 999 in \(store.location)")
+  }
+
   static func stepsComeBackAsRecorded(_ fixture: StoreFixture) throws {
     let store = fixture.store
     let run = try store.beginRun(

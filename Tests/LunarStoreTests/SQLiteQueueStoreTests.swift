@@ -21,6 +21,12 @@ import TestSupport
     try QueueStoreBehaviour.aLostWorkersJobIsClaimedAgainBeforeItsSuccessors(.sqlite())
   }
   @Test func aCompletionClaimsTheNextHeadInItsTransaction() throws { try QueueStoreBehaviour.aCompletionClaimsTheNextHeadInItsTransaction(.sqlite()) }
+  @Test func aJobWhoseLeasesKeepExpiringIsAbandonedAndItsQueueGoesOn() throws {
+    try QueueStoreBehaviour.aJobWhoseLeasesKeepExpiringIsAbandonedAndItsQueueGoesOn(.sqlite())
+  }
+  @Test func aReleasedJobIsClaimedAgainAtOnceWithoutALostLease() throws {
+    try QueueStoreBehaviour.aReleasedJobIsClaimedAgainAtOnceWithoutALostLease(.sqlite())
+  }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.sqlite()) }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.sqlite()) }
 
@@ -39,12 +45,12 @@ import TestSupport
   }
 
   @Test func aVersionOneStoreMigratesKeepingItsRuns() throws {
-    #expect(StoreSchema.current == 3)
+    #expect(StoreSchema.current == 4)
     let folder = try TemporaryFolder()
     let path = try versionOneStore(in: folder)
     let queues = try SQLiteQueueStore(path: path)
     let job = try queues.submit("q")
-    #expect(try SQLiteDatabase(path: path).scalar("PRAGMA user_version") == .integer(3))
+    #expect(try SQLiteDatabase(path: path).scalar("PRAGMA user_version") == .integer(4))
     let runs = try SQLiteRunStore(path: path)
     #expect(try runs.run(RunID(1))?.workflow == "old")
     #expect(try SQLiteQueueStore(path: path).job(job.id)?.queue == "q")

@@ -1,7 +1,7 @@
 import LuaKit
 import LunarStore
 
-/// Runs jobs a `lunar worker` claimed from a durable queue: each job's
+/// Runs jobs a `DurableWorker` (`lunar worker`) claimed from a durable queue: each job's
 /// action (`lunar.action`, a plugin's, or Swift's) with its decoded input,
 /// as a task on the loop, its context's `attempt` the job's. Loop thread
 /// only.
@@ -9,6 +9,8 @@ final class DurableJobRunner: RuntimeComponent {
   private unowned let core: RuntimeCore
   /// `lunar.actions`' job runner, which it hands over when it loads.
   private var runJob: LuaReference?
+  /// The tasks of the jobs running now.
+  private var tasks: [JobID: LuaTask] = [:]
 
   init(core: RuntimeCore) { self.core = core }
 
@@ -46,30 +48,55 @@ final class DurableJobRunner: RuntimeComponent {
     let scheduler = core.scheduler
     let task = scheduler.prepare(on: L, function: base + 1, arguments: 3, label: label)
     task.observed = true
-    task.onFinish.append { [unowned scheduler] task in
+    tasks[job.id] = task
+    task.onFinish.append { [unowned self, unowned scheduler] task in
+      tasks[job.id] = nil
       scheduler.forgetFailure(of: task)
-      finish(Self.outcome(of: task, on: state))
+      finish(Self.outcome(of: task, action: job.action, on: state))
     }
     scheduler.start(task)
   }
 
+  /// Stops the jobs `ids` that still run, as a deadline stops a task: one
+  /// that waits fails where it waits, one that runs at its next step, and
+  /// again at every step after, so no `pcall` keeps it going.
+  func cancel(_ ids: [JobID], message: String) {
+    for id in ids {
+      guard let task = tasks[id] else { continue }
+      core.scheduler.setDeadline(task, after: 0, message: message)
+    }
+  }
+
   /// How the finished `task` ended, as the store keeps it: its one output,
-  /// encoded, or its error message.
-  private static func outcome(of task: LuaTask, on state: LuaState) -> JobOutcome {
+  /// encoded, or its error message. An output the store would refuse
+  /// fails the job instead (else the job would stay unfinished, claimed
+  /// again and again, and hold its queue).
+  private static func outcome(of task: LuaTask, action: LuaString, on state: LuaState) -> JobOutcome {
     guard task.status == .done else { return failure(task.errorMessage ?? task.status.rawValue) }
     let base = state.top
     defer { state.top = base }
     let count = task.pushOutcome(on: state.L)
+    let bytes: [UInt8]
     do {
       let output = count > 0 ? try state.value(at: base + 1, root: "output") : .nil
-      return .succeeded(output: try LuaValueCodec.encode([output], root: "output"))
+      bytes = try LuaValueCodec.encode([output], root: "output")
     } catch {
       return failure("its output cannot be stored: \(error)")
     }
+    guard bytes.count <= QueueLimits.maximumValueBytes else {
+      return failure(
+        "action '\(action.lossyString)' returned too much: its output is \(bytes.count) bytes, over the \(QueueLimits.maximumValueText) limit")
+    }
+    return .succeeded(output: bytes)
   }
 
-  private static func failure(_ message: String) -> JobOutcome {
-    .failed(error: Array(message.utf8))
+  /// A failure with `message`, cut to what the store keeps, with a note
+  /// saying so at its end.
+  static func failure(_ message: String) -> JobOutcome {
+    let bytes = Array(message.utf8)
+    guard bytes.count > QueueLimits.maximumValueBytes else { return .failed(error: bytes) }
+    let note = Array(" ... (error cut: it was \(bytes.count) bytes, over the \(QueueLimits.maximumValueText) limit)".utf8)
+    return .failed(error: bytes.prefix(QueueLimits.maximumValueBytes - note.count) + note)
   }
 }
 
@@ -88,5 +115,14 @@ extension Runtime {
   public func start(_ job: ClaimedJob, finish: @escaping @Sendable (JobOutcome) -> Void) {
     let posted = inbox.post { core in core.component(DurableJobRunner.self).start(job, finish: finish) }
     if !posted { finish(.failed(error: Array("the runtime has stopped".utf8))) }
+  }
+
+  /// Cancels the jobs `ids` started with `start`, from any thread: each
+  /// fails with `message` (its `finish` is called as for any end) where it
+  /// waits or computes, since the runtime is interrupted too (a job that
+  /// computes holds the loop, which would never see the cancellation).
+  func cancelJobs(_ ids: [JobID], message: String) {
+    inbox.post { core in core.component(DurableJobRunner.self).cancel(ids, message: message) }
+    interrupt()
   }
 }

@@ -12,16 +12,39 @@ final class RunRecorder {
   let run: RunID
   /// The steps of the run this one resumes, by name; empty if none.
   let previous: [LuaString: StepRecord]
+  /// The durable jobs the resumed run's steps waited for, by step name.
+  private let previousJobs: [LuaString: StepJob]
   private var batch: [StepRecord] = []
   private var committed: [(StoreError?) -> Void] = []
 
-  /// Begins recording `run` in `store`, resuming the steps of `previous`.
-  init(store: any RunStore, run: NewRun, previous: [StepRecord]) throws(StoreError) {
+  /// Begins recording `run` in `store`, resuming the steps of `previous`
+  /// and the durable jobs `previousJobs` they waited for.
+  init(store: any RunStore, run: NewRun, previous: [StepRecord], previousJobs: [StepJob] = []) throws(StoreError) {
     self.store = store
     self.run = try store.beginRun(run)
     var byName: [LuaString: StepRecord] = [:]
     for step in previous { byName[step.name] = step }
     self.previous = byName
+    var jobs: [LuaString: StepJob] = [:]
+    for job in previousJobs where byName[job.name] == nil {
+      jobs[job.name] = job
+      // This run holds them from its start, so a run that resumes it
+      // finds them even if it is interrupted before its steps do.
+      try store.recordStepJob(job, of: self.run)
+    }
+    self.previousJobs = jobs
+  }
+
+  /// The durable job the resumed run left step `name` waiting for, with
+  /// the same fingerprint: the step had not ended when that run stopped.
+  func unfinishedJob(of name: LuaString, fingerprint: Fingerprint) -> StepJob? {
+    guard let job = previousJobs[name], job.fingerprint == fingerprint else { return nil }
+    return job
+  }
+
+  /// Records, now, that a step of this run waits for a durable job.
+  func record(_ job: StepJob) throws(StoreError) {
+    try store.recordStepJob(job, of: run)
   }
 
   /// The earlier output of step `name` if it succeeded (or was reused) with

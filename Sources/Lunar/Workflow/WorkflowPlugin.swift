@@ -1,4 +1,5 @@
 import LuaKit
+import LunarStore
 
 /// `lunar.workflow`: the declarative layer (written in Lua, `workflow.lua`)
 /// and the host functions it needs: the planner, the runner (`WorkflowRuns`)
@@ -24,6 +25,8 @@ struct WorkflowPlugin: LunarPlugin {
       ("run", Self.run(runs, runtime: runtime)),
       ("prepare", Self.prepare(runs)),
       ("accept", Self.accept(runs)),
+      ("unfinished_job", Self.unfinishedJob(runs, runtime: runtime)),
+      ("submitted", Self.submitted(runs)),
       ("graph", Self.graph),
     ])
   }
@@ -136,6 +139,49 @@ struct WorkflowPlugin: LunarPlugin {
         return .values(2)
       }
       run.accept(step, output: output)
+      return .none
+    }
+  }
+
+  /// unfinished_job(run, position) -> the handle of the durable job the
+  /// run this one resumes left the step waiting for, or nil (submit one)
+  private static func unfinishedJob(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
+    { [unowned runtime] call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let position = Int(try call.integer(2)) - 1
+      let step = run.steps[position]
+      let what = "step \"\(step.name.lossyString)\""
+      let store = try runtime.component(DurableQueues.self).store(for: what)
+      do throws(StoreError) {
+        // Only the job this step submitted: the same queue and action.
+        guard let left = run.unfinishedJob(position), let job = try store.job(left.job), job.queue == step.queue,
+          job.action == step.uses
+        else {
+          call.pushNil()
+          return .one
+        }
+        let handle = DurableJobHandle(store: store, id: job.id, queue: job.queue, sequence: job.sequence)
+        call.push(handle, as: runtime.component(DurableJobHandles.self).luaClass)
+        return .one
+      } catch {
+        throw DurableQueueError("\(what): its durable job from the resumed run: \(error.message)")
+      }
+    }
+  }
+
+  /// submitted(run, position, attempt, job id): the step's attempt waits
+  /// for that durable job (recorded now, for a resume)
+  private static func submitted(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let position = Int(try call.integer(2)) - 1
+      let attempt = Int(try call.integer(3))
+      let job = JobID(try call.integer(4))
+      do throws(StoreError) {
+        try run.submitted(position, attempt: attempt, job: job)
+      } catch {
+        throw DurableQueueError("step \"\(run.steps[position].name.lossyString)\": its durable job \(job) could not be recorded: \(error.message)")
+      }
       return .none
     }
   }

@@ -38,6 +38,9 @@ final class WorkflowRun {
   private let launcherThread: LuaThread
 
   private var attempts: [Int]
+  /// Attempts a step made in the run this one resumes, before the one
+  /// whose durable job it waits for again: its attempts go on from there.
+  private var earlierAttempts: [Int]
   private var startedAt: [Double?]
   private var reports: [StepReport?]
   /// Outputs `accept` took from an attempt that has not ended yet.
@@ -77,6 +80,7 @@ final class WorkflowRun {
     self.launcher = launcher
     self.launcherThread = launcherThread
     attempts = Array(repeating: 0, count: steps.count)
+    earlierAttempts = Array(repeating: 0, count: steps.count)
     startedAt = Array(repeating: nil, count: steps.count)
     reports = Array(repeating: nil, count: steps.count)
     accepted = Array(repeating: nil, count: steps.count)
@@ -127,6 +131,26 @@ final class WorkflowRun {
     emit("workflow.step.started", step)
   }
 
+  /// The durable job an interrupted run that this one resumes left `step`
+  /// waiting for, if the step's inputs are the same (called on its first
+  /// attempt here, after `prepare`): the step waits for it again, and its
+  /// attempts go on from that run's.
+  func unfinishedJob(_ step: Int) -> StepJob? {
+    guard let recorder, let fingerprint = fingerprints[step],
+      let job = recorder.unfinishedJob(of: steps[step].name, fingerprint: fingerprint)
+    else { return nil }
+    earlierAttempts[step] = job.attempt - 1
+    attempts[step] = job.attempt
+    return job
+  }
+
+  /// Records that `step`'s attempt `attempt` (of this run) submitted the
+  /// durable job `job`, before it waits: a resumed run waits for it again.
+  func submitted(_ step: Int, attempt: Int, job: JobID) throws(StoreError) {
+    try recorder?.record(
+      StepJob(name: steps[step].name, attempt: earlierAttempts[step] + attempt, job: job, fingerprint: fingerprints[step]))
+  }
+
   /// Takes the output of an attempt whose action returned.
   func accept(_ step: Int, output: [LuaValue]) {
     accepted[step] = output
@@ -148,7 +172,7 @@ final class WorkflowRun {
   }
 
   private func launch(_ step: Int, attempt: Int) {
-    attempts[step] = attempt
+    attempts[step] = earlierAttempts[step] + attempt
     if attempt == 1 && !bodyPrepares(step) { markStarted(step) }
     let thread = launcherThread
     body.push(on: thread.L)
@@ -183,15 +207,16 @@ final class WorkflowRun {
       return
     }
     let message = task.errorMessage ?? "failed"
-    guard attempt < steps[step].attempts, !abandoned else { return fail(step, message) }
-    let delay = steps[step].backoff * Double(1 << min(attempt - 1, 52))
-    for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: attempt, error: message, retryingAfter: delay) }
+    let counted = attempts[step]
+    guard counted < steps[step].attempts, !abandoned else { return fail(step, message) }
+    let delay = steps[step].backoff * Double(1 << min(counted - 1, 52))
+    for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: counted, error: message, retryingAfter: delay) }
     if scheduler.trace.isEnabled {
       scheduler.trace.emit(
         "workflow.step.attempt_failed",
         [
           .init("workflow", .string(workflow)), .init("step", .string(steps[step].name)),
-          .init("attempt", .integer(Int64(attempt))), .init("error", .string(LuaString(message))),
+          .init("attempt", .integer(Int64(counted))), .init("error", .string(LuaString(message))),
         ])
     }
     _ = scheduler.timers.schedule(at: clock.deadline(after: delay)) { [weak self] in

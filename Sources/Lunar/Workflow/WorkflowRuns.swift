@@ -158,7 +158,10 @@ final class WorkflowRuns {
       let run = NewRun(
         workflow: workflow, file: configured.scriptFile ?? "", arguments: configured.scriptArguments,
         resumedFrom: previous?.id)
-      let recorder = try RunRecorder(store: store, run: run, previous: resume == nil ? [] : previousSteps)
+      // A resumed run waits again for the durable jobs its steps left.
+      let previousJobs = try resume == nil ? [] : previous.map { run throws(StoreError) in try store.stepJobs(of: run.id) } ?? []
+      let recorder = try RunRecorder(
+        store: store, run: run, previous: resume == nil ? [] : previousSteps, previousJobs: previousJobs)
       // The steps before --from are part of this run too, as reused: a
       // later resume finds every output in it.
       if !carried.isEmpty { try store.recordSteps(carried, of: recorder.run) }

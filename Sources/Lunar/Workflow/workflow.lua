@@ -467,7 +467,13 @@ local function execute(wf, options, level)
     if s.durable then
       -- A job of the durable queue: a `lunar worker` runs it, anywhere.
       durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
-      return ran(s, i, durable_queues[s.queue]:submit(s.uses, inputs[i]):await())
+      -- A resumed run waits for the job its interrupted run left, if any.
+      local job = recording and attempt == 1 and host.unfinished_job(run, i) or nil
+      if not job then
+        job = durable_queues[s.queue]:submit(s.uses, inputs[i])
+        if recording then host.submitted(run, i, attempt, job.id) end
+      end
+      return ran(s, i, job:await())
     end
     return ran(s, i, lunar.run(action_for(s), inputs[i]))
   end
