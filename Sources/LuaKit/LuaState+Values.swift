@@ -59,6 +59,19 @@ extension LuaState {
     throws(LuaConversionError) -> ChargedValue
   {
     guard lunar_memorylimit(L) != 0 else { return ChargedValue(try readValue(L, at: index, root: root())) }
+    do {
+      return try readMetered(L, at: index, root: root())
+    } catch where error.reason == .notEnoughMemory {
+      // As Lua does when an allocation fails: collect everything, then try
+      // once more, so garbage never stands in the way of a copy.
+      _ = lunar_gccollect(L)
+      return try readMetered(L, at: index, root: root())
+    }
+  }
+
+  private static func readMetered(_ L: OpaquePointer, at index: Int32, root: @autoclosure () -> String)
+    throws(LuaConversionError) -> ChargedValue
+  {
     let control = lunar_control(L)!
     var reader = ValueReader(L: L, allowance: Int(clamping: lunar_memoryavailable(control)) - LuaValueSize.slot)
     let value = try reader.read(lua_absindex(L, index), path: LuaPath(root()), depth: 0)

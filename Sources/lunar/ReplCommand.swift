@@ -81,6 +81,11 @@ enum ReplCommand {
     console.close()
     if console.terminal { print("") }
     reportBackgroundFailures(runtime)
+    if case .success(let results) = runtime.evaluateBlocking("return require('lunar.repl').leaving()", name: "=repl"),
+      let note = results.first?.stringValue
+    {
+      Console.error("lunar: \(note)")
+    }
     return 0
   }
 

@@ -9,23 +9,9 @@ enum ValueText {
   static let width = 100
 
   /// `value` written from column `column`, its inner lines indented by
-  /// `indent` spaces more than the next.
+  /// `indent` spaces more than the next (the console's layout too).
   static func render(_ value: LuaValue, indent: Int, column: Int) -> String {
-    let flat = value.description
-    guard case .table(let table) = value, column + flat.count > width else { return flat }
-    let inner = String(repeating: " ", count: indent + 2)
-    var lines = ["{"]
-    for element in table.array {
-      lines.append(inner + render(element, indent: indent + 2, column: indent + 2) + ",")
-    }
-    // Keyed entries in the order the description uses, for one look either way.
-    let keyed = table.fields.map { (key: $0.key.description, value: $0.value) }.sorted { $0.key < $1.key }
-    for entry in keyed {
-      let prefix = entry.key + " = "
-      lines.append(inner + prefix + render(entry.value, indent: indent + 2, column: indent + 2 + prefix.count) + ",")
-    }
-    lines.append(String(repeating: " ", count: indent) + "}")
-    return lines.joined(separator: "\n")
+    LuaDisplay(value).rendered(indent: indent, column: column, width: width)
   }
 
   /// A step's output: its values separated by commas, `(no value)` for

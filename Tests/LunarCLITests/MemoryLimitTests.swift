@@ -22,6 +22,28 @@ import Testing
     #expect(outcome.stderr.hasPrefix("lunar: not enough memory (the limit is 16777216 bytes)"), "\(outcome.stderr)")
   }
 
+  @Test func aCopyForSwiftCollectsGarbageFirstAsLuaDoes() async throws {
+    // The heap is near the limit and full of garbage (the collector is
+    // stopped, as a run between two cycles would leave it): Lua's own
+    // allocations would collect first, and so must Swift's copy.
+    let outcome = try await run("""
+      local machine = require "lunar.machine"
+      local m = machine.new { name = "m", initial = "a", states = { a = { on = { big = "a" } } } }
+      local value = { "big" }
+      for i = 1, 20000 do value[i + 1] = ("x"):rep(100) .. i end
+      collectgarbage("stop")
+      local junk = {}
+      for i = 1, 60000 do junk[i] = ("y"):rep(150) .. i end
+      junk = nil
+      local full = collectgarbage("count") > 14 * 1024
+      print(full, pcall(m.send, m, value))
+      collectgarbage("restart")
+      m:settle()
+      """)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout == "true\ttrue\n")
+  }
+
   @Test func messagesWaitingInAMailboxCount() async throws {
     await expectRefused(try run("""
       local machine = require "lunar.machine"

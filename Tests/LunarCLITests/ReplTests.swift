@@ -147,6 +147,56 @@ import TestSupport
     #expect(lines.dropFirst().first?.hasPrefix("virtual clock: \(year)-") == true, "\(outcome.stdout)")
   }
 
+  @Test func aTableShowsItsContentsNestedSortedAndBounded() async throws {
+    let input = """
+      t = { 3, 1, z = { "a\\255", true }, a = 2.5, [10] = false }
+      t.self = t
+      = t
+      t, 'plain'
+      big = {} for i = 1, 100 do big[i] = i end
+      big
+      {{{{{{{{{{1}}}}}}}}}}
+      {}
+
+      """
+    let outcome = try await repl(input)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let address = try #require(outcome.stdout.firstMatch(of: /self = <cycle: table: (0x[0-9a-f]+)>/)?.1)
+    let shown = "{ 3, 1, [10] = false, a = 2.5, self = <cycle: table: \(address)>, z = { \"a\\255\", true } }"
+    #expect(outcome.stdout.hasPrefix(shown + "\n" + shown + "\tplain\n"), "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("\n  1, 2, 3, 4, 5, "), "elements share lines")
+    #expect(outcome.stdout.contains(" 64, ... (36 more),\n}\n"), "64 entries of a table at most")
+    #expect(outcome.stdout.hasSuffix("{ { { { { { { { {...} } } } } } } } }\n{}\n"), "8 tables deep at most")
+  }
+
+  @Test func completionAfterAColonOffersTheMethods() async throws {
+    let input = """
+      q = require('lunar.queue').new('w')
+      s = 'text'
+      obj = setmetatable({ own = function() end, field = 1 }, { __index = { inherited = function() end } })
+      table.concat(require('lunar.repl').complete('q:'), ' ')
+      table.concat(require('lunar.repl').complete('s:up'), ' ')
+      table.concat(require('lunar.repl').complete('obj:'), ' ')
+      #require('lunar.repl').complete('nothing:')
+
+      """
+    let outcome = try await repl(input)
+    #expect(outcome.stdout == "q:drain q:length q:running q:submit\ns:upper\nobj:inherited obj:own\n0\n", "\(outcome.stderr)")
+  }
+
+  @Test func leavingWithTasksOrMachinesAtWorkSaysSo() async throws {
+    let busy = try await repl("""
+      t = lunar.spawn(function() lunar.sleep(100) end)
+      m = require('lunar.machine').new { name = 'door', initial = 'a',
+        states = { a = { enter = function() return { { 'after', 5, { 'x' } } } end } } }
+
+      """)
+    #expect(busy.status == 0)
+    #expect(busy.stderr == "lunar: leaving stops 1 task and 1 machine still running: task 1 (waits for sleep 100s), machine door\n")
+    let idle = try await repl("lunar.spawn(function() end):await()\n")
+    #expect(idle.stderr == "")
+  }
+
   /// `text` with each date `.clock` prints replaced by `DATE`.
   static func dated(_ text: String) -> String {
     text.replacing(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/, with: "DATE")

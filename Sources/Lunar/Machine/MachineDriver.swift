@@ -90,6 +90,9 @@ public final class MachineDriver {
   /// True when the mailbox is empty and no command is running.
   public var isSettled: Bool { !busy && mailboxCount == 0 }
 
+  /// True while a timer it started (`after`) has not fired.
+  public var hasTimers: Bool { !timers.isEmpty }
+
   // MARK: Starting
 
   /// Enters the initial state: its `enter` runs and its commands are

@@ -40,6 +40,7 @@ struct ReplPlugin: LunarPlugin {
           t["state"] = .string(machine.state)
           t["mailbox"] = .integer(Int64(machine.mailboxCount))
           t["stopped"] = .boolean(machine.isStopped)
+          t["active"] = .boolean(!machine.isStopped && (!machine.isSettled || machine.hasTimers))
           return .table(t)
         })))
         return .one
@@ -53,6 +54,11 @@ struct ReplPlugin: LunarPlugin {
       }),
       ("clock_kind", { [unowned runtime] call in
         call.push(runtime.clock.isVirtual ? "virtual" : "real")
+        return .one
+      }),
+      // display(value) -> a table's contents as text, nested, bounded
+      ("display", { call in
+        call.push(LuaDisplay.live(call.L, at: 1).rendered(packed: true))
         return .one
       }),
       ("clock_start", { [unowned runtime] call in

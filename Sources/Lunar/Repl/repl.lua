@@ -64,7 +64,15 @@ function R.eval(source)
   end
   local results = table.pack(xpcall(chunk, handler))
   if not results[1] then return "error", results[2] end
-  if results.n > 1 then print(table.unpack(results, 2, results.n)) end
+  if results.n > 1 then
+    -- As print would, but a table shows its contents.
+    local shown = {}
+    for i = 2, results.n do
+      local value = results[i]
+      shown[i - 1] = type(value) == "table" and host.display(value) or tostring(value)
+    end
+    print(table.concat(shown, "\t", 1, results.n - 1))
+  end
   return "ok"
 end
 
@@ -144,6 +152,26 @@ commands.clock = function(arg)
     host.clock_kind(), os.date("!%Y-%m-%d %H:%M:%S UTC", math.floor(now)), now - host.clock_start()))
 end
 
+--- What leaving the console now stops, as one line: the tasks still
+--- running or waiting and the machines still at work (a mailbox, a command
+--- or a timer); nil when nothing is.
+function R.leaving()
+  local parts = {}
+  for _, t in ipairs(host.tasks()) do
+    parts[#parts + 1] = t.label .. (t.waiting and (" (waits for " .. t.waiting .. ")") or "")
+  end
+  local tasks = #parts
+  for _, m in ipairs(host.machines()) do
+    if m.active then parts[#parts + 1] = "machine " .. m.name end
+  end
+  if #parts == 0 then return nil end
+  local function count(n, what) return n == 1 and ("1 " .. what) or (n .. " " .. what .. "s") end
+  local what = {}
+  if tasks > 0 then what[#what + 1] = count(tasks, "task") end
+  if #parts > tasks then what[#what + 1] = count(#parts - tasks, "machine") end
+  return ("leaving stops %s still running: %s"):format(table.concat(what, " and "), table.concat(parts, ", "))
+end
+
 --- Runs a dot-command (the entry without its dot).
 function R.command(entry)
   local name, arg = entry:match("^(%a+)%s*(.-)%s*$")
@@ -156,21 +184,48 @@ function R.command(entry)
   return status or "ok", message
 end
 
---- Completions for `text` (the word before the cursor): globals, or the
---- fields of a table reached by a dotted path (`lunar.qu` -> `lunar.queue`).
+-- The names of the methods `value:` may call: functions of its
+-- metatable's __index (a table, or the methods table a Lunar class's
+-- __index closure keeps), and a table's own functions.
+local function methods_of(value)
+  local names = {}
+  local ok, mt = pcall(getmetatable, value)
+  local index = ok and type(mt) == "table" and rawget(mt, "__index") or nil
+  if type(index) == "function" and debug then
+    for i = 1, 4 do
+      local name, upvalue = debug.getupvalue(index, i)
+      if name == nil then break end
+      if type(upvalue) == "table" then index = upvalue break end
+    end
+  end
+  for _, t in ipairs { type(index) == "table" and index or {}, type(value) == "table" and value or {} } do
+    for key, field in pairs(t) do
+      if type(key) == "string" and type(field) == "function" then names[#names + 1] = key end
+    end
+  end
+  return names
+end
+
+--- Completions for `text` (the word before the cursor): globals, the
+--- fields of a table reached by a dotted path (`lunar.qu` -> `lunar.queue`),
+--- or after `:` the methods of the value before it (`q:su` -> `q:submit`).
 function R.complete(text)
   local path, partial = text:match("^(.-)([%a_][%w_]*)$")
   if not path then path, partial = text, "" end
   local target = env
   local prefix = ""
+  local methods
   if path ~= "" then
     local sep = path:sub(-1)
     if sep ~= "." and sep ~= ":" then return {} end
-    for part in path:sub(1, -2):gmatch("[^.:]+") do
+    local parts = {}
+    for part in path:sub(1, -2):gmatch("[^.:]+") do parts[#parts + 1] = part end
+    for i, part in ipairs(parts) do
       local ok, value = pcall(function() return target[part] end)
-      if not ok or type(value) ~= "table" then return {} end
+      if not ok or (type(value) ~= "table" and not (sep == ":" and i == #parts)) then return {} end
       target = value
     end
+    if sep == ":" then methods = methods_of(target) end
     prefix = path
   end
   local seen, matches = {}, {}
@@ -180,7 +235,9 @@ function R.complete(text)
       matches[#matches + 1] = prefix .. key
     end
   end
-  if target == env then
+  if methods then
+    for _, name in ipairs(methods) do add(name) end
+  elseif target == env then
     for key in pairs(declared) do add(key) end
     for key in pairs(_G) do add(key) end
   else
