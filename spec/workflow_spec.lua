@@ -294,6 +294,14 @@ describe("lunar.workflow", function()
       assert.is_true(workflow.execute(wf, { jobs = 2.0, quiet = true }).ok)
     end)
 
+    it("are only the options there are", function()
+      local options = "(options are dry_run, from, jobs, journal, only, progress, quiet)"
+      assert.has_error(function() workflow.run(wf, { quiet = true, job = 2 }) end,
+        "bad argument #2 to 'run' (unknown option 'job' " .. options .. ")")
+      assert.has_error(function() workflow.execute(wf, { quiet = true, [1] = "x", zz = 1 }) end,
+        "bad argument #2 to 'execute' (unknown option 'zz' " .. options .. ")")
+    end)
+
     it("name the caller's line, not the module's", function()
       local ok, err = pcall(function() workflow.run(wf, { journal = 42, quiet = true }) end)
       assert.is_false(ok)

@@ -352,6 +352,23 @@ local RAN, REUSED, SKIPPED, FAILED = 1, 2, 3, 4
 
 -- The arguments of workflow.execute and workflow.run (`fname`), checked;
 -- errors point at the code that called it. Returns the options table.
+-- The options `run` and `execute` take.
+local OPTIONS = { only = true, from = true, dry_run = true, jobs = true, journal = true, quiet = true, progress = true }
+local OPTION_LIST = "dry_run, from, jobs, journal, only, progress, quiet"
+
+-- "unknown option 'x' (options are ...)" for the first key of `options`
+-- that is not an option, in a stable order; nil if none.
+local function unknown_option(options)
+  local unknown
+  for key in next, options do
+    if not OPTIONS[key] then
+      local text = type(key) == "string" and ("'" .. key .. "'") or ("[" .. shown(key) .. "]")
+      if unknown == nil or text < unknown then unknown = text end
+    end
+  end
+  return unknown and ("unknown option %s (options are %s)"):format(unknown, OPTION_LIST)
+end
+
 local function check_arguments(wf, options, fname)
   local problem, position
   if not M.is(wf) then
@@ -360,8 +377,9 @@ local function check_arguments(wf, options, fname)
     problem, position = ("table expected, got %s"):format(type(options)), 2
   elseif options ~= nil then
     position = 2
+    problem = unknown_option(options)
     local jobs = options.jobs
-    if jobs ~= nil and not (type(jobs) == "number" and math.tointeger(jobs) and jobs >= 1) then
+    if not problem and jobs ~= nil and not (type(jobs) == "number" and math.tointeger(jobs) and jobs >= 1) then
       problem = ("option 'jobs' must be a positive integer, got %s"):format(shown(jobs))
     end
     for _, key in ipairs { "only", "from", "journal", "progress" } do
