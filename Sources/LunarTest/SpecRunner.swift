@@ -87,8 +87,13 @@ public struct SpecRunner: Sendable {
         startNext()
       }
     }
-    await pool.close()
-    return (results.compactMap { $0 }, pool.statistics)
+    var finished = results.compactMap { $0 }
+    for path in await pool.close() {
+      let late = Self.cleanUpFailure(path)
+      onFile(late)
+      finished.append(late)
+    }
+    return (finished, pool.statistics)
   }
 
   /// Runs one file in a new runtime. The tests that finished are kept
@@ -115,6 +120,15 @@ public struct SpecRunner: Sendable {
     case .failure(let error):
       return Self.setUpFailure(path, error, started: started)
     }
+  }
+
+  /// A file whose clean-up (the finalizers of what it made) did not end:
+  /// an error of that file, after its tests.
+  private static func cleanUpFailure(_ path: String) -> SpecFileResult {
+    let message = "the clean-up after this file did not finish in \(Int(SpecRuntimePool.cleanUpGrace)) s"
+      + " (a finalizer, __gc, that never returns?); it was left running"
+    let result = SpecResult(name: path + " (clean-up)", status: .error, message: message, position: path, element: fileElement(path))
+    return SpecFileResult(path: path, results: [result], duration: SpecRuntimePool.cleanUpGrace)
   }
 
   /// A file whose runtime could not be set up: an error of that file.

@@ -16,6 +16,10 @@ final class SpecRuntime: Sendable {
 
   /// How many files have run in the runtime.
   var files: Int { filesRun.load(ordering: .relaxed) }
+  private let lastPath = Mutex<String?>(nil)
+
+  /// The file that ran last in the runtime.
+  var lastFile: String? { lastPath.withLock { $0 } }
 
   /// Sets up a runtime for `options`' files; a `reusable` one is recorded
   /// as it is now, for `restore`. `traceSink` gets the trace events (and
@@ -31,6 +35,9 @@ final class SpecRuntime: Sendable {
     configuration.pluginDirectories = options.pluginDirectories
     configuration.runsLuaInit = false
     configuration.catchesInterrupts = options.catchesInterrupts
+    // A finalizer that loops while the state closes holds its loop thread
+    // only, never the file after it or the report.
+    configuration.waitsForCloseOnRelease = false
     runtime = try Runtime(configuration)
     let setUp = SpecRunner.setUpChunk(options)
     try await runtime.perform { core in
@@ -48,6 +55,7 @@ final class SpecRuntime: Sendable {
   /// file adds nothing more.
   func run(_ path: String, interruptsBefore: Int) async -> SpecFileResult {
     filesRun.add(1, ordering: .relaxed)
+    lastPath.withLock { $0 = path }
     let started = SpecClock.now()
     let script = Script(source: .text(SpecRunner.driver, chunkName: "=lunar test"), arguments: [path])
     var failure: SpecResult?

@@ -28,6 +28,11 @@ final class SpecRuntimePool: Sendable {
     var taken = 0
     var drained: CheckedContinuation<Void, Never>?
     var statistics = Statistics()
+    /// The files whose runtimes are being restored, by restore number.
+    var restoring: [Int: String] = [:]
+    var nextRestore = 0
+    /// The files whose restore outlasted the grace.
+    var abandoned: [String] = []
   }
 
   private let state = Mutex(State())
@@ -77,18 +82,39 @@ final class SpecRuntimePool: Sendable {
   /// file, or replaced by a new one; let go once every file has one.
   func giveBack(_ runtime: SpecRuntime) {
     guard begin(unlessEveryFileHasOne: true) else { return }
+    let restore = state.withLock { state in
+      state.nextRestore += 1
+      state.restoring[state.nextRestore] = runtime.lastFile ?? "?"
+      return state.nextRestore
+    }
     Task {
-      if await runtime.restore() {
+      let restored = await runtime.restore()
+      // Abandoned meanwhile (see below): another runtime took its place.
+      guard state.withLock({ $0.restoring.removeValue(forKey: restore) }) != nil else { return }
+      if restored {
         finish(.success(runtime))
       } else {
         finish(await made())
       }
     }
+    // A restore runs the finalizers of what the file made, and Lua runs
+    // those with hooks off: nothing can stop one that never returns. After
+    // the grace, the runtime is left to it and a new one takes its place.
+    Task {
+      try? await Task.sleep(for: .seconds(Self.cleanUpGrace))
+      let abandoned = state.withLock { state -> Bool in
+        guard let path = state.restoring.removeValue(forKey: restore) else { return false }
+        state.abandoned.append(path)
+        return true
+      }
+      if abandoned { finish(await made()) }
+    }
   }
 
   /// Stops making and restoring runtimes, lets go of the ready ones and
-  /// waits until none is being set up or restored.
-  func close() async {
+  /// waits until none is being set up or restored. Returns the files whose
+  /// clean-up outlasted the grace and was left running.
+  func close() async -> [String] {
     await withCheckedContinuation { continuation in
       let done: Bool = state.withLock { state in
         state.closed = true
@@ -99,7 +125,11 @@ final class SpecRuntimePool: Sendable {
       }
       if done { continuation.resume() }
     }
+    return state.withLock { $0.abandoned }
   }
+
+  /// How long a file's clean-up may take before its runtime is left to it.
+  static let cleanUpGrace = 5.0
 
   private func prepare(unlessEveryFileHasOne: Bool = false) {
     guard begin(unlessEveryFileHasOne: unlessEveryFileHasOne) else { return }

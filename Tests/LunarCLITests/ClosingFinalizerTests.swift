@@ -38,4 +38,24 @@ import TestSupport
     #expect(outcome.status == 130)
     #expect(outcome.stderr.hasSuffix("lunar: interrupted while closing the state (a finalizer was still running)\n"), "\(outcome.stderr)")
   }
+
+  @Test func lunarTestReportsAFileWhoseCleanUpNeverEndsAndGoesOn() async throws {
+    // Three files on one job: the runtime of the first is restored for the
+    // next, which runs the finalizer its test left. After the grace the
+    // runtime is left to it, a new one runs the rest, and the report says so.
+    let folder = try TemporaryFolder()
+    try folder.write("spec/a_spec.lua", """
+      it("leaves a finalizer that loops", function()
+        setmetatable({}, { __gc = function() while true do end end })
+      end)
+      """)
+    for name in ["b", "c"] {
+      try folder.write("spec/\(name)_spec.lua", "it('passes', function() assert.is_true(true) end)\n")
+    }
+    let outcome = try await LunarProcess.run(["test", "--jobs", "1", "spec"], in: folder.url, timeout: 60)
+    #expect(outcome.status == 1, "\(outcome.stdout)\(outcome.stderr)")
+    #expect(outcome.stdout.contains("spec/a_spec.lua (clean-up)"))
+    #expect(outcome.stdout.contains("the clean-up after this file did not finish in 5 s"))
+    #expect(outcome.stdout.hasSuffix("3 passed, 0 failed, 1 errors, 0 pending\n"), "\(outcome.stdout)")
+  }
 }

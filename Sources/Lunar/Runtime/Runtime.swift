@@ -18,6 +18,7 @@ public final class Runtime: Sendable {
   let inbox: Inbox
   private let control: ControlHandle
   private let loop: LoopThread
+  private let waitsForClose: Bool
 
   /// Starts the loop thread and prepares the state there: standard
   /// libraries, the built-in plugins, then `configuration.plugins`.
@@ -33,6 +34,7 @@ public final class Runtime: Sendable {
       }
     }
     let parts = try setUp.take().get()
+    waitsForClose = configuration.waitsForCloseOnRelease
     inbox = parts.inbox
     control = parts.control
     if let timeout = configuration.timeout {
@@ -42,7 +44,7 @@ public final class Runtime: Sendable {
 
   deinit {
     inbox.post { core in core.stop() }
-    loop.join()
+    if waitsForClose { loop.join() } else { loop.detach() }
   }
 
   /// Runs a script's main chunk and then every task it started; returns the

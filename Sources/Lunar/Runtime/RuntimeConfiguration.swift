@@ -57,6 +57,12 @@ public struct RuntimeConfiguration: Sendable {
   /// program keeps the default and waits for the call to return.
   public var ownsProcess = false
 
+  /// Releasing the `Runtime` waits until its state is closed (its
+  /// finalizers have run). Without, the state closes on its loop thread
+  /// in the background: a finalizer that never returns then holds only
+  /// that thread (`lunar test`, which must still print its report).
+  public var waitsForCloseOnRelease = true
+
   /// The defaults: real time, no limits, no traces.
   public init() {}
 }
