@@ -36,8 +36,9 @@ final class SpecRuntime: Sendable {
     configuration.runsLuaInit = false
     configuration.catchesInterrupts = options.catchesInterrupts
     // A finalizer that loops while the state closes holds its loop thread
-    // only, never the file after it or the report.
-    configuration.waitsForCloseOnRelease = false
+    // only, never the file after it or the report; but coverage counts a
+    // runtime's lines when it closes, before the report is written.
+    configuration.waitsForCloseOnRelease = options.coverage != nil
     runtime = try Runtime(configuration)
     let setUp = SpecRunner.setUpChunk(options)
     try await runtime.perform { core in

@@ -26,7 +26,10 @@ final class RunRecorder {
     for step in previous { byName[step.name] = step }
     self.previous = byName
     var jobs: [LuaString: StepJob] = [:]
-    for job in previousJobs where byName[job.name] == nil {
+    // A step the resumed run finished needs its job no more; one it left
+    // running, or recorded as failed when the run was stopped, may still
+    // have its job waiting or running (or finished meanwhile).
+    for job in previousJobs where !(byName[job.name].map { $0.status == .succeeded || $0.status == .reused } ?? false) {
       jobs[job.name] = job
       // This run holds them from its start, so a run that resumes it
       // finds them even if it is interrupted before its steps do.

@@ -26,7 +26,7 @@ struct WorkflowPlugin: LunarPlugin {
       ("prepare", Self.prepare(runs)),
       ("accept", Self.accept(runs)),
       ("unfinished_job", Self.unfinishedJob(runs, runtime: runtime)),
-      ("submitted", Self.submitted(runs)),
+      ("submit_job", Self.submitJob(runs, runtime: runtime)),
       ("graph", Self.graph),
     ])
   }
@@ -154,8 +154,10 @@ struct WorkflowPlugin: LunarPlugin {
       let store = try runtime.component(DurableQueues.self).store(for: what)
       do throws(StoreError) {
         // Only the job this step submitted: the same queue and action.
+        // A job that failed or was cancelled is not waited for again: the
+        // step's attempt submits a new one.
         guard let left = run.unfinishedJob(position), let job = try store.job(left.job), job.queue == step.queue,
-          job.action == step.uses
+          job.action == step.uses, job.status != .failed, job.status != .cancelled
         else {
           call.pushNil()
           return .one
@@ -169,20 +171,35 @@ struct WorkflowPlugin: LunarPlugin {
     }
   }
 
-  /// submitted(run, position, attempt, job id): the step's attempt waits
-  /// for that durable job (recorded now, for a resume)
-  private static func submitted(_ runs: WorkflowRuns) -> LuaFunction {
-    { call in
+  /// submit_job(run, position, attempt, input) -> the handle of a new job
+  /// of the step's durable queue, recorded as the attempt's before any Lua
+  /// code runs again: an interrupt cannot fall between the two, so a
+  /// resumed run always finds the job its interrupted run submitted.
+  private static func submitJob(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
+    { [unowned runtime] call in
       let run = try runs.run(Int(try call.integer(1)))
       let position = Int(try call.integer(2)) - 1
       let attempt = Int(try call.integer(3))
-      let job = JobID(try call.integer(4))
-      do throws(StoreError) {
-        try run.submitted(position, attempt: attempt, job: job)
-      } catch {
-        throw DurableQueueError("step \"\(run.steps[position].name.lossyString)\": its durable job \(job) could not be recorded: \(error.message)")
+      let step = run.steps[position]
+      let what = "step \"\(step.name.lossyString)\""
+      guard let queueName = step.queue, let action = step.uses else {
+        throw DurableQueueError("\(what): a durable step needs a queue and an action")
       }
-      return .none
+      let input: LuaValue
+      do {
+        input = try call.value(4, name: "input")
+      } catch let error as LuaConversionError {
+        throw DurableQueueError("\(what): \(DurableQueue.inputProblem(error))")
+      }
+      let store = try runtime.component(DurableQueues.self).store(for: what)
+      let handle = try DurableQueue(name: queueName, policy: .continue, store: store).submit(action: action, input: input)
+      do throws(StoreError) {
+        try run.submitted(position, attempt: attempt, job: handle.id)
+      } catch {
+        throw DurableQueueError("\(what): its durable job \(handle.id) could not be recorded: \(error.message)")
+      }
+      call.push(handle, as: runtime.component(DurableJobHandles.self).luaClass)
+      return .one
     }
   }
 

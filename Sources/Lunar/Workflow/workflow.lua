@@ -484,12 +484,13 @@ local function execute(wf, options, level)
     end
     if s.durable then
       -- A job of the durable queue: a `lunar worker` runs it, anywhere.
-      durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
       -- A resumed run waits for the job its interrupted run left, if any.
       local job = recording and attempt == 1 and host.unfinished_job(run, i) or nil
-      if not job then
+      if not job and recording then
+        job = host.submit_job(run, i, attempt, inputs[i])
+      elseif not job then
+        durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
         job = durable_queues[s.queue]:submit(s.uses, inputs[i])
-        if recording then host.submitted(run, i, attempt, job.id) end
       end
       return ran(s, i, job:await())
     end

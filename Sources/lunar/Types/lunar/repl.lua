@@ -34,4 +34,9 @@ function repl.command(entry) end
 ---@return string[]
 function repl.complete(text) end
 
+---What leaving the console now stops (tasks and machines at work), or nil.
+---@private
+---@return string?
+function repl.leaving() end
+
 return repl
