@@ -125,6 +125,8 @@ enum PostgresStoreSchema {
   static func connect(url: String, location: String, createIfMissing: Bool, serverOptions: String? = nil) throws(StoreError)
     -> PostgresConnection
   {
+    // Said as it is: no server was reached, so none is named.
+    if let problem = PostgresLibrary.problem { throw StoreError(.database, problem) }
     let db: PostgresConnection
     do {
       db = try PostgresConnection(url: url, serverOptions: serverOptions)
