@@ -35,8 +35,20 @@ enum SQLiteStoreFile {
     // reads it, before any WAL file exists.
     try StoreSchema.migrate(db, path: path)
     try Self.useWriteAheadLog(db, path: path, timeoutMilliseconds: options.busyTimeoutMilliseconds)
+    do {
+      // A log that grew past this (one large transaction) is cut back to it
+      // when it starts over.
+      try db.execute("PRAGMA journal_size_limit = \(Self.journalSizeLimit)")
+    } catch {
+      throw StoreError(error, path: path)
+    }
+    db.keepWriteAheadLogSmall()
     return db
   }
+
+  /// The size, in bytes, the write-ahead log is cut back to: the 1,000
+  /// pages of SQLite's own checkpoints.
+  static let journalSizeLimit = 4 * 1024 * 1024
 
   /// Switches to WAL (a setting kept in the file) unless it is on already.
   /// The switch needs the database to itself; another process opening the
