@@ -149,6 +149,7 @@ public final class PostgresRunStore: RunStore {
       steps.reserveCapacity(rows.count)
       for row in 0..<rows.count {
         let name = LuaString(bytes: rows.bytes(row, 0))
+        let checked = StoredRow(store: self.location, row: "step \(name.quoted) of run \(run)")
         guard let status = StepStatus(rawValue: rows.text(row, 2)) else {
           throw StoreError(
             .badValue, "store \(self.location): step \(name.quoted) of run \(run) has an unknown status '\(rows.text(row, 2))'")
@@ -163,9 +164,10 @@ public final class PostgresRunStore: RunStore {
         }
         steps.append(
           StepRecord(
-            name: name, position: Int(rows.int64(row, 1)), status: status, attempts: Int(rows.int64(row, 3)),
-            startedAt: rows.isNull(row, 4) ? nil : StoreTimestamp(microseconds: rows.int64(row, 4)),
-            finishedAt: rows.isNull(row, 5) ? nil : StoreTimestamp(microseconds: rows.int64(row, 5)),
+            name: name, position: try checked.count(rows.int64(row, 1), "position"), status: status,
+            attempts: try checked.count(rows.int64(row, 3), "attempts"),
+            startedAt: try checked.time(rows.isNull(row, 4) ? nil : rows.int64(row, 4), "started_at"),
+            finishedAt: try checked.time(rows.isNull(row, 5) ? nil : rows.int64(row, 5), "finished_at"),
             fingerprint: rows.isNull(row, 6) ? nil : Fingerprint(bytes: rows.bytes(row, 6)), output: output,
             error: rows.isNull(row, 8) ? nil : LuaString(bytes: rows.bytes(row, 8))))
       }
@@ -209,6 +211,7 @@ public final class PostgresRunStore: RunStore {
   /// The run in row `row` of `rows`, from the columns `runColumns` names.
   private func readRun(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
     let id = RunID(rows.int64(row, 0))
+    let checked = StoredRow(store: location, row: "run \(id)")
     guard let status = RunStatus(rawValue: rows.text(row, 4)) else {
       throw StoreError(.badValue, "store \(location): run \(id) has an unknown status '\(rows.text(row, 4))'")
     }
@@ -220,10 +223,10 @@ public final class PostgresRunStore: RunStore {
     }
     return RunRecord(
       id: id, workflow: LuaString(bytes: rows.bytes(row, 1)), file: rows.text(row, 2), arguments: arguments,
-      status: status, startedAt: StoreTimestamp(microseconds: rows.int64(row, 5)),
-      finishedAt: rows.isNull(row, 6) ? nil : StoreTimestamp(microseconds: rows.int64(row, 6)),
+      status: status, startedAt: try checked.time(rows.int64(row, 5), "started_at"),
+      finishedAt: try checked.time(rows.isNull(row, 6) ? nil : rows.int64(row, 6), "finished_at"),
       resumedFrom: rows.isNull(row, 7) ? nil : RunID(rows.int64(row, 7)), host: rows.text(row, 8),
-      pid: Int32(truncatingIfNeeded: rows.int64(row, 9)))
+      pid: try checked.processID(rows.int64(row, 9), "pid"))
   }
 
   /// Runs `body` with the connection, alone (connecting again first if the

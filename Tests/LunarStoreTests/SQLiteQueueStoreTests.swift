@@ -7,6 +7,7 @@ import TestSupport
 
 @Suite struct SQLiteQueueStoreTests {
   @Test func jobsComeBackAsSubmitted() throws { try QueueStoreBehaviour.jobsComeBackAsSubmitted(.sqlite()) }
+  @Test func aJobOutOfRangeIsRefusedInOneLine() throws { try QueueStoreBehaviour.aJobOutOfRangeIsRefusedInOneLine(.sqlite()) }
   @Test func ordersAreStrictPerQueueWithSeveralClaimers() throws {
     try QueueStoreBehaviour.ordersAreStrictPerQueueWithSeveralClaimers(.sqlite())
   }
