@@ -64,13 +64,17 @@ public final class PostgresConnection {
     return nil
   }
 
+  /// True when the connection was lost (the server restarted or went
+  /// away): the last call failed in libpq, or libpq says so.
+  public var isLost: Bool { maybeLost || lunar_PQstatus(handle) == CONNECTION_BAD }
+
   /// Connects again if the connection was lost (the server restarted, a
   /// network blip); a call that failed with it stays failed. Only between
   /// transactions: statements of one never span two connections.
   /// - Throws: `PostgresError` with libpq's reason when the server still
   ///   cannot be reached (rather than a later call's "no connection").
   public func reconnectIfLost() throws(PostgresError) {
-    guard maybeLost || lunar_PQstatus(handle) == CONNECTION_BAD else { return }
+    guard isLost else { return }
     maybeLost = false
     lunar_PQreset(handle)
     // A new session knows none of the old one's statements.

@@ -1,3 +1,4 @@
+import Glibc
 import LuaKit
 import Synchronization
 
@@ -9,23 +10,46 @@ public final class PostgresRunStore: RunStore {
   /// The server's URL, any password hidden.
   public let location: String
   private let connection: Mutex<PostgresConnection>
+  /// How long a call whose connection is lost keeps connecting again
+  /// before it fails.
+  private let reconnectFor: Duration
 
   /// Connects to the server `url` names (a libpq URL, `postgres://...`),
   /// creates the store's tables in the connection's current schema if it is
   /// empty (unless `createIfMissing` is false: then an empty schema is a
   /// `.missing` error) and migrates an older store.
+  /// A call that finds the connection lost (the server restarted) connects
+  /// again and runs once more, for up to `reconnectFor`: a run's steps and
+  /// outcome are recorded across a restart instead of lost.
   /// - Parameter location: `url` as messages show it (without its password).
   /// - Throws: `StoreError` for a server that cannot be reached or refuses
   ///   the login, a schema that holds another application's tables (left
   ///   untouched), a store of a newer Lunar, or a database failure.
-  public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
+  public init(url: String, location: String, createIfMissing: Bool = true, reconnectFor: Duration = .seconds(30))
+    throws(StoreError)
+  {
     self.location = location
+    self.reconnectFor = reconnectFor
     self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
   }
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
-    return try withConnection { db in
+    return try withConnection { db, again in
+      if again {
+        // The insert that lost its connection may have committed: this
+        // process's run that began at that microsecond is that run.
+        let rows = try db.query(
+          """
+          SELECT id FROM run WHERE host = $1 AND pid = $2 AND started_at = $3 AND workflow = $4 AND file = $5
+          ORDER BY id DESC LIMIT 1
+          """,
+          [
+            .text(run.host), .integer(Int64(run.pid)), .integer(run.startedAt.microseconds), .bytes(run.workflow.bytes),
+            .text(run.file),
+          ])
+        if rows.count == 1 { return RunID(rows.int64(0, 0)) }
+      }
       let row = try db.query(
         """
         INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid)
@@ -229,25 +253,57 @@ public final class PostgresRunStore: RunStore {
       pid: try checked.processID(rows.int64(row, 9), "pid"))
   }
 
-  /// Runs `body` with the connection, alone (connecting again first if the
-  /// connection was lost); any failure becomes a `StoreError`, the one
-  /// `explain` gives for a PostgreSQL error if it gives one.
+  /// Runs `body` with the connection, alone, connecting again first if the
+  /// connection was lost; when the connection is lost during `body`, runs
+  /// it again (told so by its second argument) on a new one, for up to
+  /// `reconnectFor`. Every write here may be made twice: steps and outcomes
+  /// are upserts and updates, and `beginRun` looks for its run first. Any
+  /// failure becomes a `StoreError`, the one `explain` gives for a
+  /// PostgreSQL error if it gives one.
+  private func withConnection<T: Sendable>(
+    _ body: (PostgresConnection, _ again: Bool) throws -> T,
+    explaining explain: (PostgresError) -> StoreError? = { _ in nil }
+  ) throws(StoreError) -> T {
+    let (location, deadline) = (self.location, ContinuousClock.now + reconnectFor)
+    return try connection.withLock { (db) throws(StoreError) -> T in
+      var attempt = 0
+      while true {
+        do {
+          try db.reconnectIfLost()
+          return try body(db, attempt > 0)
+        } catch let error as StoreError {
+          throw error
+        } catch let error as PostgresError {
+          if db.isLost && ContinuousClock.now < deadline {
+            // A server restarting refuses connections for a moment.
+            let pause = min(Duration.milliseconds(20 << min(attempt, 6)), .seconds(1))
+            Self.sleep(min(pause, max(.zero, deadline - ContinuousClock.now)))
+            attempt += 1
+            continue
+          }
+          throw explain(error) ?? StoreError(.database, "store \(location): \(error)")
+        } catch {
+          throw StoreError(.database, "store \(location): \(error)")
+        }
+      }
+    }
+  }
+
+  /// `withConnection` for a body that runs the same whether or not it is
+  /// run again.
   private func withConnection<T: Sendable>(
     _ body: (PostgresConnection) throws -> T, explaining explain: (PostgresError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
-    let location = self.location
-    return try connection.withLock { (db) throws(StoreError) -> T in
-      do {
-        try db.reconnectIfLost()
-        return try body(db)
-      } catch let error as StoreError {
-        throw error
-      } catch let error as PostgresError {
-        throw explain(error) ?? StoreError(.database, "store \(location): \(error)")
-      } catch {
-        throw StoreError(.database, "store \(location): \(error)")
-      }
-    }
+    try withConnection({ db, _ in try body(db) }, explaining: explain)
+  }
+
+  /// Blocks the calling thread for `duration` (the store's calls are
+  /// synchronous).
+  private static func sleep(_ duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    var left = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var rest = timespec()
+    while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
   }
 
   /// The bytes of `values`; an error names the step they belong to, if any.
