@@ -16,6 +16,8 @@ public final class SQLiteDatabase {
     public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
     /// Creates the file if it is missing (with `readWrite`).
     public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+    /// The path is a `file:` URI, which may carry settings (`immutable=1`).
+    public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
   }
 
   /// How a transaction takes its locks.

@@ -21,11 +21,15 @@ public final class SQLiteRunStore: RunStore {
     public var busyTimeoutMilliseconds: Int32
     /// When a commit reaches the disk.
     public var durability: Durability
+    /// Opens the store only to read it (`lunar runs`, `queue show`): nothing
+    /// is created or migrated, and the store's folder need not be writable.
+    public var readOnly: Bool
 
     /// Waits up to 30 s for a lock; survives a crash of the process.
-    public init(busyTimeoutMilliseconds: Int32 = 30_000, durability: Durability = .process) {
+    public init(busyTimeoutMilliseconds: Int32 = 30_000, durability: Durability = .process, readOnly: Bool = false) {
       self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
       self.durability = durability
+      self.readOnly = readOnly
     }
   }
 

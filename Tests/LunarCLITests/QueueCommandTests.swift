@@ -123,6 +123,22 @@ import TestSupport
     return (1...min(later, 49)).reduce(text) { text, extra in text.replacing("3h \(10 + extra)m", with: "3h 10m") }
   }
 
+  @Test func aStoreInAFolderTheReaderCannotWriteIsRead() async throws {
+    let fixture = try Fixture()
+    _ = try fixture.filled()
+    let list = try await UnwritableFolderReader.run(["queue", "ls", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(list.status == 0, "\(list.stderr)")
+    #expect(list.stdout.split(separator: "\n").count == 5, "\(list.stdout)")
+    let show = try await UnwritableFolderReader.run(
+      ["queue", "show", "deploys", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(show.status == 0, "\(show.stderr)")
+    #expect(show.stdout.hasPrefix("queue           deploys\n"), "\(show.stdout)")
+    // Resuming writes: refused in one line, not half done.
+    let resume = try await UnwritableFolderReader.run(
+      ["queue", "resume", "deploys", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(resume.status == 1 && resume.stderr.split(separator: "\n").count == 1, "\(resume.stderr)")
+  }
+
   @Test func aTimeOutOfRangeInTheStoreIsOneLineNotACrash() async throws {
     let fixture = try Fixture()
     let store = try fixture.filled()

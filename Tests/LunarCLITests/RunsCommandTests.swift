@@ -392,6 +392,20 @@ import TestSupport
     #expect(show.stdout.contains("\nfirst  succeeded         1"))
   }
 
+  @Test func aStoreInAFolderTheReaderCannotWriteIsReadWithoutWritingAFile() async throws {
+    let fixture = try Fixture()
+    try await fixture.recordThreeRuns()
+    let before = try FileManager.default.contentsOfDirectory(atPath: fixture.folder.url.path).sorted()
+    let list = try await UnwritableFolderReader.run(["runs", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(list.status == 0, "\(list.stderr)")
+    #expect(list.stdout.split(separator: "\n").count == 4, "\(list.stdout)")
+    let show = try await UnwritableFolderReader.run(["runs", "show", "1", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(show.status == 0, "\(show.stderr)")
+    #expect(show.stdout.contains("\nstatus     succeeded\n"), "\(show.stdout)")
+    // No -wal or -shm file was left (or could have been made).
+    #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.folder.url.path).sorted() == before)
+  }
+
   @Test func aTimeOutOfRangeInTheStoreIsOneLineNotACrash() async throws {
     let fixture = try Fixture()
     let deploy = try await fixture.lunar(["run", "--store", fixture.storeURL, "deploy.lua"])
