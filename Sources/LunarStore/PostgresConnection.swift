@@ -170,7 +170,7 @@ public final class PostgresConnection {
   }
 
   /// True while a transaction is open on the connection.
-  var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+  var isInTransaction: Bool { lunar_PQtransactionStatus(handle) != PQTRANS_IDLE }
 
   /// Runs `body` in a transaction: committed if it returns, rolled back if
   /// it throws (or the commit fails).
