@@ -165,7 +165,8 @@ public final class PostgresQueueStore: QueueStore {
         ORDER BY j.id LIMIT 1
         """, [.integer(now.microseconds)] + names, prepared: true)
       guard rows.count == 1 else { return abandoned }
-      let (job, token, lost) = (JobID(rows.int64(0, 0)), ClaimToken(rows.int64(0, 1)), Int(rows.int64(0, 2)) + 1)
+      let (job, token) = (JobID(rows.int64(0, 0)), ClaimToken(rows.int64(0, 1)))
+      let lost = try StoredRow(store: location, row: "job \(job)").count(rows.int64(0, 2), "lost_leases") + 1
       let outcome = JobOutcome.failed(error: Array(QueueLimits.abandonment(lostLeases: lost).utf8))
       let abandon = {
         try self.finish(

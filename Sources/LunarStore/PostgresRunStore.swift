@@ -119,11 +119,16 @@ public final class PostgresRunStore: RunStore {
     try withConnection { db in
       let rows = try db.query(
         "SELECT name, attempt, job, fingerprint FROM step_job WHERE run = $1 ORDER BY name", [.integer(run.rawValue)])
-      return (0..<rows.count).map { row in
-        StepJob(
-          name: LuaString(bytes: rows.bytes(row, 0)), attempt: Int(rows.int64(row, 1)), job: JobID(rows.int64(row, 2)),
-          fingerprint: rows.isNull(row, 3) ? nil : Fingerprint(bytes: rows.bytes(row, 3)))
+      var jobs: [StepJob] = []
+      for row in 0..<rows.count {
+        let name = LuaString(bytes: rows.bytes(row, 0))
+        let checked = StoredRow(store: self.location, row: "the durable job of step \(name.quoted) of run \(run)")
+        jobs.append(
+          StepJob(
+            name: name, attempt: try checked.count(rows.int64(row, 1), "attempt"), job: JobID(rows.int64(row, 2)),
+            fingerprint: rows.isNull(row, 3) ? nil : Fingerprint(bytes: rows.bytes(row, 3))))
       }
+      return jobs
     }
   }
 

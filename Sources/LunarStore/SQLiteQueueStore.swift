@@ -118,9 +118,11 @@ public final class SQLiteQueueStore: QueueStore {
         WHERE \(condition) AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1
         """, parameters + names
       ) { row in
+        let checked = StoredRow(store: self.path, row: "job \(row.int64(0))")
         head = Head(
           id: row.int64(0), queue: row.blob(1), sequence: row.int64(2), action: row.blob(3), input: row.blob(4),
-          claim: ClaimToken(row.int64(5)), lostLeases: Int(row.int64(6)), expired: row.int64(7) != 0)
+          claim: ClaimToken(row.int64(5)), lostLeases: try checked.count(row.int64(6), "lost_leases"),
+          expired: row.int64(7) != 0)
       }
     }
     let expired = "j.status = 'running' AND j.lease_expires_at <= ?"

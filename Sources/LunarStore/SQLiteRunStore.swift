@@ -133,9 +133,11 @@ public final class SQLiteRunStore: RunStore {
       var jobs: [StepJob] = []
       try db.query("SELECT name, attempt, job, fingerprint FROM step_job WHERE run = ? ORDER BY name", [.integer(run.rawValue)]) {
         row in
+        let name = LuaString(bytes: row.blob(0))
+        let checked = StoredRow(store: self.path, row: "the durable job of step \(name.quoted) of run \(run)")
         jobs.append(
           StepJob(
-            name: LuaString(bytes: row.blob(0)), attempt: Int(row.int64(1)), job: JobID(row.int64(2)),
+            name: name, attempt: try checked.count(row.int64(1), "attempt"), job: JobID(row.int64(2)),
             fingerprint: row.isNull(3) ? nil : Fingerprint(bytes: row.blob(3))))
       }
       return jobs

@@ -25,10 +25,12 @@ struct StoredRow {
     return try time(microseconds, column) as StoreTimestamp
   }
 
-  /// A count or a position (attempts, a step's place), for column `column`.
-  /// - Throws: `.badValue` when it is negative.
+  /// A count or a position (attempts, lost leases, a step's place), for
+  /// column `column`: as wide as a PostgreSQL `integer`, so that the count
+  /// after it is one too.
+  /// - Throws: `.badValue` when it is negative or past 2^31 - 1.
   func count(_ value: Int64, _ column: String) throws(StoreError) -> Int {
-    guard value >= 0 else { throw refusal(column, value, "a count, never negative") }
+    guard value >= 0 && value <= Int64(Int32.max) else { throw refusal(column, value, "a count from 0 to 2147483647") }
     return Int(value)
   }
 

@@ -41,7 +41,7 @@ struct PostgresRunStoreTests {
     try schema.query("UPDATE lunar_store SET version = -1")
     let error = refusal { try PostgresRunStore(url: schema.url, location: "test") }
     #expect(error?.kind == .badValue)
-    #expect(error?.message == "store test: table lunar_store has a bad version: -1 (a count, never negative)")
+    #expect(error?.message == "store test: table lunar_store has a bad version: -1 (a count from 0 to 2147483647)")
   }
 
   @Test func anEmptySchemaBecomesAVersionedStore() throws {
