@@ -30,13 +30,9 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
-    // Debian's libpq-dev, found through pkg-config: the run store on a
-    // PostgreSQL server.
-    .systemLibrary(
-      name: "CPostgres",
-      pkgConfig: "libpq",
-      providers: [.apt(["libpq-dev"])]
-    ),
+    // PostgreSQL's client, Debian's libpq5, opened on first use (not at
+    // start-up); libpq-dev's header gives the types.
+    .target(name: "CPostgres", linkerSettings: [.linkedLibrary("dl")]),
     // State that outlives a process: the run store, its SQLite and
     // PostgreSQL backends, fingerprints. Knows LuaKit's values, not the
     // workflow engine.

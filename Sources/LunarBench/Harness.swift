@@ -63,6 +63,7 @@ enum BenchmarkSuite {
       ("queue", QueueBenchmark.run),
       ("queue-durable", QueueDurableBenchmark.run),
       ("queue-durable-postgres", PostgresQueueBenchmark.run),
+      ("queue-durable-wal", WriteAheadLogBenchmark.run),
       ("machine", MachineBenchmark.run),
       ("action", ActionBenchmark.run),
       ("startup", StartupBenchmark.run),

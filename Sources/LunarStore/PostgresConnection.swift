@@ -24,6 +24,7 @@ public final class PostgresConnection {
   /// `serverOptions` are the session's settings (libpq's `options`, such as
   /// `-c name=value`): kept when the connection is made again.
   public init(url: String, connectTimeoutSeconds: Int = 10, serverOptions: String? = nil) throws(PostgresError) {
+    if let problem = PostgresLibrary.problem { throw PostgresError(message: problem) }
     // Settings before `dbname` are defaults the URL's own settings override
     // (expand_dbname); `client_encoding` makes text columns UTF-8 whatever
     // the server's encoding.
@@ -31,35 +32,41 @@ public final class PostgresConnection {
       [("connect_timeout", String(connectTimeoutSeconds)), ("application_name", "lunar"), ("client_encoding", "UTF8")]
       + (serverOptions.map { [("options", $0)] } ?? []) + [("dbname", url)]
     let connection = Self.withCStrings(settings.map(\.0)) { keywords in
-      Self.withCStrings(settings.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
+      Self.withCStrings(settings.map(\.1)) { values in lunar_PQconnectdbParams(keywords, values, 1) }
     }
     guard let connection else { throw PostgresError(message: "out of memory connecting to PostgreSQL") }
     // libpq prints the server's notices and warnings to standard error as
     // they come ("WARNING: terminating connection due to immediate
     // shutdown command"), amid the command's own lines; what matters of
     // them comes back as the failed call's error.
-    PQsetNoticeProcessor(connection, { _, _ in }, nil)
-    guard PQstatus(connection) == CONNECTION_OK else {
-      let error = PostgresError(message: String(cString: PQerrorMessage(connection)))
-      PQfinish(connection)
+    lunar_PQsetNoticeProcessor(connection, { _, _ in }, nil)
+    guard lunar_PQstatus(connection) == CONNECTION_OK else {
+      let error = PostgresError(message: String(cString: lunar_PQerrorMessage(connection)))
+      lunar_PQfinish(connection)
       throw error
     }
     handle = connection
   }
 
-  deinit { PQfinish(handle) }
+  deinit { lunar_PQfinish(handle) }
 
   /// Checks that `url` is a well-formed libpq URL or connection string,
-  /// without connecting; returns libpq's complaint if it is not.
+  /// without connecting; returns libpq's complaint if it is not (nil
+  /// without libpq: connecting then says that it is missing).
   public static func problem(with url: String) -> String? {
+    guard PostgresLibrary.problem == nil else { return nil }
     var message: UnsafeMutablePointer<CChar>?
-    guard let options = PQconninfoParse(url, &message) else {
-      defer { PQfreemem(message) }
+    guard let options = lunar_PQconninfoParse(url, &message) else {
+      defer { lunar_PQfreemem(message) }
       return message.map { PostgresError.oneLine(String(cString: $0)) } ?? "out of memory"
     }
-    PQconninfoFree(options)
+    lunar_PQconninfoFree(options)
     return nil
   }
+
+  /// True when the connection was lost (the server restarted or went
+  /// away): the last call failed in libpq, or libpq says so.
+  public var isLost: Bool { maybeLost || lunar_PQstatus(handle) == CONNECTION_BAD }
 
   /// Connects again if the connection was lost (the server restarted, a
   /// network blip); a call that failed with it stays failed. Only between
@@ -67,17 +74,17 @@ public final class PostgresConnection {
   /// - Throws: `PostgresError` with libpq's reason when the server still
   ///   cannot be reached (rather than a later call's "no connection").
   public func reconnectIfLost() throws(PostgresError) {
-    guard maybeLost || PQstatus(handle) == CONNECTION_BAD else { return }
+    guard isLost else { return }
     maybeLost = false
-    PQreset(handle)
+    lunar_PQreset(handle)
     // A new session knows none of the old one's statements.
     preparedStatements = [:]
-    guard PQstatus(handle) == CONNECTION_OK else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    guard lunar_PQstatus(handle) == CONNECTION_OK else { throw PostgresError(message: String(cString: lunar_PQerrorMessage(handle))) }
   }
 
   /// Runs `sql`, one or more statements without parameters, ignoring rows.
   public func execute(_ sql: String) throws(PostgresError) {
-    _ = try check(PQexec(handle, sql))
+    _ = try check(lunar_PQexec(handle, sql))
   }
 
   /// Runs `sql` (one statement) with `parameters` as `$1`, `$2`, ... and
@@ -116,9 +123,9 @@ public final class PostgresConnection {
       let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
       let values: [UnsafePointer<CChar>?] = spans.map { $0.map { base + $0.offset } }
       if let statement {
-        return PQexecPrepared(handle, statement, Int32(parameters.count), values, lengths, formats, 1)
+        return lunar_PQexecPrepared(handle, statement, Int32(parameters.count), values, lengths, formats, 1)
       }
-      return PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+      return lunar_PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
     }
     return try check(result)
   }
@@ -128,7 +135,7 @@ public final class PostgresConnection {
   private func preparedStatement(_ sql: String, types: [Oid]) throws(PostgresError) -> String {
     if let name = preparedStatements[sql] { return name }
     let name = "lunar_\(preparedStatements.count + 1)"
-    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))
+    _ = try check(lunar_PQprepare(handle, name, sql, Int32(types.count), types))
     preparedStatements[sql] = name
     return name
   }
@@ -140,14 +147,14 @@ public final class PostgresConnection {
   public func waitForNotification(timeout: Duration, payload wanted: (String) -> Bool) throws(PostgresError) -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
-    var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-    guard descriptor.fd >= 0 else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+    var descriptor = pollfd(fd: lunar_PQsocket(handle), events: Int16(POLLIN), revents: 0)
+    guard descriptor.fd >= 0 else { throw PostgresError(message: String(cString: lunar_PQerrorMessage(handle))) }
     while true {
       if consumeNotifications(wanted) { return true }
       let (seconds, attoseconds) = (deadline - clock.now).components
       let milliseconds = max(0, seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
       guard poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0 else { return false }
-      guard PQconsumeInput(handle) == 1 else { throw PostgresError(message: String(cString: PQerrorMessage(handle))) }
+      guard lunar_PQconsumeInput(handle) == 1 else { throw PostgresError(message: String(cString: lunar_PQerrorMessage(handle))) }
     }
   }
 
@@ -155,15 +162,15 @@ public final class PostgresConnection {
   /// payload of any.
   private func consumeNotifications(_ wanted: (String) -> Bool) -> Bool {
     var any = false
-    while let notification = PQnotifies(handle) {
+    while let notification = lunar_PQnotifies(handle) {
       any = any || wanted(String(cString: notification.pointee.extra))
-      PQfreemem(notification)
+      lunar_PQfreemem(notification)
     }
     return any
   }
 
   /// True while a transaction is open on the connection.
-  var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+  var isInTransaction: Bool { lunar_PQtransactionStatus(handle) != PQTRANS_IDLE }
 
   /// Runs `body` in a transaction: committed if it returns, rolled back if
   /// it throws (or the commit fails).
@@ -174,7 +181,7 @@ public final class PostgresConnection {
       try execute("COMMIT")
       return result
     } catch {
-      if PQtransactionStatus(handle) != PQTRANS_IDLE { try? execute("ROLLBACK") }
+      if lunar_PQtransactionStatus(handle) != PQTRANS_IDLE { try? execute("ROLLBACK") }
       throw error
     }
   }
@@ -184,18 +191,18 @@ public final class PostgresConnection {
   private func check(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
     guard let result else {
       maybeLost = true
-      throw PostgresError(message: String(cString: PQerrorMessage(handle)))
+      throw PostgresError(message: String(cString: lunar_PQerrorMessage(handle)))
     }
-    let status = PQresultStatus(result)
+    let status = lunar_PQresultStatus(result)
     guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
-      let state = PQresultErrorField(result, Self.sqlState).map { String(cString: $0) } ?? ""
+      let state = lunar_PQresultErrorField(result, Self.sqlState).map { String(cString: $0) } ?? ""
       let message =
-        PQresultErrorField(result, Self.primaryMessage).map { String(cString: $0) }
-        ?? String(cString: PQresultErrorMessage(result))
-      PQclear(result)
+        lunar_PQresultErrorField(result, Self.primaryMessage).map { String(cString: $0) }
+        ?? String(cString: lunar_PQresultErrorMessage(result))
+      lunar_PQclear(result)
       if state.isEmpty { maybeLost = true }
       // A lost connection's message is on the connection, not the result.
-      throw PostgresError(state: state, message: message.isEmpty ? String(cString: PQerrorMessage(handle)) : message)
+      throw PostgresError(state: state, message: message.isEmpty ? String(cString: lunar_PQerrorMessage(handle)) : message)
     }
     return PostgresResult(result)
   }

@@ -165,7 +165,8 @@ public final class PostgresQueueStore: QueueStore {
         ORDER BY j.id LIMIT 1
         """, [.integer(now.microseconds)] + names, prepared: true)
       guard rows.count == 1 else { return abandoned }
-      let (job, token, lost) = (JobID(rows.int64(0, 0)), ClaimToken(rows.int64(0, 1)), Int(rows.int64(0, 2)) + 1)
+      let (job, token) = (JobID(rows.int64(0, 0)), ClaimToken(rows.int64(0, 1)))
+      let lost = try StoredRow(store: location, row: "job \(job)").count(rows.int64(0, 2), "lost_leases") + 1
       let outcome = JobOutcome.failed(error: Array(QueueLimits.abandonment(lostLeases: lost).utf8))
       let abandon = {
         try self.finish(
@@ -391,14 +392,19 @@ public final class PostgresQueueStore: QueueStore {
         FROM queue q LEFT JOIN job r ON r.queue = q.name AND r.status = 'running'
         ORDER BY q.name
         """)
-      return (0..<rows.count).map { row in
-        QueueSummary(
-          name: LuaString(bytes: rows.bytes(row, 0)), submitted: rows.int64(row, 1), waiting: Int(rows.int64(row, 3)),
-          running: rows.isNull(row, 5) ? nil : JobID(rows.int64(row, 5)),
-          runningWorker: rows.isNull(row, 6) ? nil : WorkerID(rows.text(row, 6)),
-          haltedBy: rows.isNull(row, 2) ? nil : JobID(rows.int64(row, 2)),
-          oldestWaitingSince: rows.isNull(row, 4) ? nil : StoreTimestamp(microseconds: rows.int64(row, 4)))
+      var summaries: [QueueSummary] = []
+      for row in 0..<rows.count {
+        let name = LuaString(bytes: rows.bytes(row, 0))
+        let checked = StoredRow(store: self.location, row: "queue \(name.quoted)")
+        summaries.append(
+          QueueSummary(
+            name: name, submitted: Int64(try checked.count(rows.int64(row, 1), "last_sequence")),
+            waiting: Int(rows.int64(row, 3)), running: rows.isNull(row, 5) ? nil : JobID(rows.int64(row, 5)),
+            runningWorker: rows.isNull(row, 6) ? nil : WorkerID(rows.text(row, 6)),
+            haltedBy: rows.isNull(row, 2) ? nil : JobID(rows.int64(row, 2)),
+            oldestWaitingSince: try checked.time(rows.isNull(row, 4) ? nil : rows.int64(row, 4), "enqueued_at")))
       }
+      return summaries
     }
   }
 
@@ -423,16 +429,19 @@ public final class PostgresQueueStore: QueueStore {
   private func readJob(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> JobRecord {
     let id = JobID(rows.int64(row, 0))
     let (policy, status) = try JobRecord.decode(policy: rows.text(row, 5), status: rows.text(row, 6), of: id, in: location)
-    func time(_ column: Int) -> StoreTimestamp? {
-      rows.isNull(row, column) ? nil : StoreTimestamp(microseconds: rows.int64(row, column))
+    let checked = StoredRow(store: location, row: "job \(id)")
+    func time(_ column: Int, _ name: String) throws(StoreError) -> StoreTimestamp? {
+      try checked.time(rows.isNull(row, column) ? nil : rows.int64(row, column), name)
     }
     return JobRecord(
-      id: id, queue: LuaString(bytes: rows.bytes(row, 1)), sequence: rows.int64(row, 2),
+      id: id, queue: LuaString(bytes: rows.bytes(row, 1)), sequence: try checked.sequence(rows.int64(row, 2), "sequence"),
       action: LuaString(bytes: rows.bytes(row, 3)), input: rows.bytes(row, 4), policy: policy, status: status,
-      attempts: Int(rows.int64(row, 7)), worker: rows.isNull(row, 8) ? nil : WorkerID(rows.text(row, 8)),
+      attempts: try checked.count(rows.int64(row, 7), "attempts"),
+      worker: rows.isNull(row, 8) ? nil : WorkerID(rows.text(row, 8)),
       claim: rows.isNull(row, 9) ? nil : ClaimToken(rows.int64(row, 9)),
-      enqueuedAt: StoreTimestamp(microseconds: rows.int64(row, 10)), startedAt: time(11), leaseExpiresAt: time(12),
-      finishedAt: time(13), output: rows.isNull(row, 14) ? nil : rows.bytes(row, 14),
+      enqueuedAt: try checked.time(rows.int64(row, 10), "enqueued_at"), startedAt: try time(11, "started_at"),
+      leaseExpiresAt: try time(12, "lease_expires_at"), finishedAt: try time(13, "finished_at"),
+      output: rows.isNull(row, 14) ? nil : rows.bytes(row, 14),
       error: rows.isNull(row, 15) ? nil : rows.bytes(row, 15))
   }
 

@@ -9,18 +9,18 @@ public final class PostgresResult {
 
   init(_ handle: OpaquePointer) { self.handle = handle }
 
-  deinit { PQclear(handle) }
+  deinit { lunar_PQclear(handle) }
 
   /// How many rows there are.
-  public var count: Int { Int(PQntuples(handle)) }
+  public var count: Int { Int(lunar_PQntuples(handle)) }
 
   /// True if column `column` of row `row` is NULL.
-  public func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) != 0 }
+  public func isNull(_ row: Int, _ column: Int) -> Bool { lunar_PQgetisnull(handle, Int32(row), Int32(column)) != 0 }
 
   /// The column's bytes, exactly (empty for NULL).
   public func bytes(_ row: Int, _ column: Int) -> [UInt8] {
-    let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
-    guard length > 0, let start = PQgetvalue(handle, Int32(row), Int32(column)) else { return [] }
+    let length = Int(lunar_PQgetlength(handle, Int32(row), Int32(column)))
+    guard length > 0, let start = lunar_PQgetvalue(handle, Int32(row), Int32(column)) else { return [] }
     return [UInt8](UnsafeRawBufferPointer(start: start, count: length))
   }
 
@@ -32,7 +32,7 @@ public final class PostgresResult {
   public func int64(_ row: Int, _ column: Int) -> Int64 {
     // Binary integers are big-endian, as wide as their type.
     bytes(row, column).reduce(Int64(0)) { $0 << 8 | Int64($1) }
-      .signExtended(fromBytes: Int(PQgetlength(handle, Int32(row), Int32(column))))
+      .signExtended(fromBytes: Int(lunar_PQgetlength(handle, Int32(row), Int32(column))))
   }
 }
 

@@ -1,3 +1,4 @@
+import Glibc
 import LuaKit
 import Synchronization
 
@@ -9,23 +10,46 @@ public final class PostgresRunStore: RunStore {
   /// The server's URL, any password hidden.
   public let location: String
   private let connection: Mutex<PostgresConnection>
+  /// How long a call whose connection is lost keeps connecting again
+  /// before it fails.
+  private let reconnectFor: Duration
 
   /// Connects to the server `url` names (a libpq URL, `postgres://...`),
   /// creates the store's tables in the connection's current schema if it is
   /// empty (unless `createIfMissing` is false: then an empty schema is a
   /// `.missing` error) and migrates an older store.
+  /// A call that finds the connection lost (the server restarted) connects
+  /// again and runs once more, for up to `reconnectFor`: a run's steps and
+  /// outcome are recorded across a restart instead of lost.
   /// - Parameter location: `url` as messages show it (without its password).
   /// - Throws: `StoreError` for a server that cannot be reached or refuses
   ///   the login, a schema that holds another application's tables (left
   ///   untouched), a store of a newer Lunar, or a database failure.
-  public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
+  public init(url: String, location: String, createIfMissing: Bool = true, reconnectFor: Duration = .seconds(30))
+    throws(StoreError)
+  {
     self.location = location
+    self.reconnectFor = reconnectFor
     self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
   }
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
-    return try withConnection { db in
+    return try withConnection { db, again in
+      if again {
+        // The insert that lost its connection may have committed: this
+        // process's run that began at that microsecond is that run.
+        let rows = try db.query(
+          """
+          SELECT id FROM run WHERE host = $1 AND pid = $2 AND started_at = $3 AND workflow = $4 AND file = $5
+          ORDER BY id DESC LIMIT 1
+          """,
+          [
+            .text(run.host), .integer(Int64(run.pid)), .integer(run.startedAt.microseconds), .bytes(run.workflow.bytes),
+            .text(run.file),
+          ])
+        if rows.count == 1 { return RunID(rows.int64(0, 0)) }
+      }
       let row = try db.query(
         """
         INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid)
@@ -95,11 +119,16 @@ public final class PostgresRunStore: RunStore {
     try withConnection { db in
       let rows = try db.query(
         "SELECT name, attempt, job, fingerprint FROM step_job WHERE run = $1 ORDER BY name", [.integer(run.rawValue)])
-      return (0..<rows.count).map { row in
-        StepJob(
-          name: LuaString(bytes: rows.bytes(row, 0)), attempt: Int(rows.int64(row, 1)), job: JobID(rows.int64(row, 2)),
-          fingerprint: rows.isNull(row, 3) ? nil : Fingerprint(bytes: rows.bytes(row, 3)))
+      var jobs: [StepJob] = []
+      for row in 0..<rows.count {
+        let name = LuaString(bytes: rows.bytes(row, 0))
+        let checked = StoredRow(store: self.location, row: "the durable job of step \(name.quoted) of run \(run)")
+        jobs.append(
+          StepJob(
+            name: name, attempt: try checked.count(rows.int64(row, 1), "attempt"), job: JobID(rows.int64(row, 2)),
+            fingerprint: rows.isNull(row, 3) ? nil : Fingerprint(bytes: rows.bytes(row, 3))))
       }
+      return jobs
     }
   }
 
@@ -149,6 +178,7 @@ public final class PostgresRunStore: RunStore {
       steps.reserveCapacity(rows.count)
       for row in 0..<rows.count {
         let name = LuaString(bytes: rows.bytes(row, 0))
+        let checked = StoredRow(store: self.location, row: "step \(name.quoted) of run \(run)")
         guard let status = StepStatus(rawValue: rows.text(row, 2)) else {
           throw StoreError(
             .badValue, "store \(self.location): step \(name.quoted) of run \(run) has an unknown status '\(rows.text(row, 2))'")
@@ -163,9 +193,10 @@ public final class PostgresRunStore: RunStore {
         }
         steps.append(
           StepRecord(
-            name: name, position: Int(rows.int64(row, 1)), status: status, attempts: Int(rows.int64(row, 3)),
-            startedAt: rows.isNull(row, 4) ? nil : StoreTimestamp(microseconds: rows.int64(row, 4)),
-            finishedAt: rows.isNull(row, 5) ? nil : StoreTimestamp(microseconds: rows.int64(row, 5)),
+            name: name, position: try checked.count(rows.int64(row, 1), "position"), status: status,
+            attempts: try checked.count(rows.int64(row, 3), "attempts"),
+            startedAt: try checked.time(rows.isNull(row, 4) ? nil : rows.int64(row, 4), "started_at"),
+            finishedAt: try checked.time(rows.isNull(row, 5) ? nil : rows.int64(row, 5), "finished_at"),
             fingerprint: rows.isNull(row, 6) ? nil : Fingerprint(bytes: rows.bytes(row, 6)), output: output,
             error: rows.isNull(row, 8) ? nil : LuaString(bytes: rows.bytes(row, 8))))
       }
@@ -209,6 +240,7 @@ public final class PostgresRunStore: RunStore {
   /// The run in row `row` of `rows`, from the columns `runColumns` names.
   private func readRun(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
     let id = RunID(rows.int64(row, 0))
+    let checked = StoredRow(store: location, row: "run \(id)")
     guard let status = RunStatus(rawValue: rows.text(row, 4)) else {
       throw StoreError(.badValue, "store \(location): run \(id) has an unknown status '\(rows.text(row, 4))'")
     }
@@ -220,31 +252,63 @@ public final class PostgresRunStore: RunStore {
     }
     return RunRecord(
       id: id, workflow: LuaString(bytes: rows.bytes(row, 1)), file: rows.text(row, 2), arguments: arguments,
-      status: status, startedAt: StoreTimestamp(microseconds: rows.int64(row, 5)),
-      finishedAt: rows.isNull(row, 6) ? nil : StoreTimestamp(microseconds: rows.int64(row, 6)),
+      status: status, startedAt: try checked.time(rows.int64(row, 5), "started_at"),
+      finishedAt: try checked.time(rows.isNull(row, 6) ? nil : rows.int64(row, 6), "finished_at"),
       resumedFrom: rows.isNull(row, 7) ? nil : RunID(rows.int64(row, 7)), host: rows.text(row, 8),
-      pid: Int32(truncatingIfNeeded: rows.int64(row, 9)))
+      pid: try checked.processID(rows.int64(row, 9), "pid"))
   }
 
-  /// Runs `body` with the connection, alone (connecting again first if the
-  /// connection was lost); any failure becomes a `StoreError`, the one
-  /// `explain` gives for a PostgreSQL error if it gives one.
+  /// Runs `body` with the connection, alone, connecting again first if the
+  /// connection was lost; when the connection is lost during `body`, runs
+  /// it again (told so by its second argument) on a new one, for up to
+  /// `reconnectFor`. Every write here may be made twice: steps and outcomes
+  /// are upserts and updates, and `beginRun` looks for its run first. Any
+  /// failure becomes a `StoreError`, the one `explain` gives for a
+  /// PostgreSQL error if it gives one.
+  private func withConnection<T: Sendable>(
+    _ body: (PostgresConnection, _ again: Bool) throws -> T,
+    explaining explain: (PostgresError) -> StoreError? = { _ in nil }
+  ) throws(StoreError) -> T {
+    let (location, deadline) = (self.location, ContinuousClock.now + reconnectFor)
+    return try connection.withLock { (db) throws(StoreError) -> T in
+      var attempt = 0
+      while true {
+        do {
+          try db.reconnectIfLost()
+          return try body(db, attempt > 0)
+        } catch let error as StoreError {
+          throw error
+        } catch let error as PostgresError {
+          if db.isLost && ContinuousClock.now < deadline {
+            // A server restarting refuses connections for a moment.
+            let pause = min(Duration.milliseconds(20 << min(attempt, 6)), .seconds(1))
+            Self.sleep(min(pause, max(.zero, deadline - ContinuousClock.now)))
+            attempt += 1
+            continue
+          }
+          throw explain(error) ?? StoreError(.database, "store \(location): \(error)")
+        } catch {
+          throw StoreError(.database, "store \(location): \(error)")
+        }
+      }
+    }
+  }
+
+  /// `withConnection` for a body that runs the same whether or not it is
+  /// run again.
   private func withConnection<T: Sendable>(
     _ body: (PostgresConnection) throws -> T, explaining explain: (PostgresError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
-    let location = self.location
-    return try connection.withLock { (db) throws(StoreError) -> T in
-      do {
-        try db.reconnectIfLost()
-        return try body(db)
-      } catch let error as StoreError {
-        throw error
-      } catch let error as PostgresError {
-        throw explain(error) ?? StoreError(.database, "store \(location): \(error)")
-      } catch {
-        throw StoreError(.database, "store \(location): \(error)")
-      }
-    }
+    try withConnection({ db, _ in try body(db) }, explaining: explain)
+  }
+
+  /// Blocks the calling thread for `duration` (the store's calls are
+  /// synchronous).
+  private static func sleep(_ duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    var left = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var rest = timespec()
+    while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
   }
 
   /// The bytes of `values`; an error names the step they belong to, if any.

@@ -125,6 +125,8 @@ enum PostgresStoreSchema {
   static func connect(url: String, location: String, createIfMissing: Bool, serverOptions: String? = nil) throws(StoreError)
     -> PostgresConnection
   {
+    // Said as it is: no server was reached, so none is named.
+    if let problem = PostgresLibrary.problem { throw StoreError(.database, problem) }
     let db: PostgresConnection
     do {
       db = try PostgresConnection(url: url, serverOptions: serverOptions)
@@ -145,7 +147,8 @@ enum PostgresStoreSchema {
         try db.query("SELECT pg_advisory_xact_lock($1)", [.integer(lockKey)])
         let version: Int
         if try relationCount(db, named: "lunar_store") == 1 {
-          version = Int(try db.query("SELECT version FROM lunar_store").int64(0, 0))
+          version = try StoredRow(store: location, row: "table lunar_store")
+            .count(try db.query("SELECT version FROM lunar_store").int64(0, 0), "version")
         } else if try relationCount(db, named: nil) == 0 {
           guard createIfMissing else { throw StoreError(.missing, "no store at \(location)") }
           version = 0

@@ -16,6 +16,8 @@ public final class SQLiteDatabase {
     public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
     /// Creates the file if it is missing (with `readWrite`).
     public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+    /// The path is a `file:` URI, which may carry settings (`immutable=1`).
+    public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
   }
 
   /// How a transaction takes its locks.
@@ -32,6 +34,11 @@ public final class SQLiteDatabase {
   public let path: String
   let handle: OpaquePointer
   private var cache: [String: SQLiteStatement] = [:]
+  /// The log keeping `keepWriteAheadLogSmall` started, if it did; freed
+  /// after its hook is removed.
+  private var wal: UnsafeMutablePointer<lunar_sqlite_wal>?
+  /// The wait `setBusyTimeout` set, which a checkpoint's shorter one gives back.
+  private var busyTimeoutMilliseconds: Int32 = 0
 
   /// Opens the database at `path`.
   public init(path: String, flags: OpenFlags = [.readWrite, .create]) throws(SQLiteError) {
@@ -47,6 +54,10 @@ public final class SQLiteDatabase {
   }
 
   deinit {
+    if let wal {
+      lunar_sqlite_wal_stop(handle)
+      wal.deallocate()
+    }
     cache.removeAll()
     // Statements a caller still holds keep the connection open until they go.
     sqlite3_close_v2(handle)
@@ -55,7 +66,28 @@ public final class SQLiteDatabase {
   /// How long a statement waits for another connection's lock before it
   /// fails with "database is locked".
   public func setBusyTimeout(milliseconds: Int32) {
+    busyTimeoutMilliseconds = milliseconds
+    wal?.pointee.busy_timeout_ms = milliseconds
     lunar_sqlite_busy_timeout(handle, milliseconds)
+  }
+
+  /// Keeps the write-ahead log near SQLite's usual size while other
+  /// processes write to the file too: a commit that leaves it past twice
+  /// that size checkpoints it whole and empties it, waiting briefly for the
+  /// others (see `lunar_sqlite_wal_hook`).
+  public func keepWriteAheadLogSmall() {
+    guard wal == nil else { return }
+    let state = UnsafeMutablePointer<lunar_sqlite_wal>.allocate(capacity: 1)
+    state.initialize(to: lunar_sqlite_wal(busy_timeout_ms: busyTimeoutMilliseconds, truncate_at: 0, truncated: 0, busy: 0))
+    wal = state
+    lunar_sqlite_wal_start(handle, state)
+  }
+
+  /// How many checkpoints after a commit emptied the log, and how many
+  /// found the store too busy to (for tests and benchmarks).
+  public var writeAheadLogTruncations: (emptied: Int, busy: Int) {
+    guard let wal else { return (0, 0) }
+    return (wal.pointee.truncated, wal.pointee.busy)
   }
 
   /// Runs `sql`, one or more statements without parameters or results.

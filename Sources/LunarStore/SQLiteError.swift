@@ -27,6 +27,11 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
   static let foreignKeyViolation = SQLITE_CONSTRAINT | 3 << 8
 
   /// True when another connection held a lock for longer than the busy timeout.
+  /// True when the database could be opened only to read, and then not
+  /// even that: SQLite had no shared-memory file (`-shm`) to read the
+  /// write-ahead log by, and could not create one.
+  var isReadOnlyFailure: Bool { code & 0xFF == SQLITE_READONLY || code & 0xFF == SQLITE_CANTOPEN }
+
   public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
 
   public var description: String {

@@ -118,9 +118,11 @@ public final class SQLiteQueueStore: QueueStore {
         WHERE \(condition) AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1
         """, parameters + names
       ) { row in
+        let checked = StoredRow(store: self.path, row: "job \(row.int64(0))")
         head = Head(
           id: row.int64(0), queue: row.blob(1), sequence: row.int64(2), action: row.blob(3), input: row.blob(4),
-          claim: ClaimToken(row.int64(5)), lostLeases: Int(row.int64(6)), expired: row.int64(7) != 0)
+          claim: ClaimToken(row.int64(5)), lostLeases: try checked.count(row.int64(6), "lost_leases"),
+          expired: row.int64(7) != 0)
       }
     }
     let expired = "j.status = 'running' AND j.lease_expires_at <= ?"
@@ -286,12 +288,14 @@ public final class SQLiteQueueStore: QueueStore {
         ORDER BY q.name
         """
       ) { row in
+        let name = LuaString(bytes: row.blob(0))
+        let checked = StoredRow(store: self.path, row: "queue \(name.quoted)")
         summaries.append(
           QueueSummary(
-            name: LuaString(bytes: row.blob(0)), submitted: row.int64(1), waiting: Int(row.int64(3)),
+            name: name, submitted: Int64(try checked.count(row.int64(1), "last_sequence")), waiting: Int(row.int64(3)),
             running: row.isNull(5) ? nil : JobID(row.int64(5)), runningWorker: row.isNull(6) ? nil : WorkerID(row.text(6)),
             haltedBy: row.isNull(2) ? nil : JobID(row.int64(2)),
-            oldestWaitingSince: row.isNull(4) ? nil : StoreTimestamp(microseconds: row.int64(4))))
+            oldestWaitingSince: try checked.time(row.isNull(4) ? nil : row.int64(4), "enqueued_at")))
       }
       return summaries
     }
@@ -321,15 +325,18 @@ public final class SQLiteQueueStore: QueueStore {
   private func readJob(_ row: SQLiteStatement) throws(StoreError) -> JobRecord {
     let id = JobID(row.int64(0))
     let (policy, status) = try JobRecord.decode(policy: row.text(5), status: row.text(6), of: id, in: path)
-    func time(_ column: Int32) -> StoreTimestamp? {
-      row.isNull(column) ? nil : StoreTimestamp(microseconds: row.int64(column))
+    let checked = StoredRow(store: path, row: "job \(id)")
+    func time(_ column: Int32, _ name: String) throws(StoreError) -> StoreTimestamp? {
+      try checked.time(row.isNull(column) ? nil : row.int64(column), name)
     }
     return JobRecord(
-      id: id, queue: LuaString(bytes: row.blob(1)), sequence: row.int64(2), action: LuaString(bytes: row.blob(3)),
-      input: row.blob(4), policy: policy, status: status, attempts: Int(row.int64(7)),
-      worker: row.isNull(8) ? nil : WorkerID(row.text(8)), claim: row.isNull(9) ? nil : ClaimToken(row.int64(9)),
-      enqueuedAt: StoreTimestamp(microseconds: row.int64(10)), startedAt: time(11), leaseExpiresAt: time(12),
-      finishedAt: time(13), output: row.isNull(14) ? nil : row.blob(14), error: row.isNull(15) ? nil : row.blob(15))
+      id: id, queue: LuaString(bytes: row.blob(1)), sequence: try checked.sequence(row.int64(2), "sequence"),
+      action: LuaString(bytes: row.blob(3)), input: row.blob(4), policy: policy, status: status,
+      attempts: try checked.count(row.int64(7), "attempts"), worker: row.isNull(8) ? nil : WorkerID(row.text(8)),
+      claim: row.isNull(9) ? nil : ClaimToken(row.int64(9)), enqueuedAt: try checked.time(row.int64(10), "enqueued_at"),
+      startedAt: try time(11, "started_at"), leaseExpiresAt: try time(12, "lease_expires_at"),
+      finishedAt: try time(13, "finished_at"), output: row.isNull(14) ? nil : row.blob(14),
+      error: row.isNull(15) ? nil : row.blob(15))
   }
 
   /// Runs `body` with the connection, alone; any failure becomes a

@@ -21,11 +21,15 @@ public final class SQLiteRunStore: RunStore {
     public var busyTimeoutMilliseconds: Int32
     /// When a commit reaches the disk.
     public var durability: Durability
+    /// Opens the store only to read it (`lunar runs`, `queue show`): nothing
+    /// is created or migrated, and the store's folder need not be writable.
+    public var readOnly: Bool
 
     /// Waits up to 30 s for a lock; survives a crash of the process.
-    public init(busyTimeoutMilliseconds: Int32 = 30_000, durability: Durability = .process) {
+    public init(busyTimeoutMilliseconds: Int32 = 30_000, durability: Durability = .process, readOnly: Bool = false) {
       self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
       self.durability = durability
+      self.readOnly = readOnly
     }
   }
 
@@ -129,9 +133,11 @@ public final class SQLiteRunStore: RunStore {
       var jobs: [StepJob] = []
       try db.query("SELECT name, attempt, job, fingerprint FROM step_job WHERE run = ? ORDER BY name", [.integer(run.rawValue)]) {
         row in
+        let name = LuaString(bytes: row.blob(0))
+        let checked = StoredRow(store: self.path, row: "the durable job of step \(name.quoted) of run \(run)")
         jobs.append(
           StepJob(
-            name: LuaString(bytes: row.blob(0)), attempt: Int(row.int64(1)), job: JobID(row.int64(2)),
+            name: name, attempt: try checked.count(row.int64(1), "attempt"), job: JobID(row.int64(2)),
             fingerprint: row.isNull(3) ? nil : Fingerprint(bytes: row.blob(3))))
       }
       return jobs
@@ -191,6 +197,7 @@ public final class SQLiteRunStore: RunStore {
         """, [.integer(run.rawValue)]
       ) { row in
         let name = LuaString(bytes: row.blob(0))
+        let checked = StoredRow(store: self.path, row: "step \(name.quoted) of run \(run)")
         guard let status = StepStatus(rawValue: row.text(2)) else {
           throw StoreError(.badValue, "store \(self.path): step \(name.quoted) of run \(run) has an unknown status '\(row.text(2))'")
         }
@@ -204,9 +211,10 @@ public final class SQLiteRunStore: RunStore {
         }
         steps.append(
           StepRecord(
-            name: name, position: Int(row.int64(1)), status: status, attempts: Int(row.int64(3)),
-            startedAt: row.isNull(4) ? nil : StoreTimestamp(microseconds: row.int64(4)),
-            finishedAt: row.isNull(5) ? nil : StoreTimestamp(microseconds: row.int64(5)),
+            name: name, position: try checked.count(row.int64(1), "position"), status: status,
+            attempts: try checked.count(row.int64(3), "attempts"),
+            startedAt: try checked.time(row.isNull(4) ? nil : row.int64(4), "started_at"),
+            finishedAt: try checked.time(row.isNull(5) ? nil : row.int64(5), "finished_at"),
             fingerprint: row.isNull(6) ? nil : Fingerprint(bytes: row.blob(6)), output: output,
             error: row.isNull(8) ? nil : LuaString(bytes: row.blob(8))))
       }
@@ -256,6 +264,7 @@ public final class SQLiteRunStore: RunStore {
   /// A run from the columns `runColumns` names, in that order.
   private func readRun(_ row: SQLiteStatement) throws(StoreError) -> RunRecord {
     let id = RunID(row.int64(0))
+    let checked = StoredRow(store: path, row: "run \(id)")
     guard let status = RunStatus(rawValue: row.text(4)) else {
       throw StoreError(.badValue, "store \(path): run \(id) has an unknown status '\(row.text(4))'")
     }
@@ -267,9 +276,9 @@ public final class SQLiteRunStore: RunStore {
     }
     return RunRecord(
       id: id, workflow: LuaString(bytes: row.blob(1)), file: row.text(2), arguments: arguments, status: status,
-      startedAt: StoreTimestamp(microseconds: row.int64(5)),
-      finishedAt: row.isNull(6) ? nil : StoreTimestamp(microseconds: row.int64(6)),
-      resumedFrom: row.isNull(7) ? nil : RunID(row.int64(7)), host: row.text(8), pid: Int32(truncatingIfNeeded: row.int64(9)))
+      startedAt: try checked.time(row.int64(5), "started_at"),
+      finishedAt: try checked.time(row.isNull(6) ? nil : row.int64(6), "finished_at"),
+      resumedFrom: row.isNull(7) ? nil : RunID(row.int64(7)), host: row.text(8), pid: try checked.processID(row.int64(9), "pid"))
   }
 
   /// Runs `body` with the connection, alone; any failure becomes a

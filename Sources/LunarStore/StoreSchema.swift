@@ -125,7 +125,8 @@ enum StoreSchema {
     }
   }
 
-  private static func isCurrent(_ db: SQLiteDatabase) throws(SQLiteError) -> Bool {
+  /// True when `db` is a Lunar store of the current version.
+  static func isCurrent(_ db: SQLiteDatabase) throws(SQLiteError) -> Bool {
     let application = try integer(db, "PRAGMA application_id")
     let version = try integer(db, "PRAGMA user_version")
     return application == Int64(StoreFileCheck.applicationID) && version == Int64(current)

@@ -15,6 +15,14 @@
 // each job it submitted, `ran ID TOKEN ATTEMPT succeeded|failed` for each
 // it completed, then `done`.
 //
+//   LunarStoreProbe submit STORE QUEUE COUNT
+//   LunarStoreProbe drain STORE WORKER COUNT
+//
+// submit COUNT jobs to QUEUE, or claim and complete jobs (each completion
+// claiming the next, as `lunar worker` does) until COUNT have finished;
+// both then print `peak-wal BYTES`, the largest size of the SQLite file's
+// write-ahead log seen after any of their commits, then `done`.
+//
 // STORE is a SQLite file's path or a postgres:// URL.
 import Glibc
 import LuaKit
@@ -84,6 +92,55 @@ func work(store: String, worker: String, submit: Int, total: Int64, queues: Int,
   say("done")
 }
 
+/// The size of the write-ahead log of the SQLite store `store` (0 when it
+/// has none).
+func walSize(_ store: String) -> Int {
+  var info = stat()
+  return stat(store + "-wal", &info) == 0 ? Int(info.st_size) : 0
+}
+
+/// The `submit` mode: submits `count` jobs to `queue`, one transaction each.
+func submit(store: String, queue: String, count: Int) throws {
+  let queues = try openQueues(store)
+  var peak = 0
+  for index in 0..<count {
+    let input = try LuaValueCodec.encode([.integer(Int64(index))])
+    _ = try queues.enqueue(queue: LuaString(queue), action: "probe", input: input, policy: .continue, at: .now)
+    peak = max(peak, walSize(store))
+  }
+  say("peak-wal \(peak)")
+  say("done")
+}
+
+/// The `drain` mode: completes `count` jobs, as a worker does.
+func drain(store: String, worker: String, count: Int) throws {
+  let queues = try openQueues(store)
+  let (name, lease) = (WorkerID(worker), Duration.seconds(60))
+  var peak = 0
+  var finished = 0
+  var job = try queues.claim(worker: name, queues: nil, lease: lease, at: .now)
+  while finished < count {
+    guard let claimed = job else {
+      // The submitter is behind.
+      usleep(200)
+      job = try queues.claim(worker: name, queues: nil, lease: lease, at: .now)
+      continue
+    }
+    let outcome = JobOutcome.succeeded(output: try LuaValueCodec.encode([.integer(claimed.sequence)]))
+    finished += 1
+    if finished == count {
+      try queues.complete(job: claimed.id, token: claimed.token, outcome: outcome, at: .now)
+      job = nil
+    } else {
+      job = try queues.complete(
+        job: claimed.id, token: claimed.token, outcome: outcome, at: .now, thenClaimFor: name, queues: nil, lease: lease)
+    }
+    peak = max(peak, walSize(store))
+  }
+  say("peak-wal \(peak)")
+  say("done")
+}
+
 /// The `write` mode: writes the steps of one run.
 func write(store: String, workflow: String, steps: Int, batch: Int, seed: UInt64) throws {
   let store: any RunStore =
@@ -125,9 +182,14 @@ do {
     let queues = Int(arguments[6]), queues > 0, let seed = UInt64(arguments[7])
   {
     try work(store: arguments[2], worker: arguments[3], submit: submit, total: total, queues: queues, seed: seed)
+  } else if arguments.count == 5, arguments[1] == "submit", let count = Int(arguments[4]) {
+    try submit(store: arguments[2], queue: arguments[3], count: count)
+  } else if arguments.count == 5, arguments[1] == "drain", let count = Int(arguments[4]) {
+    try drain(store: arguments[2], worker: arguments[3], count: count)
   } else {
     fail(
-      "usage: LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED | queue STORE WORKER SUBMIT TOTAL QUEUES SEED")
+      "usage: LunarStoreProbe write STORE WORKFLOW STEPS BATCH SEED | queue STORE WORKER SUBMIT TOTAL QUEUES SEED"
+        + " | submit STORE QUEUE COUNT | drain STORE WORKER COUNT")
   }
 } catch {
   fail("\(error)")

@@ -41,7 +41,11 @@ enum QueueCommand {
     do {
       let store: any QueueStore
       do {
-        store = try location.openQueueStore(createIfMissing: false)
+        // Listing and showing only read, so a store in a folder the user
+        // may not write is read.
+        var readOnly = true
+        if case .resume = request { readOnly = false }
+        store = try location.openQueueStore(createIfMissing: false, options: .init(readOnly: readOnly))
       } catch where error.kind == .missing {
         // Reading never creates a store: there are no queues yet.
         switch request {

@@ -51,7 +51,8 @@ enum RunsCommand {
     do {
       let store: any RunStore
       do {
-        store = try location.openRunStore(createIfMissing: false)
+        // Read only, so a store in a folder the user may not write is read.
+        store = try location.openRunStore(createIfMissing: false, options: .init(readOnly: true))
       } catch where error.kind == .missing {
         // Reading never creates a store: there is nothing to read yet.
         if case .show = request {

@@ -8,6 +8,46 @@ import TestSupport
 /// a cluster of the test's own (the shared one must keep running).
 @Suite(.enabled(if: PrivatePostgresCluster.serverInstalled, "needs PostgreSQL's server programs: scripts/bootstrap installs them"))
 struct PostgresRestartCommandTests {
+  @Test func aRunWhoseServerRestartsUnderItRecordsItsStepsAndOutcome() async throws {
+    try await PrivatePostgresCluster.with { cluster in
+      let folder = try TemporaryFolder()
+      let gate = folder.url.appendingPathComponent("gate").path
+      let script = try folder.write(
+        "restart.lua",
+        """
+        local workflow = require "lunar.workflow"
+        local step = workflow.step
+        return workflow "restart" {
+          step "first" { run = function() return 1 end },
+          step "second" { needs = { "first" }, run = function()
+            io.stdout:write("waiting\\n"); io.stdout:flush()
+            while not io.open("\(gate)") do lunar.sleep(0.01) end
+            return 2
+          end },
+          step "third" { needs = { "second" }, run = function() return 3 end },
+        }
+        """)
+      let running = try LunarProcess.start(["run", "--store", cluster.url, script], in: folder.url)
+      // "first" is committed before "second" starts.
+      try await running.waitForOutput("waiting\n")
+      try await cluster.restart()
+      _ = FileManager.default.createFile(atPath: gate, contents: Data())
+      let outcome = try await running.wait(timeout: 60)
+      #expect(outcome.status == 0, "\(outcome.stderr)")
+
+      let show = try await LunarProcess.run(["runs", "show", "--store", cluster.url, "last"], in: folder.url)
+      #expect(show.status == 0, "\(show.stderr)")
+      #expect(show.stdout.contains("\nstatus     succeeded\n"), "\(show.stdout)")
+      let rows = show.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+      for name in ["first", "second", "third"] {
+        #expect(rows.contains { $0.prefix(2) == [name, "succeeded"] }, "\(show.stdout)")
+      }
+      // One run: reconnecting did not begin it twice.
+      let list = try await LunarProcess.run(["runs", "--store", cluster.url], in: folder.url)
+      #expect(list.stdout.split(separator: "\n").count == 2, "\(list.stdout)")
+    }
+  }
+
   @Test func workersReconnectAfterTheServerRestartsAndEveryJobFinishesOnceInOrder() async throws {
     try await PrivatePostgresCluster.with { cluster in
       let fixture = try DurableQueueCommandTests.Fixture(pause: 0.02)

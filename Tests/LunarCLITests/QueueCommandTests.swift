@@ -123,6 +123,53 @@ import TestSupport
     return (1...min(later, 49)).reduce(text) { text, extra in text.replacing("3h \(10 + extra)m", with: "3h 10m") }
   }
 
+  @Test func aStoreInAFolderTheReaderCannotWriteIsRead() async throws {
+    let fixture = try Fixture()
+    _ = try fixture.filled()
+    let list = try await UnwritableFolderReader.run(["queue", "ls", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(list.status == 0, "\(list.stderr)")
+    #expect(list.stdout.split(separator: "\n").count == 5, "\(list.stdout)")
+    let show = try await UnwritableFolderReader.run(
+      ["queue", "show", "deploys", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(show.status == 0, "\(show.stderr)")
+    #expect(show.stdout.hasPrefix("queue           deploys\n"), "\(show.stdout)")
+    // Resuming writes: refused in one line, not half done.
+    let resume = try await UnwritableFolderReader.run(
+      ["queue", "resume", "deploys", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(resume.status == 1 && resume.stderr.split(separator: "\n").count == 1, "\(resume.stderr)")
+  }
+
+  @Test func aTimeOutOfRangeInTheStoreIsOneLineNotACrash() async throws {
+    let fixture = try Fixture()
+    let store = try fixture.filled()
+    // The mail queue's running job #1 and waiting job #2.
+    let running = try #require(try store.job(queue: "mail", sequence: 1))
+    let waiting = try #require(try store.job(queue: "mail", sequence: 2))
+    let cases: [(JobID, String, [[String]])] = [
+      (running.id, "started_at", [["show", "mail"]]), (running.id, "lease_expires_at", [["ls"], ["show", "mail"]]),
+      (waiting.id, "enqueued_at", [["ls"], ["show", "mail"]]),
+    ]
+    for (job, column, commands) in cases {
+      for value in [Int64.min, Int64.max] {
+        // Written as sqlite3 would write it.
+        let database = try SQLiteDatabase(path: fixture.store)
+        let saved = try database.scalar("SELECT \(column) FROM job WHERE id = ?", [.integer(job.rawValue)])
+        try database.run("UPDATE job SET \(column) = ? WHERE id = ?", [.integer(value), .integer(job.rawValue)])
+        for arguments in commands {
+          let outcome = try await fixture.queue(arguments)
+          let said = "job \(job) \(column) = \(value), \(arguments): \(outcome.stderr)"
+          #expect(outcome.exitedNormally && outcome.status == 1, "\(said)")
+          #expect(outcome.stderr.split(separator: "\n").count == 1, "\(said)")
+          #expect(outcome.stderr.hasPrefix("lunar: store \(fixture.store): "), "\(said)")
+          #expect(outcome.stderr.contains(" has a bad \(column): \(value) ("), "\(said)")
+        }
+        try database.run("UPDATE job SET \(column) = ? WHERE id = ?", [saved ?? .null, .integer(job.rawValue)])
+      }
+    }
+    let restored = try await fixture.queue(["show", "mail"])
+    #expect(restored.status == 0, "\(restored.stderr)")
+  }
+
   @Test func lsListsEveryQueueWithItsWaitingRunningAndHaltedJobs() async throws {
     let fixture = try Fixture()
     _ = try fixture.filled()

@@ -1,4 +1,5 @@
 import Foundation
+import LunarStore
 import Testing
 import TestSupport
 
@@ -389,6 +390,50 @@ import TestSupport
     #expect(show.stdout.contains("\nstatus     interrupted? (process \(pid) ended without recording the run's end)\n"), "\(show.stdout)")
     #expect(show.stdout.contains("\nduration   -\n"))
     #expect(show.stdout.contains("\nfirst  succeeded         1"))
+  }
+
+  @Test func aStoreInAFolderTheReaderCannotWriteIsReadWithoutWritingAFile() async throws {
+    let fixture = try Fixture()
+    try await fixture.recordThreeRuns()
+    let before = try FileManager.default.contentsOfDirectory(atPath: fixture.folder.url.path).sorted()
+    let list = try await UnwritableFolderReader.run(["runs", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(list.status == 0, "\(list.stderr)")
+    #expect(list.stdout.split(separator: "\n").count == 4, "\(list.stdout)")
+    let show = try await UnwritableFolderReader.run(["runs", "show", "1", "--store", fixture.storeURL], reading: fixture.folder.url)
+    #expect(show.status == 0, "\(show.stderr)")
+    #expect(show.stdout.contains("\nstatus     succeeded\n"), "\(show.stdout)")
+    // No -wal or -shm file was left (or could have been made).
+    #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.folder.url.path).sorted() == before)
+  }
+
+  @Test func aTimeOutOfRangeInTheStoreIsOneLineNotACrash() async throws {
+    let fixture = try Fixture()
+    let deploy = try await fixture.lunar(["run", "--store", fixture.storeURL, "deploy.lua"])
+    #expect(deploy.status == 0, "\(deploy.stderr)")
+    let commands = [["runs"], ["runs", "show", "last"], ["runs", "show", "last", "--format", "gantt"],
+      ["runs", "show", "last", "--format", "chrome"]]
+    // Written as sqlite3 would write them, one at a time.
+    for (table, column) in [("run", "started_at"), ("run", "finished_at"), ("step", "started_at"), ("step", "finished_at")] {
+      for value in [Int64.min, Int64.max] {
+        let database = try SQLiteDatabase(path: fixture.store)
+        let saved = try database.scalar("SELECT \(column) FROM \(table) LIMIT 1")
+        try database.run("UPDATE \(table) SET \(column) = ?", [.integer(value)])
+        let row = table == "run" ? "run 1" : "step \"big\" of run 1"
+        // The list shows no steps' times.
+        for arguments in commands where table == "run" || arguments != ["runs"] {
+          let outcome = try await fixture.lunar(arguments + ["--store", fixture.storeURL])
+          let said = "\(table).\(column) = \(value), \(arguments): \(outcome.stderr)"
+          #expect(outcome.exitedNormally && outcome.status == 1, "\(said)")
+          #expect(outcome.stderr.split(separator: "\n").count == 1, "\(said)")
+          #expect(outcome.stderr.hasPrefix("lunar: store \(fixture.store): "), "\(said)")
+          #expect(outcome.stderr.contains(" has a bad \(column): \(value) ("), "\(said)")
+          if table == "run" { #expect(outcome.stderr.contains(": \(row) has"), "\(said)") }
+        }
+        try database.run("UPDATE \(table) SET \(column) = ?", [saved ?? .null])
+      }
+    }
+    let restored = try await fixture.lunar(["runs", "show", "last", "--store", fixture.storeURL])
+    #expect(restored.status == 0, "\(restored.stderr)")
   }
 
   @Test func helpIsGeneratedFromTheCommandsFlags() async throws {

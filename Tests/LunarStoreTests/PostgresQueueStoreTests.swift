@@ -10,6 +10,7 @@ import TestSupport
 @Suite(.enabled(if: TestPostgresSchema.isAvailable, "needs LUNAR_TEST_POSTGRES: run scripts/test, which starts a server"))
 struct PostgresQueueStoreTests {
   @Test func jobsComeBackAsSubmitted() throws { try QueueStoreBehaviour.jobsComeBackAsSubmitted(.postgres()) }
+  @Test func aJobOutOfRangeIsRefusedInOneLine() throws { try QueueStoreBehaviour.aJobOutOfRangeIsRefusedInOneLine(.postgres()) }
   @Test func ordersAreStrictPerQueueWithSeveralClaimers() throws {
     try QueueStoreBehaviour.ordersAreStrictPerQueueWithSeveralClaimers(.postgres())
   }

@@ -21,6 +21,7 @@ private func relations(_ schema: TestPostgresSchema) throws -> String {
 struct PostgresRunStoreTests {
   @Test func stepsComeBackAsRecorded() throws { try RunStoreBehaviour.stepsComeBackAsRecorded(.postgres()) }
   @Test func aStepsDurableJobIsKeptForAResume() throws { try RunStoreBehaviour.aStepsDurableJobIsKeptForAResume(.postgres()) }
+  @Test func aRowOutOfRangeIsRefusedInOneLine() throws { try RunStoreBehaviour.aRowOutOfRangeIsRefusedInOneLine(.postgres()) }
   @Test func aRetryReplacesTheStepsEarlierRecord() throws { try RunStoreBehaviour.aRetryReplacesTheStepsEarlierRecord(.postgres()) }
   @Test func aBatchIsRecordedWholeOrNotAtAll() throws { try RunStoreBehaviour.aBatchIsRecordedWholeOrNotAtAll(.postgres()) }
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws {
@@ -32,6 +33,15 @@ struct PostgresRunStoreTests {
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.postgres()) }
   @Test func aCommitIsSeenByAnotherConnectionAndAfterReopening() throws {
     try RunStoreBehaviour.aCommitIsSeenByAnotherConnectionAndAfterReopening(.postgres())
+  }
+
+  @Test func aNegativeStoreVersionIsRefusedInOneLine() throws {
+    let schema = try TestPostgresSchema()
+    _ = try PostgresRunStore(url: schema.url, location: "test")
+    try schema.query("UPDATE lunar_store SET version = -1")
+    let error = refusal { try PostgresRunStore(url: schema.url, location: "test") }
+    #expect(error?.kind == .badValue)
+    #expect(error?.message == "store test: table lunar_store has a bad version: -1 (a count from 0 to 2147483647)")
   }
 
   @Test func anEmptySchemaBecomesAVersionedStore() throws {

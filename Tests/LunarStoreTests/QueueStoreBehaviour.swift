@@ -12,19 +12,25 @@ struct QueueFixture {
   let store: any QueueStore
   let reopen: () throws -> any QueueStore
   let keeps: AnyObject
+  /// Runs SQL on the store behind its back, as sqlite3 or psql would.
+  let tamper: (String) throws -> Void
 
   /// A SQLite store in a fresh folder, removed with it.
   static func sqlite() throws -> QueueFixture {
     let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("queues.db").path
-    return QueueFixture(store: try SQLiteQueueStore(path: path), reopen: { try SQLiteQueueStore(path: path) }, keeps: folder)
+    return QueueFixture(
+      store: try SQLiteQueueStore(path: path), reopen: { try SQLiteQueueStore(path: path) }, keeps: folder,
+      tamper: { sql in try SQLiteDatabase(path: path).execute(sql) })
   }
 
   /// A PostgreSQL store in a fresh schema of the test server, dropped with it.
   static func postgres() throws -> QueueFixture {
     let schema = try TestPostgresSchema()
     let location = StoreLocation(.postgres(url: schema.url))
-    return QueueFixture(store: try location.openQueueStore(), reopen: { try location.openQueueStore() }, keeps: schema)
+    return QueueFixture(
+      store: try location.openQueueStore(), reopen: { try location.openQueueStore() }, keeps: schema,
+      tamper: { sql in try schema.query(sql) })
   }
 }
 
@@ -65,6 +71,46 @@ extension QueueStore {
 /// fixture of each kind (SQLiteQueueStoreTests, PostgresQueueStoreTests)
 /// and runs these.
 enum QueueStoreBehaviour {
+  /// A job whose time, count or place someone else wrote out of range is
+  /// refused in one line naming the job and the column, wherever it is read.
+  static func aJobOutOfRangeIsRefusedInOneLine(_ fixture: QueueFixture) throws {
+    let store = fixture.store
+    let first = try store.submit("q", at: 1)
+    let waiting = try store.submit("q", at: 2)
+    let running = try #require(try store.claim(alice, at: 3))
+    #expect(running.id == first.id)
+    // (column, bad value, good value, the job)
+    var cases: [(String, String, String, JobID)] = []
+    for value in extremes {
+      cases += [
+        ("enqueued_at", value, String(at(1).microseconds), first.id), ("started_at", value, String(at(3).microseconds), first.id),
+        ("lease_expires_at", value, String(at(13).microseconds), first.id),
+        ("finished_at", value, "NULL", first.id),
+        ("enqueued_at", value, String(at(2).microseconds), waiting.id),
+      ]
+    }
+    cases += [("attempts", "-1", "1", first.id), ("sequence", "0", "1", first.id), ("sequence", "-1", "2", waiting.id)]
+    for (column, bad, good, job) in cases {
+      try fixture.tamper("UPDATE job SET \(column) = \(bad) WHERE id = \(job.rawValue)")
+      var reads: [(String, StoreError?)] = [
+        ("job", refusal { try store.job(job) }), ("jobs", refusal { try store.jobs(queue: "q", limit: 10) }),
+      ]
+      if column == "enqueued_at" && job == waiting.id {
+        // The oldest waiting job's time is in the queue's summary.
+        reads.append(("queues", refusal { try store.queues() }))
+      }
+      for (read, error) in reads {
+        let message = error?.message ?? "(read)"
+        #expect(error?.kind == .badValue, "job.\(column) = \(bad), \(read): \(message)")
+        let row = read == "queues" ? "queue \"q\"" : "job \(job)"
+        #expect(message.contains("\(row) has a bad \(column): \(bad) ("), "\(read): \(message)")
+        #expect(!message.contains("\n"), "\(message)")
+      }
+      try fixture.tamper("UPDATE job SET \(column) = \(good) WHERE id = \(job.rawValue)")
+    }
+    #expect(try store.jobs(queue: "q", limit: 10).count == 2)
+  }
+
   static func jobsComeBackAsSubmitted(_ fixture: QueueFixture) throws {
     let store = fixture.store
     let input = try LuaValueCodec.encode(everyKind)

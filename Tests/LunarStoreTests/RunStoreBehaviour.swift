@@ -11,21 +11,44 @@ struct StoreFixture {
   let store: any RunStore
   let reopen: () throws -> any RunStore
   let keeps: AnyObject
+  /// Runs SQL on the store behind its back, as sqlite3 or psql would.
+  let tamper: (String) throws -> Void
 
   /// A SQLite store in a fresh folder, removed with it.
   static func sqlite() throws -> StoreFixture {
     let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("runs.db").path
-    return StoreFixture(store: try SQLiteRunStore(path: path), reopen: { try SQLiteRunStore(path: path) }, keeps: folder)
+    return StoreFixture(
+      store: try SQLiteRunStore(path: path), reopen: { try SQLiteRunStore(path: path) }, keeps: folder,
+      tamper: { sql in try SQLiteDatabase(path: path).execute(sql) })
   }
 
   /// A PostgreSQL store in a fresh schema of the test server, dropped with it.
   static func postgres() throws -> StoreFixture {
     let schema = try TestPostgresSchema()
     let location = StoreLocation(.postgres(url: schema.url))
-    return StoreFixture(store: try location.openRunStore(), reopen: { try location.openRunStore() }, keeps: schema)
+    return StoreFixture(
+      store: try location.openRunStore(), reopen: { try location.openRunStore() }, keeps: schema,
+      tamper: { sql in try schema.query(sql) })
   }
 }
+
+/// The store's refusal of `body`, if it refused it (any other error is
+/// recorded as an issue).
+func refusal<T>(_ body: () throws -> T) -> StoreError? {
+  do {
+    _ = try body()
+    return nil
+  } catch let error as StoreError {
+    return error
+  } catch {
+    Issue.record("not a store error: \(error)")
+    return nil
+  }
+}
+
+/// The extremes of a 64-bit integer, in SQL.
+let extremes = ["-9223372036854775808", "9223372036854775807"]
 
 func at(_ seconds: Int64) -> StoreTimestamp { StoreTimestamp(microseconds: 1_700_000_000_000_000 + seconds * 1_000_000) }
 
@@ -63,6 +86,49 @@ enum RunStoreBehaviour {
       try store.recordStepJob(StepJob(name: name, attempt: 1, job: JobID(1), fingerprint: nil), of: RunID(999))
     }
     #expect(missing?.kind == .noSuchRun && missing?.message == "no run 999 in \(store.location)")
+  }
+
+  /// A run or step whose time, count or process id someone else wrote out
+  /// of range is refused in one line naming the row and the column.
+  static func aRowOutOfRangeIsRefusedInOneLine(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua", arguments: [], startedAt: at(0), host: "h", pid: 42))
+    try store.recordSteps([StepRecord(name: "s", position: 0, status: .succeeded, startedAt: at(1), finishedAt: at(2))], of: run)
+    try store.finishRun(run, status: .succeeded, at: at(3))
+    let original = ["started_at": at(0), "finished_at": at(3)].mapValues { String($0.microseconds) }
+    let stepOriginal = ["started_at": at(1), "finished_at": at(2)].mapValues { String($0.microseconds) }
+    // (table, column, bad value, good value, the row as messages name it)
+    var cases: [(String, String, String, String, String)] = []
+    for column in ["started_at", "finished_at"] {
+      for value in extremes {
+        cases.append(("run", column, value, original[column]!, "run \(run)"))
+        cases.append(("step", column, value, stepOriginal[column]!, "step \"s\" of run \(run)"))
+      }
+    }
+    cases += [
+      ("run", "pid", "-1", "42", "run \(run)"), ("step", "attempts", "-1", "1", "step \"s\" of run \(run)"),
+      ("step", "position", "-1", "0", "step \"s\" of run \(run)"),
+    ]
+    for (table, column, bad, good, row) in cases {
+      try fixture.tamper("UPDATE \(table) SET \(column) = \(bad)")
+      let reads: [(String, StoreError?)] =
+        table == "run"
+        ? [
+          ("run", refusal { try store.run(run) }), ("runs", refusal { try store.runs(workflow: nil, limit: 5) }),
+          ("lastRun", refusal { try store.lastRun(workflow: nil, file: nil) }),
+        ]
+        : [("steps", refusal { try store.steps(of: run) })]
+      for (read, error) in reads {
+        let message = error?.message ?? "(read)"
+        #expect(error?.kind == .badValue, "\(table).\(column) = \(bad), \(read): \(message)")
+        #expect(message.contains("\(row) has a bad \(column): \(bad) ("), "\(read): \(message)")
+        #expect(!message.contains("\n"), "\(message)")
+      }
+      try fixture.tamper("UPDATE \(table) SET \(column) = \(good)")
+    }
+    // Restored, every row reads again.
+    #expect(try store.steps(of: run).count == 1)
+    #expect(try store.run(run)?.pid == 42)
   }
 
   static func stepsComeBackAsRecorded(_ fixture: StoreFixture) throws {

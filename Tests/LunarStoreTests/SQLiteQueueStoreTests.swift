@@ -7,6 +7,7 @@ import TestSupport
 
 @Suite struct SQLiteQueueStoreTests {
   @Test func jobsComeBackAsSubmitted() throws { try QueueStoreBehaviour.jobsComeBackAsSubmitted(.sqlite()) }
+  @Test func aJobOutOfRangeIsRefusedInOneLine() throws { try QueueStoreBehaviour.aJobOutOfRangeIsRefusedInOneLine(.sqlite()) }
   @Test func ordersAreStrictPerQueueWithSeveralClaimers() throws {
     try QueueStoreBehaviour.ordersAreStrictPerQueueWithSeveralClaimers(.sqlite())
   }
@@ -28,6 +29,17 @@ import TestSupport
     try QueueStoreBehaviour.aReleasedJobIsClaimedAgainAtOnceWithoutALostLease(.sqlite())
   }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.sqlite()) }
+  @Test func aLostLeaseCountOutOfRangeIsRefusedNotAddedTo() throws {
+    let fixture = try QueueFixture.sqlite()
+    let job = try fixture.store.submit("q")
+    let claimed = try #require(try fixture.store.claim(worker: WorkerID("w"), queues: nil, lease: .seconds(1), at: at(0)))
+    #expect(claimed.id == job.id)
+    // Counted one more when the lease is found lost: 2^63 - 1 has no next.
+    try fixture.tamper("UPDATE job SET lost_leases = 9223372036854775807 WHERE id = \(job.id.rawValue)")
+    let error = refusal { try fixture.store.claim(worker: WorkerID("v"), queues: nil, lease: .seconds(1), at: at(60)) }
+    #expect(error?.kind == .badValue)
+    #expect(error?.message.hasSuffix(": job \(job.id) has a bad lost_leases: 9223372036854775807 (a count from 0 to 2147483647)") == true)
+  }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.sqlite()) }
 
   /// A store as a Lunar of store version 1 left it, with one run.

@@ -21,6 +21,7 @@ private struct Fixture {
 @Suite struct SQLiteRunStoreTests {
   @Test func stepsComeBackAsRecorded() throws { try RunStoreBehaviour.stepsComeBackAsRecorded(.sqlite()) }
   @Test func aStepsDurableJobIsKeptForAResume() throws { try RunStoreBehaviour.aStepsDurableJobIsKeptForAResume(.sqlite()) }
+  @Test func aRowOutOfRangeIsRefusedInOneLine() throws { try RunStoreBehaviour.aRowOutOfRangeIsRefusedInOneLine(.sqlite()) }
   @Test func aRetryReplacesTheStepsEarlierRecord() throws { try RunStoreBehaviour.aRetryReplacesTheStepsEarlierRecord(.sqlite()) }
   @Test func aBatchIsRecordedWholeOrNotAtAll() throws { try RunStoreBehaviour.aBatchIsRecordedWholeOrNotAtAll(.sqlite()) }
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws { try RunStoreBehaviour.runsAreFoundByTheBytesOfTheirWorkflowsName(.sqlite()) }

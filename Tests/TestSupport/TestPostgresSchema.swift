@@ -44,17 +44,17 @@ public final class TestPostgresSchema {
 
   @discardableResult
   private static func execute(_ sql: String, on url: String) throws -> [String?] {
-    guard let connection = PQconnectdb(url) else { throw Failure(message: "out of memory") }
-    defer { PQfinish(connection) }
-    guard PQstatus(connection) == CONNECTION_OK else { throw Failure(message: String(cString: PQerrorMessage(connection))) }
-    guard let result = PQexec(connection, sql) else { throw Failure(message: String(cString: PQerrorMessage(connection))) }
-    defer { PQclear(result) }
-    let status = PQresultStatus(result)
+    guard let connection = lunar_PQconnectdb(url) else { throw Failure(message: "out of memory") }
+    defer { lunar_PQfinish(connection) }
+    guard lunar_PQstatus(connection) == CONNECTION_OK else { throw Failure(message: String(cString: lunar_PQerrorMessage(connection))) }
+    guard let result = lunar_PQexec(connection, sql) else { throw Failure(message: String(cString: lunar_PQerrorMessage(connection))) }
+    defer { lunar_PQclear(result) }
+    let status = lunar_PQresultStatus(result)
     guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-      throw Failure(message: "\(sql): \(String(cString: PQresultErrorMessage(result)))")
+      throw Failure(message: "\(sql): \(String(cString: lunar_PQresultErrorMessage(result)))")
     }
-    return (0..<PQntuples(result)).map { row in
-      PQgetisnull(result, row, 0) != 0 ? nil : String(cString: PQgetvalue(result, row, 0))
+    return (0..<lunar_PQntuples(result)).map { row in
+      lunar_PQgetisnull(result, row, 0) != 0 ? nil : String(cString: lunar_PQgetvalue(result, row, 0))
     }
   }
 }

@@ -1,0 +1,39 @@
+import Foundation
+import LunarStore
+import Testing
+import TestSupport
+
+/// The SQLite store's write-ahead log while several processes write to it:
+/// it must stay near the size one process alone keeps (SQLite's 1,000
+/// pages, about 4 MB), not grow with every commit.
+@Suite struct SQLiteWriteAheadLogTests {
+  /// The bound: three times what either process alone keeps.
+  static let bound = 3 * 4 * 1024 * 1024
+
+  @Test func aSubmitterAndAWorkerAtOnceKeepTheLogBounded() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("store.db").path
+    // Made before the two start, so neither waits on the other's migration.
+    _ = try SQLiteQueueStore(path: path)
+    // Enough jobs that a log growing by each commit passes the bound
+    // many times over (it grew by 4 to 37 KB a job).
+    let jobs = 6_000
+    let submitter = try ProbeProcess(arguments: ["submit", path, "work", String(jobs)])
+    let worker = try ProbeProcess(arguments: ["drain", path, "worker", String(jobs)])
+    let statuses = [try await submitter.wait(timeout: 600), try await worker.wait(timeout: 600)]
+    #expect(statuses == [0, 0], "\(submitter.errorText) \(worker.errorText)")
+    #expect(worker.lines.last == "done", "\(worker.lines.suffix(3))")
+
+    // The largest size each saw after any of its commits.
+    let peaks = [submitter, worker].compactMap { probe in
+      probe.lines.first { $0.hasPrefix("peak-wal ") }.flatMap { Int($0.dropFirst("peak-wal ".count)) }
+    }
+    #expect(peaks.count == 2)
+    #expect(peaks.allSatisfy { $0 <= Self.bound }, "peak write-ahead log sizes \(peaks) bytes, bound \(Self.bound)")
+
+    // Nothing was lost on the way: every job finished once.
+    let store = try SQLiteQueueStore(path: path)
+    let summary = try #require(try store.queues().first)
+    #expect(summary.submitted == Int64(jobs) && summary.waiting == 0 && summary.running == nil)
+  }
+}
