@@ -417,7 +417,8 @@ struct DurableQueueCommandTests {
     let runs = try SQLiteRunStore(path: path)
     while try runs.stepJobs(of: RunID(2)).isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
     again.send(SIGINT)
-    #expect(try await again.wait().status == 130)
+    let stopped = try await again.wait()
+    #expect(stopped.status == 130 && stopped.exitedNormally, "\(stopped.status) \(stopped.stdout)\(stopped.stderr)")
     let resumed = try LunarProcess.start(["run", "--store", store, "--resume", workflow])
     let workers = try Self.startWorkers(1, file: worker, store: store)
     let outcome = try await resumed.wait(timeout: 60)

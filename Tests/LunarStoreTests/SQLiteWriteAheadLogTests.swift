@@ -7,8 +7,11 @@ import TestSupport
 /// it must stay near the size one process alone keeps (SQLite's 1,000
 /// pages, about 4 MB), not grow with every commit.
 @Suite struct SQLiteWriteAheadLogTests {
-  /// The bound: three times what either process alone keeps.
-  static let bound = 3 * 4 * 1024 * 1024
+  /// The bound: eight times what either process alone keeps. On a loaded
+  /// machine a checkpoint may miss its moment a few times (each miss lets
+  /// the log grow by 1,000 pages before the next try); a log that grows by
+  /// every commit reaches 222 MB here.
+  static let bound = 8 * 4 * 1024 * 1024
 
   @Test func aSubmitterAndAWorkerAtOnceKeepTheLogBounded() async throws {
     let folder = try TemporaryFolder()

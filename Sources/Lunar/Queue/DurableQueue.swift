@@ -8,11 +8,11 @@ final class DurableQueue {
   /// The queue's name, as Lua's bytes.
   let name: LuaString
   /// What a failed job does to the queue (`stop` halts it until resumed).
-  let policy: LunarStore.QueuePolicy
+  let policy: QueuePolicy
   /// The store holding it.
   let store: any QueueStore
 
-  init(name: LuaString, policy: LunarStore.QueuePolicy, store: any QueueStore) {
+  init(name: LuaString, policy: QueuePolicy, store: any QueueStore) {
     self.name = name
     self.policy = policy
     self.store = store

@@ -1,4 +1,5 @@
 import LuaKit
+import LunarStore
 
 /// An ordered queue on a runtime's loop thread: jobs are tasks (Lua
 /// functions run as coroutines, or Swift work), started strictly one after

@@ -1,3 +1,4 @@
+import LunarStore
 import Synchronization
 
 /// A queue that runs async jobs strictly one after another, in submission

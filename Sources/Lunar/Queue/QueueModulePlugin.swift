@@ -79,7 +79,7 @@ struct QueueModulePlugin: ModulePlugin {
           throw LuaArgumentError.invalid(1, "field 'name': \(error.message)")
         }
         let store = try runtime.component(DurableQueues.self).store(for: "durable queue \(name.quoted)")
-        let queue = DurableQueue(name: name, policy: LunarStore.QueuePolicy(rawValue: policy.rawValue)!, store: store)
+        let queue = DurableQueue(name: name, policy: policy, store: store)
         call.push(queue, as: durableClass)
         return .one
       }
