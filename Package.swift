@@ -44,7 +44,11 @@ let package = Package(
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
-      resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")]),
+      resources: [
+        .embedInCode("Workflow/workflow.lua"),
+        .embedInCode("Repl/repl.lua"),
+        .embedInCode("Actions/actions.lua"),
+      ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
     .target(
