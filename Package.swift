@@ -48,6 +48,7 @@ let package = Package(
         .embedInCode("Workflow/workflow.lua"),
         .embedInCode("Repl/repl.lua"),
         .embedInCode("Actions/actions.lua"),
+        .embedInCode("Machine/machine.lua"),
       ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
