@@ -49,6 +49,7 @@ let package = Package(
         .embedInCode("Repl/repl.lua"),
         .embedInCode("Actions/actions.lua"),
         .embedInCode("Machine/machine.lua"),
+        .embedInCode("lunar.lua"),
       ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
