@@ -50,6 +50,7 @@ let package = Package(
         .embedInCode("Actions/actions.lua"),
         .embedInCode("Machine/machine.lua"),
         .embedInCode("lunar.lua"),
+        .embedInCode("sandbox.lua"),
       ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
