@@ -51,6 +51,7 @@ let package = Package(
         .embedInCode("Machine/machine.lua"),
         .embedInCode("lunar.lua"),
         .embedInCode("sandbox.lua"),
+        .embedInCode("Queue/worker.lua"),
       ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
