@@ -52,6 +52,7 @@ let package = Package(
         .embedInCode("lunar.lua"),
         .embedInCode("sandbox.lua"),
         .embedInCode("Queue/worker.lua"),
+        .embedInCode("Runtime/inert.lua"),
       ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
