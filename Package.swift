@@ -58,7 +58,11 @@ let package = Package(
     // each source's sample feed is shipped inside, for offline runs.
     .target(
       name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"],
-      resources: [.embedInCode("Samples/rocketlaunch-live.json"), .embedInCode("Samples/launch-library-2.json")]),
+      resources: [
+        .embedInCode("Samples/rocketlaunch-live.json"),
+        .embedInCode("Samples/launch-library-2.json"),
+        .embedInCode("launches.lua"),
+      ]),
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
