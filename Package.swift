@@ -66,7 +66,12 @@ let package = Package(
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
-      resources: [.embedInCode("lua/busted.lua"), .embedInCode("lua/luassert.lua")]),
+      resources: [
+        .embedInCode("lua/busted.lua"),
+        .embedInCode("lua/luassert.lua"),
+        .embedInCode("lua/setup.lua"),
+        .embedInCode("lua/driver.lua"),
+      ]),
     // Line editing from Debian's libedit, opened by the REPL only.
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
