@@ -85,6 +85,8 @@ let package = Package(
         .embedInCode("Types/lunar/actions.lua"), .embedInCode("Types/lunar/workflow.lua"),
         .embedInCode("Types/lunar/trace.lua"), .embedInCode("Types/lunar/launches.lua"),
         .embedInCode("Types/lunar/repl.lua"), .embedInCode("Types/luarc.json"), .embedInCode("Types/luacheckrc.lua"),
+        // What the console asks of its runtime (ReplCommand.swift).
+        .embedInCode("console.lua"),
       ],
       linkerSettings: [
         // Links libstdc++ statically with the static Swift runtime (see Linker/libstdc++.so).
