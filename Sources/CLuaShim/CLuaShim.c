@@ -1,6 +1,6 @@
-// The C side of Lunar's Lua binding. See include/CLuaShim.h.
-#include "CLuaShim.h"
-#include "Coverage.h"
+// The C side of Lunar's Lua binding that is not yet in a file of its own.
+// See include/CLuaShim.h.
+#include "Internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,44 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-struct lunar_Control {
-  _Atomic size_t used;              // bytes allocated by Lua now (written by the loop thread only)
-  size_t peak;                      // most bytes allocated at once
-  size_t limit;                     // 0 for none; enforced only while armed
-  _Atomic size_t held;              // bytes of copies Swift holds (lunar_charge), any thread
-  int armed;                        // > 0 while Lua code runs under lunar_pcall/lunar_resume
-  _Atomic int references;           // the state, and each lunar_retaincontrol
-  _Atomic int interrupted;          // LUNAR_INTERRUPT_*; set from signal handlers
-  _Atomic int taken;                // 1 once the loop thread has acted on the interrupt
-  _Atomic(lua_State *) running;     // the thread running Lua code now; NULL once no Lua code can run
-  _Atomic int interrupting;         // lunar_interrupt calls touching `running` now, from any thread
-  _Atomic int closing;              // 1 while lua_close runs the finalizers
-  _Atomic int endsprocess;          // Ctrl-C while closing ends the process (lunar_ownprocess)
-  const char *_Atomic message;      // what the interrupt raises
-  sem_t wakeup;                     // the runtime loop sleeps on it
-  double deadline;                  // lunar_setdeadline's; loop thread only
-  int deadlinemessage;              // registry slot of the error it raises
-  lunar_Coverage *coverage;         // line hits (lunar_startcoverage), or NULL; loop thread only
-  _Atomic int linemask;             // LUA_MASKLINE while coverage counts, else 0
-};
-
-static inline lunar_Control *control(lua_State *L) {
-  return *(lunar_Control **)lua_getextraspace(L);
-}
-
-static inline size_t used_bytes(lunar_Control *c) { return atomic_load_explicit(&c->used, memory_order_relaxed); }
-static inline size_t held_bytes(lunar_Control *c) { return atomic_load_explicit(&c->held, memory_order_relaxed); }
-
 lunar_Control *lunar_control(lua_State *L) { return control(L); }
 size_t lunar_memoryused(lua_State *L) { return used_bytes(control(L)); }
 size_t lunar_memorypeak(lua_State *L) { return control(L)->peak; }
 size_t lunar_memorylimit(lua_State *L) { return control(L)->limit; }
 
 // MARK: - Allocator and control block
-
-// No request this large can be met: raise_memory_error asks for it to
-// make Lua raise its own memory error.
-#define UNAFFORDABLE ((size_t)1 << 60)
 
 // Counts every byte Lua allocates. The limit is only enforced while Lua
 // code runs under lunar_pcall/lunar_resume ("armed"): Swift frames call the
@@ -223,13 +191,6 @@ int lunar_isclosing(lunar_Control *c) { return atomic_load(&c->closing); }
 
 void lunar_ownprocess(lua_State *L) { atomic_store(&control(L)->endsprocess, 1); }
 
-static inline int arm(lua_State *L, int value) {
-  lunar_Control *c = control(L);
-  int saved = c->armed;
-  c->armed = value;
-  return saved;
-}
-
 // MARK: - Host function trampoline
 
 static lunar_Dispatch swift_dispatch;
@@ -260,12 +221,10 @@ static HostFunction *to_hostfunction(lua_State *L, int idx) {
 }
 
 // Raises `message` at the user's line that called the function.
-static int raise_at_caller(lua_State *L, const char *message) {
+int lunar_raiseatcaller(lua_State *L, const char *message) {
   lunar_pusherror(L, message);
   return lua_error(L);
 }
-
-#define CHANGED_UPVALUE "this function of Lunar's was changed with debug.setupvalue and cannot run"
 
 static int hostfunction_gc(lua_State *L) {
   HostFunction *h = to_hostfunction(L, 1);
@@ -329,10 +288,10 @@ int lunar_finish(lua_State *L, int status) {
 
 static int trampoline(lua_State *L) {
   HostFunction *h = to_hostfunction(L, lua_upvalueindex(1));
-  if (h == NULL) return raise_at_caller(L, CHANGED_UPVALUE);
+  if (h == NULL) return lunar_raiseatcaller(L, CHANGED_UPVALUE);
   // Released: its finalizer ran (called by hand, or the state is closing
   // and finalizes everything, this function's box before a caller).
-  if (h->function == NULL) return raise_at_caller(L, "this function of Lunar's was released and cannot run");
+  if (h->function == NULL) return lunar_raiseatcaller(L, "this function of Lunar's was released and cannot run");
   int saved = arm(L, 0);
   int status = swift_dispatch(L, h->function);
   arm(L, saved);
@@ -355,9 +314,9 @@ void lunar_pushhostfunction(lua_State *L, void *function, int nup) {
 // `__index` for userdata classes with properties (see LuaClass).
 // Upvalue 1: the getter function; upvalue 2: the methods table. The getter
 // is a host function: an error it raises unwinds only this C frame.
-static int class_index(lua_State *L) {
+int lunar_classindex(lua_State *L) {
   if (lua_type(L, lua_upvalueindex(2)) != LUA_TTABLE)
-    return raise_at_caller(L, CHANGED_UPVALUE);
+    return lunar_raiseatcaller(L, CHANGED_UPVALUE);
   lua_settop(L, 2);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) return 1;
@@ -368,7 +327,7 @@ static int class_index(lua_State *L) {
   return 1;
 }
 
-void lunar_pushclassindex(lua_State *L) { lua_pushcclosure(L, class_index, 2); }
+void lunar_pushclassindex(lua_State *L) { lua_pushcclosure(L, lunar_classindex, 2); }
 
 // MARK: - Protected calls
 
@@ -412,7 +371,6 @@ void lunar_pushtraceback(lua_State *L) {
 }
 
 static void lunar_hook(lua_State *L, lua_Debug *ar);
-static void watch_deadline(lunar_Control *c, lua_State *L);
 
 #define EVERY_STEP (LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT)
 
@@ -425,14 +383,14 @@ static void set_hook(lunar_Control *c, lua_State *L, int mask, int count) {
   lua_sethook(L, mask != 0 ? lunar_hook : NULL, mask, count);
 }
 
-static void hook_if_interrupted(lunar_Control *c, lua_State *L) {
+void lunar_hookifinterrupted(lunar_Control *c, lua_State *L) {
   if (atomic_load(&c->interrupted)) set_hook(c, L, EVERY_STEP, 1);
 }
 
 // Hooks are per thread: a coroutine made before coverage started, or one
 // whose hook the script removed, counts its lines once it is resumed. A
 // hook the script set itself (debug.sethook) is left alone.
-static void hook_for_coverage(lunar_Control *c, lua_State *L) {
+void lunar_hookforcoverage(lunar_Control *c, lua_State *L) {
   if (!atomic_load_explicit(&c->linemask, memory_order_relaxed) || (lua_gethookmask(L) & LUA_MASKLINE)) return;
   lua_Hook hook = lua_gethook(L);
   if (hook == NULL) set_hook(c, L, 0, 0);
@@ -445,18 +403,18 @@ int lunar_resume(lua_State *co, lua_State *from, int nargs, int *nresults) {
   // Publish the running thread before checking the flag: a signal handler
   // sets the flag before reading `running`, so one of the two sees the other.
   atomic_store(&c->running, co);
-  hook_for_coverage(c, co);
+  lunar_hookforcoverage(c, co);
   // A coroutine the task resumes computes for the task: same deadline.
-  watch_deadline(c, co);
-  hook_if_interrupted(c, co);
+  lunar_watchdeadline(c, co);
+  lunar_hookifinterrupted(c, co);
   int saved = arm(co, 1);
   int status = lua_resume(co, from, nargs, nresults);
   arm(co, saved);
   atomic_store(&c->running, previous);
   // Time may be up now: then the resumer is stopped at its next step too,
   // and cannot catch the error the coroutine ended with and go on.
-  watch_deadline(c, previous);
-  hook_if_interrupted(c, previous);
+  lunar_watchdeadline(c, previous);
+  lunar_hookifinterrupted(c, previous);
   return status;
 }
 
@@ -523,7 +481,7 @@ double lunar_monotonic(void) {
 // thread that no longer runs under a deadline drops its part when it next
 // fires. An interrupt's hook is never replaced (lunar_resume sets it after
 // this), and an interrupt that replaced this one wins.
-static void watch_deadline(lunar_Control *c, lua_State *L) {
+void lunar_watchdeadline(lunar_Control *c, lua_State *L) {
   if (L == NULL || c->deadline == HUGE_VAL || atomic_load(&c->interrupted)) return;
   if (lunar_monotonic() >= c->deadline) set_hook(c, L, EVERY_STEP, 1);
   else set_hook(c, L, LUA_MASKCOUNT, DEADLINE_INSTRUCTIONS);
@@ -566,7 +524,7 @@ void lunar_setdeadline(lua_State *L, double at, int message) {
   lunar_Control *c = control(L);
   c->deadline = at != at ? HUGE_VAL : at;
   c->deadlinemessage = message;
-  watch_deadline(c, atomic_load(&c->running));
+  lunar_watchdeadline(c, atomic_load(&c->running));
 }
 
 // MARK: - Coverage
@@ -577,7 +535,7 @@ int lunar_startcoverage(lua_State *L) {
   lunar_Control *c = control(L);
   if (c->coverage == NULL && (c->coverage = lunar_coveragenew()) == NULL) return 0;
   atomic_store(&c->linemask, LUA_MASKLINE);
-  hook_for_coverage(c, L);
+  lunar_hookforcoverage(c, L);
   lunar_installcoverageloaders(L);
   return 1;
 }
@@ -877,7 +835,7 @@ static int co_resume(lua_State *L) {
 
 static int co_wrapped(lua_State *L) {
   lua_State *co = lua_tothread(L, lua_upvalueindex(1));
-  if (co == NULL) return raise_at_caller(L, CHANGED_UPVALUE);
+  if (co == NULL) return lunar_raiseatcaller(L, CHANGED_UPVALUE);
   return start(L, co, lua_gettop(L), MODE_WRAP);
 }
 
@@ -957,15 +915,13 @@ static int co_close(lua_State *L) {
 // it does in lua5.4 (Lua's test suite checks it), and isyieldable must
 // still answer false. Only the host's marker yield (lunar_yield, through
 // the trampoline) passes them.
-static int require_yieldable(lua_State *L);
-
 static int blocks_user_yields(lua_State *co) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(co, level, &ar); level++) {
     if (!lua_getinfo(co, "f", &ar)) continue;
     lua_CFunction f = lua_tocfunction(co, -1);
     lua_pop(co, 1);
-    if (f == lunar_tablesort || f == require_yieldable) return 1;
+    if (f == lunar_tablesort || f == lunar_requireyieldable) return 1;
   }
   return 0;
 }
@@ -1089,7 +1045,7 @@ static int require_loaded(lua_State *L, int status, lua_KContext ctx) {
   return 2;
 }
 
-static int require_yieldable(lua_State *L) {
+int lunar_requireyieldable(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   lua_settop(L, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
@@ -1106,7 +1062,7 @@ void lunar_installyieldablecalls(lua_State *L) {
   int top = lua_gettop(L);
   lua_getglobal(L, "require");
   if (lua_type(L, -1) == LUA_TFUNCTION && lua_getupvalue(L, -1, 1) != NULL && lua_type(L, -1) == LUA_TTABLE) {
-    lua_pushcclosure(L, require_yieldable, 1);
+    lua_pushcclosure(L, lunar_requireyieldable, 1);
     lua_setglobal(L, "require");
   }
   lua_settop(L, top);
@@ -1120,10 +1076,8 @@ void lunar_installyieldablecalls(lua_State *L) {
 
 // MARK: - Why a wait could not yield
 
-static int push_global_name(lua_State *L, lua_Debug *ar);
-
 static int passes_yields(lua_CFunction f) {
-  return f == co_resume || f == co_wrapped || f == require_yieldable || f == lunar_tablesort ||
+  return f == co_resume || f == co_wrapped || f == lunar_requireyieldable || f == lunar_tablesort ||
          f == lunar_coveragedofile ||
          f == atomic_load(&stock_pcall) ||
          f == atomic_load(&stock_xpcall) || f == atomic_load(&stock_dofile);
@@ -1137,7 +1091,7 @@ int lunar_pushblockingcall(lua_State *L, lua_State *co) {
     lua_pop(co, 1);
     if (*ar.what != 'C' || passes_yields(f)) continue;
     // Named as luaL_traceback names it.
-    if (push_global_name(co, &ar)) {
+    if (lunar_pushglobalname(co, &ar)) {
       lua_pushfstring(co, "function '%s'", lua_tostring(co, -1));
       lua_remove(co, -2);
     } else if (*ar.namewhat != '\0') {
@@ -1228,7 +1182,7 @@ static void push_where(lua_State *L, int level, int skip_c) {
 
 void lunar_pushlocation(lua_State *L) { push_where(L, 1, 1); }
 
-// The stack slots push_global_name and push_method_name use at most.
+// The stack slots lunar_pushglobalname and push_method_name use at most.
 #define NAME_SLOTS 12
 
 // If the function at the top of L is in `table` (at `t`) under a string
@@ -1257,7 +1211,7 @@ static void consider_names(lua_State *L, int t, const char *prefix, const char *
 // dropped), but the shortest such name (`lunar.run`, not
 // `lunar.actions.run`) whatever the table order. Leaves the name and
 // returns 1, or leaves nothing and returns 0.
-static int push_global_name(lua_State *L, lua_Debug *ar) {
+int lunar_pushglobalname(lua_State *L, lua_Debug *ar) {
   if (!lua_checkstack(L, NAME_SLOTS)) return 0;
   int top = lua_gettop(L);
   lua_getinfo(L, "f", ar);
@@ -1299,14 +1253,14 @@ static int push_method_name(lua_State *L, lua_Debug *ar) {
   lua_pushnil(L);  // the best name so far
   // registry["lunar.classes"] maps each class's metatable address to its
   // name (see LuaClass); methods are its __index table, or the methods
-  // upvalue of its class_index.
+  // upvalue of its lunar_classindex.
   if (lua_getfield(L, LUA_REGISTRYINDEX, "lunar.classes") == LUA_TTABLE) {
     int classes = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, classes) != 0) {
       if (lua_type(L, -1) == LUA_TSTRING && luaL_getmetatable(L, lua_tostring(L, -1)) == LUA_TTABLE) {
         lua_pushliteral(L, "__index");
-        if (lua_rawget(L, -2) == LUA_TFUNCTION && lua_tocfunction(L, -1) == class_index) {
+        if (lua_rawget(L, -2) == LUA_TFUNCTION && lua_tocfunction(L, -1) == lunar_classindex) {
           lua_getupvalue(L, -1, 2);
           lua_remove(L, -2);
         }
@@ -1342,7 +1296,7 @@ static void push_public_name(lua_State *L, int level) {
       lua_pushstring(L, ar.name);
       return;
     }
-    if (push_global_name(L, &ar) || push_method_name(L, &ar)) return;
+    if (lunar_pushglobalname(L, &ar) || push_method_name(L, &ar)) return;
   }
   lua_pushliteral(L, "?");
 }
@@ -1376,7 +1330,7 @@ void lunar_pushargerror(lua_State *L, int arg, const char *extramsg) {
     }
   }
   if (ar.name == NULL)
-    ar.name = push_global_name(L, &ar) || push_method_name(L, &ar) ? lua_tostring(L, -1) : "?";
+    ar.name = lunar_pushglobalname(L, &ar) || push_method_name(L, &ar) ? lua_tostring(L, -1) : "?";
   message = lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg, ar.name, extramsg);
 done:
   lunar_pusherror(L, message);
@@ -1433,10 +1387,10 @@ static int last_level(lua_State *L1) {
   return le - 1;
 }
 
-// lauxlib's pushfuncname, with Lunar's names (see push_global_name and
+// lauxlib's pushfuncname, with Lunar's names (see lunar_pushglobalname and
 // push_method_name).
 static void push_frame_name(lua_State *L, lua_Debug *ar) {
-  if (push_global_name(L, ar)) {
+  if (lunar_pushglobalname(L, ar)) {
     lua_pushfstring(L, "function '%s'", lua_tostring(L, -1));
     lua_remove(L, -2);
   } else if (*ar->namewhat != '\0') {
@@ -1484,7 +1438,7 @@ int lunar_traceback(lua_State *L, lua_State *L1, const char *msg, int level) {
       lua_Debug caller;
       if (!lua_getstack(L1, level + 1, &caller) || is_lunars_level(L1, level + 1)) continue;
       lua_getinfo(L1, "Sn", &ar);
-      if (push_global_name(L, &ar)) {
+      if (lunar_pushglobalname(L, &ar)) {
         lua_pushfstring(L, "\n\t[C]: in function '%s'", lua_tostring(L, -1));
         lua_remove(L, -2);
       } else if (*ar.namewhat != '\0') {

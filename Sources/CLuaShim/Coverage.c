@@ -8,7 +8,7 @@
 // reaches no nested prototype, so they are read from the chunk's own dump
 // (lua_dump, Lua 5.4's format, ldump.c). Hits come from the line hook,
 // which finds the running function's file by its source.
-#include "Coverage.h"
+#include "Internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
