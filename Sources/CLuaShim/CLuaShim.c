@@ -527,19 +527,6 @@ void lunar_setdeadline(lua_State *L, double at, int message) {
   lunar_watchdeadline(c, atomic_load(&c->running));
 }
 
-// MARK: - Coverage
-
-lunar_Coverage *lunar_coveragestate(lua_State *L) { return control(L)->coverage; }
-
-int lunar_startcoverage(lua_State *L) {
-  lunar_Control *c = control(L);
-  if (c->coverage == NULL && (c->coverage = lunar_coveragenew()) == NULL) return 0;
-  atomic_store(&c->linemask, LUA_MASKLINE);
-  lunar_hookforcoverage(c, L);
-  lunar_installcoverageloaders(L);
-  return 1;
-}
-
 // The loop thread is inside one long C call (a backtracking string.find, a
 // sort of millions) that never returns to Lua, so the interrupt hook never
 // runs. Nothing can stop that call from another thread: Lua's errors are

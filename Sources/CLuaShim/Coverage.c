@@ -357,6 +357,19 @@ void lunar_installcoverageloaders(lua_State *L) {
   lua_pop(L, 1);
 }
 
+// MARK: - Counting from now on
+
+lunar_Coverage *lunar_coveragestate(lua_State *L) { return control(L)->coverage; }
+
+int lunar_startcoverage(lua_State *L) {
+  lunar_Control *c = control(L);
+  if (c->coverage == NULL && (c->coverage = lunar_coveragenew()) == NULL) return 0;
+  atomic_store(&c->linemask, LUA_MASKLINE);
+  lunar_hookforcoverage(c, L);
+  lunar_installcoverageloaders(L);
+  return 1;
+}
+
 // MARK: - Reading the counts
 
 static CoveredFile *covered(lua_State *L, int i) {
