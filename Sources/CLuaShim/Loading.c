@@ -1,18 +1,8 @@
-// The C side of Lunar's Lua binding that is not yet in a file of its own.
-// See include/CLuaShim.h.
+// Lua's loading functions and standard libraries, callable from Swift, and
+// the stdout Lua writes to.
 #include "Internal.h"
 
-#include <errno.h>
-#include <math.h>
-#include <semaphore.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
 
 // MARK: - Loading
 
