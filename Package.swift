@@ -40,16 +40,34 @@ let package = Package(
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
-      resources: [.embedInCode("Workflow/workflow.lua"), .embedInCode("Repl/repl.lua")]),
+      resources: [
+        .embedInCode("Workflow/workflow.lua"),
+        .embedInCode("Repl/repl.lua"),
+        .embedInCode("Actions/actions.lua"),
+        .embedInCode("Machine/machine.lua"),
+        .embedInCode("lunar.lua"),
+        .embedInCode("sandbox.lua"),
+        .embedInCode("Queue/worker.lua"),
+        .embedInCode("Runtime/inert.lua"),
+      ]),
     // Launch schedules: providers, the refresh policy, reminders, lunar.launches;
     // each source's sample feed is shipped inside, for offline runs.
     .target(
       name: "LunarLaunches", dependencies: ["Lunar", "LuaKit"],
-      resources: [.embedInCode("Samples/rocketlaunch-live.json"), .embedInCode("Samples/launch-library-2.json")]),
+      resources: [
+        .embedInCode("Samples/rocketlaunch-live.json"),
+        .embedInCode("Samples/launch-library-2.json"),
+        .embedInCode("launches.lua"),
+      ]),
     // The busted-compatible spec runner and its reporters.
     .target(
       name: "LunarTest", dependencies: ["Lunar", "LuaKit", "CLuaShim", "CLua"],
-      resources: [.embedInCode("lua/busted.lua"), .embedInCode("lua/luassert.lua")]),
+      resources: [
+        .embedInCode("lua/busted.lua"),
+        .embedInCode("lua/luassert.lua"),
+        .embedInCode("lua/setup.lua"),
+        .embedInCode("lua/driver.lua"),
+      ]),
     // Line editing from Debian's libedit, opened by the REPL only.
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
@@ -63,6 +81,8 @@ let package = Package(
         .embedInCode("Types/lunar/actions.lua"), .embedInCode("Types/lunar/workflow.lua"),
         .embedInCode("Types/lunar/trace.lua"), .embedInCode("Types/lunar/launches.lua"),
         .embedInCode("Types/lunar/repl.lua"), .embedInCode("Types/luarc.json"), .embedInCode("Types/luacheckrc.lua"),
+        // What the console asks of its runtime (ReplCommand.swift).
+        .embedInCode("console.lua"),
       ],
       linkerSettings: [
         // Links libstdc++ statically with the static Swift runtime (see Linker/libstdc++.so).

@@ -8,7 +8,7 @@
 // reaches no nested prototype, so they are read from the chunk's own dump
 // (lua_dump, Lua 5.4's format, ldump.c). Hits come from the line hook,
 // which finds the running function's file by its source.
-#include "Coverage.h"
+#include "Internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -355,6 +355,19 @@ void lunar_installcoverageloaders(lua_State *L) {
   lua_pushcfunction(L, coverage_loadfile);
   lua_rawset(L, -3);
   lua_pop(L, 1);
+}
+
+// MARK: - Counting from now on
+
+lunar_Coverage *lunar_coveragestate(lua_State *L) { return control(L)->coverage; }
+
+int lunar_startcoverage(lua_State *L) {
+  lunar_Control *c = control(L);
+  if (c->coverage == NULL && (c->coverage = lunar_coveragenew()) == NULL) return 0;
+  atomic_store(&c->linemask, LUA_MASKLINE);
+  lunar_hookforcoverage(c, L);
+  lunar_installcoverageloaders(L);
+  return 1;
 }
 
 // MARK: - Reading the counts

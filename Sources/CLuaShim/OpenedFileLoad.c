@@ -4,8 +4,7 @@
 // outside in. Reads as luaL_loadfilex does: a UTF-8 byte order mark and a
 // first line starting with '#' are skipped (the line's end is kept, so line
 // numbers stay), and the chunk is named "@filename".
-#include "CLuaShim.h"
-#include "Coverage.h"
+#include "Internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -87,21 +87,8 @@ struct LunarModulePlugin: LunarPlugin {
       return scheduler.suspend(call, on: wait)
     }
 
-    // Sub-modules load on first use: `lunar.queue` requires lunar.queue, and
-    // `lunar.action`/`lunar.run` load the actions module.
-    module.lua(
-      """
-      local lunar = ...
-      local owners = { action = "lunar.actions", run = "lunar.actions", run_stubbed = "lunar.actions" }
-      setmetatable(lunar, { __index = function(t, key)
-        if type(key) ~= "string" then return nil end
-        local module = owners[key] or ("lunar." .. key)
-        if package.preload[module] == nil and package.loaded[module] == nil then return nil end
-        local value = require(module)
-        if owners[key] then return rawget(t, key) end
-        return value
-      end })
-      """, chunkName: "=lunar")
+    // Sub-modules load on first use (lunar.lua).
+    module.lua(bytes: PackageResources.lunar_lua, chunkName: "=lunar")
     try runtime.install(module)
     // lunar.cancelled: the error value of a cancelled task.
     let state = runtime.state

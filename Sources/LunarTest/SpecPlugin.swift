@@ -14,7 +14,8 @@ public struct SpecPlugin: LunarPlugin {
   public let traceSink: (any TraceSink)?
 
   /// The registry key of the runner table (`run_file`) the driver calls;
-  /// `require "busted"` gives only busted's own API.
+  /// `require "busted"` gives only busted's own API. `lua/driver.lua` and
+  /// `lua/setup.lua` spell it out.
   static let runnerKey = "lunar.busted.runner"
 
   /// A plugin whose runtime reports its results to `log`, with where

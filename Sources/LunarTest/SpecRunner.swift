@@ -137,20 +137,25 @@ public struct SpecRunner: Sendable {
     return SpecFileResult(path: path, results: [result], duration: SpecClock.now() - started)
   }
 
-  /// What a runtime runs once, when it is set up for the files: sets the
-  /// paths, and keeps the options as a table in the DSL's runner.
-  static func setUpChunk(_ options: SpecOptions) -> String {
-    var lines: [String] = []
-    if let luaPath = options.luaPath { lines.append("package.path = \(luaQuote(luaPath)) .. ';' .. package.path") }
-    if let luaCPath = options.luaCPath { lines.append("package.cpath = \(luaQuote(luaCPath)) .. ';' .. package.cpath") }
-    lines.append("debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))].options = \(luaOptions(options).description)")
-    return lines.joined(separator: "\n")
+  /// What a runtime runs once, when it is set up for the files
+  /// (`lua/setup.lua`): sets the paths, and keeps the options as a table in
+  /// the DSL's runner.
+  static let setUpChunk = PackageResources.setup_lua
+
+  /// The arguments of `setUpChunk`: `--lpath`, `--cpath` (or nil) and the
+  /// options.
+  static func setUpArguments(_ options: SpecOptions) -> [LuaValue] {
+    [
+      options.luaPath.map { .string(LuaString($0)) } ?? .nil,
+      options.luaCPath.map { .string(LuaString($0)) } ?? .nil,
+      luaOptions(options),
+    ]
   }
 
-  /// The main chunk run for each file: hands the file to the DSL's runner
-  /// with the options; the results reach the runner through the plugin's
-  /// log.
-  static let driver = "local runner = debug.getregistry()[\(luaQuote(SpecPlugin.runnerKey))] runner.run_file(..., runner.options)"
+  /// The main chunk run for each file (`lua/driver.lua`): hands the file
+  /// to the DSL's runner with the options; the results reach the runner
+  /// through the plugin's log.
+  static let driver = String(decoding: PackageResources.driver_lua, as: UTF8.self)
 
   /// The options as the Lua runner reads them.
   static func luaOptions(_ options: SpecOptions) -> LuaValue {
@@ -187,9 +192,5 @@ public struct SpecRunner: Sendable {
   /// reports.
   private static func fileElement(_ path: String) -> SpecElement {
     SpecElement(name: path, descriptor: "file", attributes: ["envmode": "insulate"])
-  }
-
-  static func luaQuote(_ text: String) -> String {
-    LuaValue.string(LuaString(text)).description
   }
 }

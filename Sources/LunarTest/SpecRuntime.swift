@@ -40,10 +40,11 @@ final class SpecRuntime: Sendable {
     // runtime's lines when it closes, before the report is written.
     configuration.waitsForCloseOnRelease = options.coverage != nil
     runtime = try Runtime(configuration)
-    let setUp = SpecRunner.setUpChunk(options)
+    let setUpArguments = SpecRunner.setUpArguments(options)
     try await runtime.perform { core in
-      try core.state.load(setUp, name: "=lunar test")
-      try core.state.call(arguments: 0, results: 0)
+      try core.state.load(bytes: SpecRunner.setUpChunk, name: "=lunar test")
+      try core.state.push(setUpArguments)
+      try core.state.call(arguments: Int32(setUpArguments.count), results: 0)
       if reusable { try core.markPristine() }
     }
     self.log = log

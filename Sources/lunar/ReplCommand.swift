@@ -47,10 +47,10 @@ enum ReplCommand {
       print("Lunar \(LunarCommandLine.version) (\(LuaVersion.description)); .help for commands, Ctrl-D to leave")
     }
     if let file = parsed.value("interactive") {
-      evaluate(runtime, "local repl = require 'lunar.repl'; return repl.load(...)", [.string(LuaString(file))])
+      evaluate(runtime, "load", [.string(LuaString(file))])
     } else {
       // Runs LUA_INIT before the first prompt.
-      evaluate(runtime, "return 'ok'", [])
+      evaluate(runtime, "start", [])
     }
     var buffer: [String] = []
     while true {
@@ -68,12 +68,12 @@ enum ReplCommand {
       if buffer.isEmpty && line.trimmingSpaces.isEmpty { continue }
       if buffer.isEmpty && line.hasPrefix(".") {
         console.remember(line)
-        evaluate(runtime, "return require('lunar.repl').command(...)", [.string(LuaString(String(line.dropFirst())))])
+        evaluate(runtime, "command", [.string(LuaString(String(line.dropFirst())))])
         continue
       }
       buffer.append(line)
       let entry = buffer.joined(separator: "\n")
-      let status = evaluate(runtime, "return require('lunar.repl').eval(...)", [.string(LuaString(entry))])
+      let status = evaluate(runtime, "eval", [.string(LuaString(entry))])
       if status == "incomplete" { continue }
       console.remember(entry)
       buffer.removeAll()
@@ -81,7 +81,7 @@ enum ReplCommand {
     console.close()
     if console.terminal { print("") }
     reportBackgroundFailures(runtime)
-    if case .success(let results) = runtime.evaluateBlocking("return require('lunar.repl').leaving()", name: "=repl"),
+    if case .success(let results) = runtime.evaluateBlocking(consoleChunk, name: "=repl", arguments: [.string("leaving")]),
       let note = results.first?.stringValue
     {
       Console.error("lunar: \(note)")
@@ -89,13 +89,17 @@ enum ReplCommand {
     return 0
   }
 
-  /// Runs a console chunk and reports its status (`ok`, `incomplete`,
+  /// What the console asks of its runtime (`console.lua`): the request's
+  /// name, then its argument, as the chunk's arguments.
+  static let consoleChunk = String(decoding: PackageResources.console_lua, as: UTF8.self)
+
+  /// Runs a console request and reports its status (`ok`, `incomplete`,
   /// `error` with the message printed), then the background tasks that
   /// failed meanwhile.
   @discardableResult
-  static func evaluate(_ runtime: Runtime, _ chunk: String, _ arguments: [LuaValue]) -> String {
+  static func evaluate(_ runtime: Runtime, _ request: String, _ arguments: [LuaValue]) -> String {
     defer { reportBackgroundFailures(runtime) }
-    switch runtime.evaluateBlocking(chunk, name: "=repl", arguments: arguments) {
+    switch runtime.evaluateBlocking(consoleChunk, name: "=repl", arguments: [.string(LuaString(request))] + arguments) {
     case .success(let results):
       fflush(nil)
       let status = results.first?.stringValue ?? "ok"
@@ -126,7 +130,8 @@ enum ReplCommand {
   /// `_PROMPT` / `_PROMPT2` if the session set them, as lua.c reads them.
   static func promptText(_ runtime: Runtime, _ global: String, _ fallback: String) -> String {
     guard isatty(0) != 0 else { return "" }
-    if case .success(let results) = runtime.evaluateBlocking("return tostring(rawget(_G, ...) or '')", name: "=prompt", arguments: [.string(LuaString(global))]),
+    if case .success(let results) = runtime.evaluateBlocking(
+      ReplCommand.consoleChunk, name: "=prompt", arguments: [.string("prompt"), .string(LuaString(global))]),
       let text = results.first?.stringValue, !text.isEmpty
     {
       return text
@@ -147,7 +152,7 @@ enum Completion {
       var found: [String] = []
       if let runtime = runtime.withLock({ $0 }),
         case .success(let results) = runtime.evaluateBlocking(
-          "return require('lunar.repl').complete(...)", name: "=complete", arguments: [.string(LuaString(word))])
+          ReplCommand.consoleChunk, name: "=complete", arguments: [.string("complete"), .string(LuaString(word))])
       {
         found = results.first?.tableValue?.array.compactMap(\.stringValue) ?? []
       }

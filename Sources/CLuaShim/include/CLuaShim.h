@@ -90,7 +90,7 @@ int lunar_interrupted(lua_State *L);
 int lunar_interrupttaken(lunar_Control *c);
 /// Flushes standard output if no thread holds it, writes `line` to
 /// standard error and ends the process with `status` at once (`_exit`).
-/// For a watchdog whose interrupt was never taken (see CLuaShim.c).
+/// For a watchdog whose interrupt was never taken (see Interrupts.c).
 void lunar_endprocess(const char *line, int status) __attribute__((noreturn));
 /// Forgets an interrupt so Lua code may run again (the REPL's next line).
 void lunar_clearinterrupt(lua_State *L);

@@ -32,7 +32,8 @@ final class DurableJobRunner: RuntimeComponent {
     }
     do {
       if runJob == nil {
-        try state.load("require('lunar.actions')", name: "=lunar.worker")
+        // worker.lua: requiring lunar.actions hands its job runner over.
+        try state.load(bytes: PackageResources.worker_lua, name: "=lunar.worker")
         try state.call(arguments: 0, results: 0)
       }
       guard let runJob else { throw DurableQueueError("lunar.actions did not hand over its job runner") }

@@ -107,13 +107,15 @@ end
 
 commands.tasks = function()
   print_lines(host.tasks(), "no tasks", function(t)
-    return ("%-10s %-8s %s"):format(t.label, t.status, t.waiting and ("waits for " .. t.waiting .. " at " .. t.where) or "")
+    return ("%-10s %-8s %s")
+      :format(t.label, t.status, t.waiting and ("waits for " .. t.waiting .. " at " .. t.where) or "")
   end)
 end
 
 commands.queues = function()
   print_lines(host.queues(), "no queues", function(q)
-    return ("%-12s %d job%s%s"):format(q.name, q.length, q.length == 1 and "" or "s", q.running and (", running " .. q.running) or "")
+    return ("%-12s %d job%s%s")
+      :format(q.name, q.length, q.length == 1 and "" or "s", q.running and (", running " .. q.running) or "")
   end)
 end
 

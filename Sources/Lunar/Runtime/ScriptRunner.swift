@@ -32,8 +32,8 @@ public final class ScriptRunner {
     pluginPath = try PluginPath(state: state, configuration: configuration)
     for case let sink as any FileWritingSink in configuration.traceSinks { endRun(whenWriteFails: sink.output) }
     if configuration.drawing != nil {
-      // `lunar graph` keeps standard output for the diagram.
-      try state.load("print = function() end; if io then io.write = function() return io.stdout end end", name: "=inert")
+      // `lunar graph` keeps standard output for the diagram (inert.lua).
+      try state.load(bytes: PackageResources.inert_lua, name: "=inert")
       try state.call(arguments: 0, results: 0)
     }
   }

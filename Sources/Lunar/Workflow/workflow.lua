@@ -15,16 +15,15 @@ M._host = nil
 local lunar = require "lunar"
 local actions = require "lunar.actions"
 local queue = require "lunar.queue"
-local trace_emit = actions.emit
 
 local WORKFLOW = { __name = "lunar.workflow" }
 WORKFLOW.__index = WORKFLOW
 local STEP = { __name = "lunar.workflow.step" }
 
-local KNOWN = { uses = true, run = true, with = true, needs = true, queue = true, durable = true, retry = true, timeout = true,
-                ["if"] = true, when = true, continue_on_error = true, services = true, description = true }
-
-local function fail(message) error(message, 3) end
+local KNOWN = {
+  uses = true, run = true, with = true, needs = true, queue = true, durable = true, retry = true, timeout = true,
+  ["if"] = true, when = true, continue_on_error = true, services = true, description = true,
+}
 
 -- The short source (`x.lua`) of the functions that define steps, by function.
 local sources = setmetatable({}, { __mode = "k" })
@@ -74,7 +73,8 @@ local function check_step(s)
     return "needs exactly one of 'uses' (an action name) or 'run' (a function)"
   end
   if s.uses ~= nil and (type(s.uses) ~= "string" or s.uses == "") then
-    return ("'uses' must be an action name, got %s"):format(type(s.uses) == "string" and "an empty string" or type(s.uses))
+    return ("'uses' must be an action name, got %s")
+      :format(type(s.uses) == "string" and "an empty string" or type(s.uses))
   end
   if s.run ~= nil and type(s.run) ~= "function" then return ("'run' must be a function, got %s"):format(type(s.run)) end
   if s.with ~= nil and type(s.with) ~= "table" and type(s.with) ~= "function" then
@@ -82,7 +82,8 @@ local function check_step(s)
   end
   if s.needs ~= nil and type(s.needs) ~= "string" then
     if not is_list(s.needs) then
-      return ("'needs' must be a list of step names, got %s"):format(type(s.needs) == "table" and "a table with other keys" or type(s.needs))
+      return ("'needs' must be a list of step names, got %s")
+        :format(type(s.needs) == "table" and "a table with other keys" or type(s.needs))
     end
     for i, need in ipairs(s.needs) do
       if type(need) ~= "string" then return ("needs[%d] must be a step name, got %s"):format(i, type(need)) end
@@ -110,7 +111,8 @@ local function check_step(s)
     return ("'%s' must be a function, got %s"):format(condition, type(s[condition]))
   end
   if s.queue ~= nil and (type(s.queue) ~= "string" or s.queue == "") then
-    return ("'queue' must be a queue name, got %s"):format(type(s.queue) == "string" and "an empty string" or type(s.queue))
+    return ("'queue' must be a queue name, got %s")
+      :format(type(s.queue) == "string" and "an empty string" or type(s.queue))
   end
   if s.durable ~= nil and type(s.durable) ~= "boolean" then
     return ("'durable' must be true or false, got %s"):format(type(s.durable))
@@ -127,12 +129,16 @@ local function check_step(s)
   if s.services ~= nil then
     if s.uses ~= nil then return "'services' is for 'run' steps (an action declares the services it uses)" end
     if not is_list(s.services) then
-      return ("'services' must be a list of service names, got %s"):format(type(s.services) == "table" and "a table with other keys" or type(s.services))
+      return ("'services' must be a list of service names, got %s")
+        :format(type(s.services) == "table" and "a table with other keys" or type(s.services))
     end
     for i, service in ipairs(s.services) do
-      if type(service) ~= "string" then return ("services[%d] must be a service name, got %s"):format(i, type(service)) end
+      if type(service) ~= "string" then
+        return ("services[%d] must be a service name, got %s"):format(i, type(service))
+      end
       if not actions.is_service(service) then
-        return ("services[%d] names an unknown service '%s' (services are %s)"):format(i, service, table.concat(actions.service_names(), ", "))
+        return ("services[%d] names an unknown service '%s' (services are %s)")
+          :format(i, service, table.concat(actions.service_names(), ", "))
       end
     end
   end
@@ -142,10 +148,13 @@ end
 --- caller's line naming the step and the field.
 function M.step(name)
   if type(name) ~= "string" or name == "" then
-    error(("bad argument #1 to 'step' (step name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
+    error(("bad argument #1 to 'step' (step name expected, got %s)")
+      :format(name == "" and "an empty string" or type(name)), 2)
   end
   return function(spec)
-    if type(spec) ~= "table" then error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2) end
+    if type(spec) ~= "table" then
+      error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
+    end
     -- Where the step is defined: its file and line. The file is found once
     -- per defining function (a workflow may have tens of thousands of steps).
     local info = debug and debug.getinfo(2, "fl")
@@ -172,16 +181,21 @@ local function at(s)
 end
 
 local function define(name, steps, where)
-  if type(steps) ~= "table" then error(where .. ("workflow \"%s\": expected a list of steps, got %s"):format(name, type(steps)), 0) end
+  if type(steps) ~= "table" then
+    error(where .. ("workflow \"%s\": expected a list of steps, got %s"):format(name, type(steps)), 0)
+  end
   for key in pairs(steps) do
     if math.type(key) ~= "integer" or key < 1 or key > #steps then
-      error(where .. ("workflow \"%s\": %s is not a list position (give the steps as a list)"):format(name, key_shown(key)), 0)
+      error(where .. ("workflow \"%s\": %s is not a list position (give the steps as a list)")
+        :format(name, key_shown(key)), 0)
     end
   end
   local wf = setmetatable({ name = name, steps = {}, by_name = {} }, WORKFLOW)
   for i = 1, #steps do
     local s = steps[i]
-    if getmetatable(s) ~= STEP then error(where .. ("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0) end
+    if getmetatable(s) ~= STEP then
+      error(where .. ("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0)
+    end
     if wf.by_name[s.name] then error(at(s) .. ("workflow \"%s\": duplicate step \"%s\""):format(name, s.name), 0) end
     s.index = i
     wf.steps[i] = s
@@ -189,7 +203,9 @@ local function define(name, steps, where)
   end
   for _, s in ipairs(wf.steps) do
     for _, need in ipairs(s.needs) do
-      if not wf.by_name[need] then error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0) end
+      if not wf.by_name[need] then
+        error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0)
+      end
       if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
     end
   end
@@ -243,12 +259,14 @@ end
 
 setmetatable(M, { __call = function(_, name)
   if type(name) ~= "string" or name == "" then
-    error(("bad argument #1 to 'workflow' (workflow name expected, got %s)"):format(name == "" and "an empty string" or type(name)), 2)
+    error(("bad argument #1 to 'workflow' (workflow name expected, got %s)")
+      :format(name == "" and "an empty string" or type(name)), 2)
   end
   -- `workflow "name"` is never a tail call (its result is called): its
   -- line stands for the definition where no step has one.
   local info = debug and debug.getinfo(2, "Sl")
-  local where = info and info.currentline and info.currentline > 0 and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+  local where = info and info.currentline and info.currentline > 0
+    and (info.short_src .. ":" .. info.currentline .. ": ") or ""
   return function(steps)
     local ok, result = pcall(define, name, steps, where)
     if not ok then error(result, 0) end
@@ -270,7 +288,7 @@ local function describe(wf)
   if described then return described end
   -- Columns, one list per field, rather than a table per step: a workflow
   -- may have tens of thousands of steps.
-  local name, needs, queue, continues, attempts, backoff, timeout, uses, condition = {}, {}, {}, {}, {}, {}, {}, {}, {}
+  local name, needs, queues, continues, attempts, backoff, timeout, uses, condition = {}, {}, {}, {}, {}, {}, {}, {}, {}
   for i, s in ipairs(wf.steps) do
     name[i] = s.name
     if #s.needs > 0 then
@@ -278,12 +296,12 @@ local function describe(wf)
       for j, need in ipairs(s.needs) do list[j] = wf.by_name[need].index end
       needs[i] = list
     end
-    queue[i], continues[i], timeout[i], uses[i] = s.queue, s.continue_on_error, s.timeout, s.uses
+    queues[i], continues[i], timeout[i], uses[i] = s.queue, s.continue_on_error, s.timeout, s.uses
     if s.retry then attempts[i], backoff[i] = s.retry.attempts, s.retry.backoff end
     if s["if"] ~= nil then condition[i] = true end
   end
   described = {
-    count = #wf.steps, name = name, needs = needs, queue = queue, continue_on_error = continues, attempts = attempts,
+    count = #wf.steps, name = name, needs = needs, queue = queues, continue_on_error = continues, attempts = attempts,
     backoff = backoff, timeout = timeout, uses = uses, condition = condition,
   }
   descriptions[wf] = described
@@ -295,15 +313,15 @@ end
 -- valid UTF-8 escaped as in a Lua literal (`b\255in`).
 local function name_text(name)
   if type(name) ~= "string" then return tostring(name) end
-  local parts, at = {}, 1
-  while at <= #name do
-    local _, bad = utf8.len(name, at)
+  local parts, from = {}, 1
+  while from <= #name do
+    local _, bad = utf8.len(name, from)
     if not bad then
-      parts[#parts + 1] = name:sub(at)
+      parts[#parts + 1] = name:sub(from)
       break
     end
-    parts[#parts + 1] = name:sub(at, bad - 1) .. "\\" .. name:byte(bad)
-    at = bad + 1
+    parts[#parts + 1] = name:sub(from, bad - 1) .. "\\" .. name:byte(bad)
+    from = bad + 1
   end
   return table.concat(parts)
 end
@@ -311,14 +329,18 @@ end
 local function selected_position(wf, flag, name)
   if name == nil then return nil end
   local target = wf.by_name[name]
-  if not target then error(("%s: no step \"%s\" in workflow \"%s\""):format(flag, name_text(name), name_text(wf.name)), 0) end
+  if not target then
+    error(("%s: no step \"%s\" in workflow \"%s\""):format(flag, name_text(name), name_text(wf.name)), 0)
+  end
   return target.index
 end
 
 --- The plan as text: the order and the parallel groups.
 function M.plan(wf, options)
   if not M.is(wf) then error(("bad argument #1 to 'plan' (workflow expected, got %s)"):format(type(wf)), 2) end
-  if options ~= nil and type(options) ~= "table" then error(("bad argument #2 to 'plan' (table expected, got %s)"):format(type(options)), 2) end
+  if options ~= nil and type(options) ~= "table" then
+    error(("bad argument #2 to 'plan' (table expected, got %s)"):format(type(options)), 2)
+  end
   options = options or {}
   local only = selected_position(wf, "--only", options.only)
   local from = not only and selected_position(wf, "--from", options.from) or nil
@@ -388,7 +410,8 @@ local function check_arguments(wf, options, fname)
       end
     end
     if not problem and options.journal ~= nil and not host.may_write(options.journal) then
-      problem = "option 'journal' is refused under --sandbox: only the command line (lunar run --journal) chooses the files Lunar writes"
+      problem = "option 'journal' is refused under --sandbox:"
+        .. " only the command line (lunar run --journal) chooses the files Lunar writes"
     end
   end
   if problem then error(("bad argument #%d to '%s' (%s)"):format(position, fname, problem), 3) end
@@ -442,7 +465,8 @@ local function execute(wf, options, level)
   -- storable; a single nil, boolean, number or string always is.
   local function ran(s, i, ...)
     local kind = type((...))
-    if recording or select("#", ...) > 1 or kind == "table" or kind == "function" or kind == "userdata" or kind == "thread" then
+    if recording or select("#", ...) > 1
+      or kind == "table" or kind == "function" or kind == "userdata" or kind == "thread" then
       local _, problem = host.accept(run, i, ...)
       if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
     end

@@ -124,7 +124,9 @@ local function new_element(kind, name, fn, parent, position)
     position = position,
     tags = tags_of(name, parent and parent.tags),
     children = {},
-    hooks = { before_each = {}, after_each = {}, strict_setup = {}, strict_teardown = {}, lazy_setup = {}, lazy_teardown = {} },
+    hooks = {
+      before_each = {}, after_each = {}, strict_setup = {}, strict_teardown = {}, lazy_setup = {}, lazy_teardown = {},
+    },
   }
 end
 
@@ -175,7 +177,8 @@ local function register(kind, word)
     if fn == nil then
       return function(body)
         if type(body) ~= "function" then
-          error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)"):format(word, element.name, type(body)), 2)
+          error(("bad argument #1 to '%s \"%s\"' (function expected, got %s)")
+            :format(word, element.name, type(body)), 2)
         end
         element.fn = body
       end
@@ -534,7 +537,8 @@ function execute_block(block)
     if not ok then
       current = previous
       local element = setmetatable({ full_name = name, position = position or block.position }, { __index = block })
-      record(element, status == "failure" and "failure" or "error", message, position or block.position, traceback, nil, frame)
+      record(element, status == "failure" and "failure" or "error", message, position or block.position, traceback, nil,
+        frame)
       if saved then restore(saved) end
       return
     end

@@ -556,10 +556,14 @@ local ENGLISH = {
   ["assertion.called_at_most.positive"] = "Expected to be called at most %s time(s), but was called %s time(s)",
   ["assertion.called_more_than.positive"] = "Expected to be called more than %s time(s), but was called %s time(s)",
   ["assertion.called_less_than.positive"] = "Expected to be called less than %s time(s), but was called %s time(s)",
-  ["assertion.called_with.positive"] = "Function was never called with matching arguments.\nCalled with (last call if any):\n%s\nExpected:\n%s",
-  ["assertion.called_with.negative"] = "Function was called with matching arguments at least once.\nCalled with (last matching call):\n%s\nDid not expect:\n%s",
-  ["assertion.returned_with.positive"] = "Function never returned matching arguments.\nReturned (last call if any):\n%s\nExpected:\n%s",
-  ["assertion.returned_with.negative"] = "Function returned matching arguments at least once.\nReturned (last matching call):\n%s\nDid not expect:\n%s",
+  ["assertion.called_with.positive"] = "Function was never called with matching arguments.\n"
+    .. "Called with (last call if any):\n%s\nExpected:\n%s",
+  ["assertion.called_with.negative"] = "Function was called with matching arguments at least once.\n"
+    .. "Called with (last matching call):\n%s\nDid not expect:\n%s",
+  ["assertion.returned_with.positive"] = "Function never returned matching arguments.\n"
+    .. "Returned (last call if any):\n%s\nExpected:\n%s",
+  ["assertion.returned_with.negative"] = "Function returned matching arguments at least once.\n"
+    .. "Returned (last matching call):\n%s\nDid not expect:\n%s",
   ["assertion.returned_arguments.positive"] = "Expected to be called with %s argument(s), but was called with %s",
   ["assertion.returned_arguments.negative"] = "Expected not to be called with %s argument(s), but was called with %s",
   ["assertion.array_holes.positive"] = "Expected array to have holes, but none was found.\n",
@@ -722,8 +726,10 @@ local function assert_matches(state, args)
   local message, shifted = take_message_from(args, 3)
   local init, plain = args[3], args[4]
   check(type(pattern) == "string", "assertion.internal.badargtype", { 1, "matches", "string", type(pattern) })
-  check(actual, "assertion.internal.badargtype", { 2, "matches", "string or object convertible to a string", format_value(args[2]) })
-  check(init == nil or tonumber(init), "assertion.internal.badargtype", { shifted and 4 or 3, "matches", "number", type(init) })
+  check(actual, "assertion.internal.badargtype",
+    { 2, "matches", "string or object convertible to a string", format_value(args[2]) })
+  check(init == nil or tonumber(init), "assertion.internal.badargtype",
+    { shifted and 4 or 3, "matches", "number", type(init) })
   actual_first(args)
   set_failure_message(state, message)
   if plain then
@@ -832,11 +838,13 @@ local function assert_error_matches(state, args)
   need_args(args, 2, "error_matches")
   local fn, pattern = args[1], args[2]
   check(callable(fn), "assertion.internal.badargtype", { 1, "error_matches", "function or callable object", type(fn) })
-  check(pattern == nil or type(pattern) == "string", "assertion.internal.badargtype", { 2, "error", "string", type(pattern) })
+  check(pattern == nil or type(pattern) == "string", "assertion.internal.badargtype",
+    { 2, "error", "string", type(pattern) })
   local returned = shallow_copy(args)
   local message, shifted = take_message_from(args, 3)
   local init, plain = args[3], args[4]
-  check(init == nil or tonumber(init), "assertion.internal.badargtype", { shifted and 4 or 3, "matches", "number", type(init) })
+  check(init == nil or tonumber(init), "assertion.internal.badargtype",
+    { shifted and 4 or 3, "matches", "number", type(init) })
 
   local ok, actual = pcall(fn)
   actual = strip_position(actual)
@@ -864,7 +872,7 @@ local function assert_error_matches(state, args)
   return false, returned
 end
 
-local function assert_returned_arguments(state, args)
+local function assert_returned_arguments(_state, args)
   local expected = args[1]
   args[1] = tostring(expected)
   args[2] = tostring(args.n - 1)
@@ -881,7 +889,8 @@ local function spy_payload(state, name)
   local payload = rawget(state, "payload")
   if type(payload) == "table" and payload[name] ~= nil then return payload end
   if type(payload) == "function" then
-    usage_error("When calling 'spy(aspy)', 'aspy' must not be the original function, but the spy function replacing the original")
+    usage_error("When calling 'spy(aspy)', 'aspy' must not be the original function,"
+      .. " but the spy function replacing the original")
   end
   usage_error("'" .. name .. "' must be chained after 'spy(aspy)'")
 end
@@ -962,7 +971,9 @@ local function assert_holes(state, args)
       if math.type(i) and i > length and i == math.floor(i) then length = i end
     end
   end
-  if type(length) ~= "number" then usage_error("expected array length to be of type 'number', got: " .. tostring(length)) end
+  if type(length) ~= "number" then
+    usage_error("expected array length to be of type 'number', got: " .. tostring(length))
+  end
   local missing
   for i = 1, length do
     if array[i] == nil then missing = i break end
@@ -1307,7 +1318,8 @@ local function composite(name, decide)
 end
 
 local match = {
-  _ = setmetatable({ name = "_", mod = true, arguments = { n = 0 }, callback = function() return true end }, matcher_mt),
+  _ = setmetatable(
+    { name = "_", mod = true, arguments = { n = 0 }, callback = function() return true end }, matcher_mt),
   is_matcher = is_matcher,
   is_ref_matcher = function(v) return is_matcher(v) and v.name == "ref" end,
 }
@@ -1543,7 +1555,8 @@ end
 register_assertion({ "same" }, assert_same, SAME)
 register_assertion({ "equals", "equal" }, assert_equals, { "assertion.equals.positive", "assertion.equals.negative" })
 register_assertion({ "near" }, assert_near, { "assertion.near.positive", "assertion.near.negative" })
-register_assertion({ "matches", "match" }, assert_matches, { "assertion.matches.positive", "assertion.matches.negative" })
+register_assertion({ "matches", "match" }, assert_matches,
+  { "assertion.matches.positive", "assertion.matches.negative" })
 register_assertion({ "unique" }, assert_unique, { "assertion.unique.positive", "assertion.unique.negative" })
 register_assertion({ "error", "errors" }, assert_error, { "assertion.error.positive", "assertion.error.negative" })
 register_assertion({ "error_matches", "error_match", "matches_error", "match_error" }, assert_error_matches,
@@ -1554,7 +1567,8 @@ register_assertion({ "returned_arguments" }, assert_returned_arguments,
   { "assertion.returned_arguments.positive", "assertion.returned_arguments.negative" })
 register_assertion({ "holes" }, assert_holes, { "assertion.array_holes.positive", "assertion.array_holes.negative" })
 
-register_assertion({ "called" }, count_assertion("called", nil), { "assertion.called.positive", "assertion.called.negative" })
+register_assertion({ "called" }, count_assertion("called", nil),
+  { "assertion.called.positive", "assertion.called.negative" })
 -- The negation of "at least n" is "less than n", and so on; the negative
 -- message of each is the positive message of its opposite.
 register_assertion({ "called_at_least" }, count_assertion("called_at_least", function(c, n) return c >= n end),

@@ -26,7 +26,7 @@ local workflow = {}
 ---@field needs? string|string[] steps that must finish first
 ---@field queue? string steps sharing a queue run one at a time, in declaration order
 ---@field durable? boolean with `queue` and `uses`: a job of that durable queue, run by `lunar worker`
----@field retry? { attempts: integer, backoff?: number } attempts (at least 1) and the first backoff in seconds (doubling)
+---@field retry? { attempts: integer, backoff?: number } attempts (at least 1), the first backoff in seconds (doubling)
 ---@field timeout? number seconds after which an attempt fails
 ---@field ["if"]? fun(ctx: lunar.workflow.context): boolean skip the step when false
 ---@field when? fun(ctx: lunar.workflow.context): boolean the same as `if` (give one of the two)
