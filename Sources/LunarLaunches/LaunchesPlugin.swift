@@ -31,7 +31,7 @@ public struct LaunchesPlugin: LunarPlugin {
   /// changes this one schedule in place, so the service stays current.
   public func install(in runtime: RuntimeCore) throws {
     let environment = runtime.configuration.environment
-    let http = runtime.configuration.httpService
+    let http = runtime.component(ActionSystem.self).http
     let given: [String: String?] = [
       "rocketlaunch.live": endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"],
       "launchlibrary2": endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"],

@@ -95,7 +95,6 @@ enum RunCommand {
     // The command owns its process: a run stuck where no interrupt reaches
     // (one long C call, a finalizer while closing) is ended with it.
     configuration.ownsProcess = true
-    configuration.plugins = DefaultPlugins.all
     configuration.sandbox = parsed.has("sandbox")
     configuration.warnings = parsed.has("warnings")
     configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
@@ -136,27 +135,29 @@ enum RunCommand {
       }
       workflow.jobs = jobs
     }
-    workflow.journal = parsed.value("journal")
-    try workflow.checkJournal()
-    try chooseStore(parsed, &workflow)
+    workflow.resumeStore = parsed.value("journal")
+    try workflow.checkResumeStore()
+    configuration.store = try chooseStore(parsed, &workflow)
     workflow.scriptFile = parsed.operands.first
     workflow.scriptArguments = Array(parsed.operands.dropFirst())
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
     workflow.misplacedFlag = misplacedFlag(parsed)
-    configuration.workflowOptions = workflow
+    var actions = ActionOptions()
     switch (parsed.value("record"), parsed.value("replay")) {
-    case (let record?, nil): configuration.journal = .record(path: record)
-    case (nil, let replay?): configuration.journal = .replay(path: replay)
+    case (let record?, nil): actions.recording = .record(path: record)
+    case (nil, let replay?): actions.recording = .replay(path: replay)
     case (nil, nil): break
     case (_?, _?): throw UsageError(message: "--record and --replay cannot be used together", command: "run")
     }
+    configuration.plugins = [WorkflowPlugin(options: workflow), ActionModulePlugin(options: actions)] + DefaultPlugins.all
     return configuration
   }
 
-  /// The store and the run to resume: `--store`, `LUNAR_STORE` or the
-  /// default, none with `--no-store`; under `--sandbox`, only `--store` or
-  /// `--journal` (the command line alone chooses the files Lunar writes).
-  static func chooseStore(_ parsed: ParsedArguments, _ workflow: inout WorkflowRunOptions) throws {
+  /// The store (returned) and the run to resume: `--store`, `LUNAR_STORE`
+  /// or the default, none with `--no-store`; under `--sandbox`, only
+  /// `--store` or `--journal` (the command line alone chooses the files
+  /// Lunar writes).
+  static func chooseStore(_ parsed: ParsedArguments, _ workflow: inout WorkflowRunOptions) throws -> StoreLocation? {
     if let run = parsed.value("resume") {
       do {
         workflow.resume = run.isEmpty ? .last : try RunReference(parsing: run)
@@ -168,18 +169,17 @@ enum RunCommand {
       if parsed.has("store") || parsed.has("journal") || parsed.has("resume") {
         throw UsageError(message: "--no-store cannot be used with --store, --journal or --resume", command: "run")
       }
-      return
+      return nil
     }
     if parsed.has("journal") && (parsed.has("store") || parsed.has("resume")) {
       throw UsageError(message: "--journal FILE is --store sqlite:FILE --resume: give one or the other", command: "run")
     }
-    if let journal = workflow.journal {
-      workflow.store = StoreLocation(.sqlite(path: journal))
+    if let resumeStore = workflow.resumeStore {
       workflow.resume = .last
-      return
+      return StoreLocation(.sqlite(path: resumeStore))
     }
-    if parsed.has("sandbox") && !parsed.has("store") { return }
-    workflow.store = try StoreOption.location(parsed, command: "run")
+    if parsed.has("sandbox") && !parsed.has("store") { return nil }
+    return try StoreOption.location(parsed, command: "run")
   }
 
   /// The first of `lunar run`'s own flags among the script's arguments

@@ -80,13 +80,12 @@ enum WorkerCommand {
 
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
-    configuration.plugins = DefaultPlugins.all
-    configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
     var workflow = WorkflowRunOptions()
-    // Jobs may submit further jobs to the worker's own store.
-    workflow.store = location
     workflow.scriptFile = file
-    configuration.workflowOptions = workflow
+    configuration.plugins = [WorkflowPlugin(options: workflow)] + DefaultPlugins.all
+    configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
+    // Jobs may submit further jobs to the worker's own store.
+    configuration.store = location
     Signals.catchStopRequests()
     let runtime: Runtime
     do {

@@ -37,10 +37,7 @@ struct LunarProcess {
     _ arguments: [String], input: String? = nil, in directory: URL? = nil,
     environment: [String: String] = [:]
   ) throws -> Running {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = arguments
-    return try start(process, arguments, input: input, in: directory, environment: environment)
+    try start(arguments.map { Array($0.utf8) }, shown: arguments, input: input, in: directory, environment: environment)
   }
 
   /// Runs `lunar` with words that are bytes (`b\377in`), which no Swift
@@ -52,30 +49,18 @@ struct LunarProcess {
     try await start(bytes: words, input: input, in: directory, environment: environment).wait(timeout: timeout)
   }
 
-  /// Starts `lunar` with words that are bytes: a shell makes each word with
-  /// printf and runs `lunar` with them. A word holds no NUL (no command
-  /// line can).
+  /// Starts `lunar` with words that are bytes, given to it as they are.
+  /// A word holds no NUL (no command line can).
   static func start(
     bytes words: [[UInt8]], input: String? = nil, in directory: URL? = nil, environment: [String: String] = [:]
   ) throws -> Running {
-    var script = ""
-    for (index, word) in words.enumerated() {
-      let escaped = word.map { "\\0" + String($0, radix: 8) }.joined()
-      // The x keeps trailing newlines, which $(...) would drop.
-      script += "w\(index)=$(printf '%bx' '\(escaped)'); w\(index)=${w\(index)%x}\n"
-    }
-    script += "exec \"$0\"" + words.indices.map { " \"$w\($0)\"" }.joined() + "\n"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", script, binary]
     let shown = words.map { String(decoding: $0, as: UTF8.self) }
-    return try start(process, shown, input: input, in: directory, environment: environment)
+    return try start(words, shown: shown, input: input, in: directory, environment: environment)
   }
 
   private static func start(
-    _ process: Process, _ arguments: [String], input: String?, in directory: URL?, environment: [String: String]
+    _ words: [[UInt8]], shown arguments: [String], input: String?, in directory: URL?, environment: [String: String]
   ) throws -> Running {
-    if let directory { process.currentDirectoryURL = directory }
     var env = ProcessInfo.processInfo.environment
     env["LUA_INIT"] = nil
     env["LUA_INIT_5_4"] = nil
@@ -85,34 +70,38 @@ struct LunarProcess {
     env["XDG_STATE_HOME"] = state.url.path
     env["LUNAR_STORE"] = nil
     for (key, value) in environment { env[key] = value }
-    process.environment = env
-    let stdinPipe = Pipe()
-    let running = Running(
-      process: process, arguments: arguments, stdout: try TemporaryFile(), stderr: try TemporaryFile(), state: state)
-    process.standardInput = stdinPipe
-    process.standardOutput = running.stdout.handle
-    process.standardError = running.stderr.handle
-    Self.ignoreBrokenPipes
-    try process.run()
-    // A child may exit without reading its input: the write then fails
-    // with EPIPE, which is no concern of the test.
-    if let input { try? stdinPipe.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
-    try? stdinPipe.fileHandleForWriting.close()
-    return running
+    // The input is a file, not a pipe: a child reading its input to the
+    // end never waits on a write end that leaked into another child.
+    let stdin = try TemporaryFile()
+    if let input { try stdin.handle.write(contentsOf: Data(input.utf8)) }
+    let reading = try FileHandle(forReadingFrom: stdin.url)
+    defer { try? reading.close() }
+    let stdout = try TemporaryFile()
+    let stderr = try TemporaryFile()
+    let process = try SpawnedProcess(
+      executable: binary, arguments: words, environment: env, directory: directory?.path,
+      stdin: reading.fileDescriptor, stdout: stdout.handle.fileDescriptor, stderr: stderr.handle.fileDescriptor)
+    return Running(process: process, arguments: arguments, stdin: stdin, stdout: stdout, stderr: stderr, state: state)
   }
 
   /// A child started by `start`.
   final class Running {
-    let process: Process
+    let process: SpawnedProcess
     let arguments: [String]
+    /// The child's standard input, written whole before it started.
+    let stdin: TemporaryFile
     let stdout: TemporaryFile
     let stderr: TemporaryFile
     /// The child's XDG_STATE_HOME, where its default store lives.
     let state: TemporaryFolder
 
-    init(process: Process, arguments: [String], stdout: TemporaryFile, stderr: TemporaryFile, state: TemporaryFolder) {
+    init(
+      process: SpawnedProcess, arguments: [String], stdin: TemporaryFile, stdout: TemporaryFile, stderr: TemporaryFile,
+      state: TemporaryFolder
+    ) {
       self.process = process
       self.arguments = arguments
+      self.stdin = stdin
       self.stdout = stdout
       self.stderr = stderr
       self.state = state
@@ -159,10 +148,6 @@ struct LunarProcess {
     let text: String
     var description: String { "lunar \(arguments.joined(separator: " ")) never printed \(text.debugDescription)" }
   }
-
-  /// Writing to a child that has exited raises SIGPIPE, whose default
-  /// action would end the whole test process: ignored once, for good.
-  private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
   struct TimedOut: Error, CustomStringConvertible {
     let arguments: [String]

@@ -103,7 +103,7 @@ struct ActionsPlugin: LunarPlugin {
   }
 
   @Test func theRecursionLimitNamesTheChain() async throws {
-    let lua = try runtime { $0.actionRecursionLimit = 4 }
+    let lua = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recursionLimit: 4))] }
     let results = try await lua.run("""
       lunar.action("login", function(ctx) return ctx:run("store_token") end)
       lunar.action("store_token", function(ctx) return ctx:run("login") end)
@@ -117,7 +117,7 @@ struct ActionsPlugin: LunarPlugin {
   }
 
   @Test func lunarRunInsideAnActionIsOneLevelDeeper() async throws {
-    let lua = try runtime { $0.actionRecursionLimit = 4 }
+    let lua = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recursionLimit: 4))] }
     let results = try await lua.run("""
       lunar.action("again", function(_, n) return lunar.run("again", n + 1) end)
       lunar.action("spawned", function(_, n)
@@ -239,17 +239,17 @@ struct ActionsPlugin: LunarPlugin {
       local out = lunar.run("login", { url = "\(server.url)", email = EMAIL or "a@b.c" })
       return out.user, out.echoed, out.at
       """
-    let recording = try runtime { $0.journal = .record(path: journal); $0.clock = .virtual(start: 5000) }
+    let recording = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recording: .record(path: journal)))]; $0.clock = .virtual(start: 5000) }
     let recorded = try await recording.run(script)
     #expect(recorded == ["ada", "a@b.c", .number(5000)])
     #expect(server.requests.count == 1)
 
-    let replaying = try runtime { $0.journal = .replay(path: journal); $0.clock = .virtual(start: 9999) }
+    let replaying = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recording: .replay(path: journal)))]; $0.clock = .virtual(start: 9999) }
     let replayed = try await replaying.run(script)
     #expect(replayed == recorded, "the same output, the clock included")
     #expect(server.requests.count == 1, "the replay made no request")
 
-    let diverging = try runtime { $0.journal = .replay(path: journal) }
+    let diverging = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recording: .replay(path: journal)))] }
     let failure = await diverging.failure("EMAIL = 'someone@else'\n" + script)
     let message = try #require(failure?.luaMessage)
     #expect(message.contains("replay diverged at call 1: the journal has action"))

@@ -23,8 +23,8 @@ struct DurableFixture {
     path = folder.url.appendingPathComponent("queues.db").path
     store = try SQLiteQueueStore(path: path)
     let location = StoreLocation(.sqlite(path: path))
-    submitter = try TestRuntime(clock: .real) { $0.workflowOptions.store = location }
-    workerRuntime = try TestRuntime(clock: .real) { $0.workflowOptions.store = location }
+    submitter = try TestRuntime(clock: .real) { $0.store = location }
+    workerRuntime = try TestRuntime(clock: .real) { $0.store = location }
     _ = try await workerRuntime.run(workerSource(folder.url.path))
   }
 

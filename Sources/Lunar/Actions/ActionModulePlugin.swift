@@ -3,18 +3,26 @@ import LuaKit
 /// `lunar.action`, `lunar.run`, `lunar.run_stubbed` and the services actions
 /// use (`http`, `store`, `log`, `clock`). The runner is written in Lua on
 /// top of host functions for Swift actions, services, spans and the journal.
-struct ActionModulePlugin: ModulePlugin {
-  let name = "lunar.actions"
+public struct ActionModulePlugin: ModulePlugin {
+  public let name = "lunar.actions"
+  /// How the runtime's actions run.
+  public let options: ActionOptions
+
+  /// The plugin with `options` (the defaults: real HTTP, no journal).
+  public init(options: ActionOptions = ActionOptions()) {
+    self.options = options
+  }
 
   /// Makes the runtime's `ActionSystem` now, before the configuration's
   /// plugins register services, and fails if its journal cannot be opened;
   /// the module itself is described on its first `require`.
-  func install(in runtime: RuntimeCore) throws {
+  public func install(in runtime: RuntimeCore) throws {
+    runtime.provide(ActionSystem(core: runtime, options: options))
     if let failure = runtime.component(ActionSystem.self).journalFailure { throw failure }
     runtime.install(moduleNamed: name) { runtime in try makeModule(runtime) }
   }
 
-  func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
+  public func makeModule(_ runtime: RuntimeCore) throws -> LuaModule {
     let actions: ActionRunner = runtime.actions
     let scheduler = runtime.scheduler
     var module = LuaModule("lunar.actions")

@@ -15,21 +15,30 @@ public final class ActionSystem: RuntimeComponent {
   /// the actions plugin's install throws it, so the runtime is not made.
   let journalFailure: (any Error)?
 
-  /// The actions of `core`'s runtime, recording or replaying its journal.
-  public init(core: RuntimeCore) {
-    let configuration = core.configuration
-    services.register("http", configuration.httpService)
+  /// The HTTP service actions use.
+  public let http: any HTTPService
+
+  /// The actions of `core`'s runtime with the default options.
+  public convenience init(core: RuntimeCore) {
+    self.init(core: core, options: ActionOptions())
+  }
+
+  /// The actions of `core`'s runtime, recording or replaying the journal
+  /// `options` name.
+  public init(core: RuntimeCore, options: ActionOptions) {
+    http = options.http
+    services.register("http", options.http)
     services.register("store", store)
     var journal: Journal?
     do {
-      journal = try configuration.journal.map(Journal.init)
+      journal = try options.recording.map(Journal.init)
       journalFailure = nil
     } catch {
       journalFailure = error
     }
     let inbox = core.inbox
     actions = ActionRunner(
-      services: services, recursionLimit: configuration.actionRecursionLimit,
+      services: services, recursionLimit: options.recursionLimit,
       journal: journal, now: core.clock.sendableNow,
       emit: { kind, fields in inbox.post { core in core.trace.emit(kind, fields) } })
     if let output = journal?.output { core.scripts.endRun(whenWriteFails: output) }

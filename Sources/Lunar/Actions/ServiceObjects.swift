@@ -7,7 +7,7 @@ enum ServiceObjects {
   static func install(in runtime: RuntimeCore, scheduler: Scheduler) throws {
     let state = runtime.state
     let journal = runtime.actions.journal as Journal?
-    let http = runtime.configuration.httpService
+    let http = runtime.component(ActionSystem.self).http
     let store = runtime.store
 
     let base = state.top

@@ -11,7 +11,7 @@ final class DurableQueues: RuntimeComponent {
   private var opened: (any QueueStore)?
 
   init(core: RuntimeCore) {
-    location = core.configuration.workflowOptions.store
+    location = core.configuration.store
   }
 
   /// The run's queue store, opened now if it is not yet.

@@ -1,6 +1,11 @@
 import LuaKit
+import LunarStore
 
-/// How a runtime is set up: limits, clock, sandbox, traces and plugins.
+/// How a runtime is set up: what holds for the whole runtime (limits,
+/// clock, sandbox, drawing or coverage mode, traces, the store) and its
+/// plugins. A plugin's own options go to the plugin when it is made
+/// (`WorkflowPlugin(options:)`, `ActionModulePlugin(options:)`), which then
+/// takes the built-in one's place.
 public struct RuntimeConfiguration: Sendable {
   /// Bytes Lua may hold at once (`--max-memory`); 0 for no limit.
   public var memoryLimit = 0
@@ -29,8 +34,10 @@ public struct RuntimeConfiguration: Sendable {
   public var warnings = false
   /// Route Ctrl-C (SIGINT) to this runtime.
   public var catchesInterrupts = false
-  /// How a workflow returned by the main chunk runs.
-  public var workflowOptions = WorkflowRunOptions()
+  /// Where workflow runs and durable queues are kept (`lunar run
+  /// --store`); nil keeps nothing: runs are not recorded and durable
+  /// queues are refused.
+  public var store: StoreLocation?
   /// Draw scripts in this format instead of running them (`lunar graph`):
   /// machines are built but never started, output is silenced, a returned
   /// workflow is drawn, not run. `Runtime.draw` returns the drawings.
@@ -39,12 +46,6 @@ public struct RuntimeConfiguration: Sendable {
   /// `dofile` and `loadfile`, and add them to this when the runtime closes
   /// (`lunar test --coverage`).
   public var coverage: LineCoverage?
-  /// The HTTP service actions use (tests put a stub here).
-  public var httpService: any HTTPService = CurlHTTPClient()
-  /// Record the run to a journal, or replay one (`--record`, `--replay`).
-  public var journal: Journal.Mode?
-  /// How deep action chains may go.
-  public var actionRecursionLimit = 32
   /// Stop a script that runs longer than this many wall-clock seconds.
   public var timeout: Double?
   /// The program owns its process (`lunar run`), so a run that cannot be

@@ -49,6 +49,17 @@ public final class RuntimeCore {
     return made
   }
 
+  /// Makes `component` the runtime's component of its type, made by the
+  /// plugin that owns it with that plugin's options (before anything asks
+  /// for one); false, changing nothing, if one was made already.
+  @discardableResult
+  public func provide<Component: RuntimeComponent>(_ component: Component) -> Bool {
+    let key = ObjectIdentifier(Component.self)
+    guard components[key] == nil else { return false }
+    components[key] = component
+    return true
+  }
+
   private var retained: [AnyObject] = []
 
   /// How many components, retained objects and plugins the runtime holds:
@@ -96,7 +107,12 @@ public final class RuntimeCore {
     scheduler.servePostedEvents = { [inbox, unowned(unsafe) self] in
       for event in inbox.drain() { event(self) }
     }
-    for plugin in BuiltInPlugins.all + configuration.plugins { try install(plugin) }
+    // A configured plugin named as a built-in one (the same plugin with its
+    // own options) takes the built-in's place, so the order stays.
+    let configured = configuration.plugins
+    let builtInNames = Set(BuiltInPlugins.all.map(\.name))
+    let builtIn = BuiltInPlugins.all.map { plugin in configured.first { $0.name == plugin.name } ?? plugin }
+    for plugin in builtIn + configured.filter({ !builtInNames.contains($0.name) }) { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
     if configuration.ownsProcess { lunar_ownprocess(state.L) }
   }

@@ -5,21 +5,30 @@ import LunarStore
 /// and the host functions it needs: the planner, the runner (`WorkflowRuns`)
 /// and the step graph's drawing; and what happens to a workflow a script
 /// returns (`ReturnedWorkflow`).
-struct WorkflowPlugin: LunarPlugin {
-  let name = "lunar.workflow"
+public struct WorkflowPlugin: LunarPlugin {
+  public let name = "lunar.workflow"
+  /// How returned workflows run, which run a resume continues, and progress.
+  public let options: WorkflowRunOptions
 
-  func install(in runtime: RuntimeCore) throws {
-    let runs = WorkflowRuns(runtime: runtime)
-    let configuration = runtime.configuration
+  /// The plugin with `options` (the defaults: plain progress, every step).
+  public init(options: WorkflowRunOptions = WorkflowRunOptions()) {
+    self.options = options
+  }
+
+  /// Installs `lunar.workflow` and takes the workflow a main chunk returns.
+  public func install(in runtime: RuntimeCore) throws {
+    let options = options
+    let runs = WorkflowRuns(runtime: runtime, options: options)
+    let sandboxed = runtime.configuration.sandbox
     // A workflow the main chunk returns is run (or drawn) here. The
     // drawings are made with the runtime, not when its first script ends: a
     // runtime reused for script after script keeps what it had when set up.
     let drawings = runtime.component(Drawings.self)
     runtime.scripts.handleResults { (results) throws(LuaError) in
-      try ReturnedWorkflow.handle(results, options: configuration.workflowOptions, drawings: drawings)
+      try ReturnedWorkflow.handle(results, options: options, drawings: drawings)
     }
     try runtime.installLuaModule("lunar.workflow", source: PackageResources.workflow_lua, host: [
-      ("may_write", Self.mayWrite(configuration)),
+      ("may_write", Self.mayWrite(sandboxed: sandboxed, resumeStore: options.resumeStore)),
       ("plan", Self.plan),
       ("begin", Self.begin(runs)),
       ("run", Self.run(runs, runtime: runtime)),
@@ -34,10 +43,10 @@ struct WorkflowPlugin: LunarPlugin {
   /// may_write(path) -> whether a script may have Lunar write `path`:
   /// always, except under --sandbox, where only the command line's
   /// --journal is written.
-  private static func mayWrite(_ configuration: RuntimeConfiguration) -> LuaFunction {
+  private static func mayWrite(sandboxed: Bool, resumeStore: String?) -> LuaFunction {
     { call in
       let path = try call.bytes(1)
-      call.push(!configuration.sandbox || configuration.workflowOptions.journal.map { LuaString($0) == path } == true)
+      call.push(!sandboxed || resumeStore.map { LuaString($0) == path } == true)
       return .one
     }
   }

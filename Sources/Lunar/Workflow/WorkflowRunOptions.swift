@@ -1,9 +1,11 @@
 import LuaKit
 import LunarStore
 
-/// How a workflow returned by a script's main chunk runs: the `lunar run`
-/// flags `--only`, `--from`, `--dry-run`, `--jobs` and `--journal`, and how
-/// progress is shown.
+/// The workflow plugin's options (`WorkflowPlugin(options:)`): how a
+/// workflow returned by a script's main chunk runs (the `lunar run` flags
+/// `--only`, `--from`, `--dry-run`, `--jobs` and `--journal`), which run a
+/// resume continues, and how progress is shown. Where runs are recorded is
+/// the runtime's `RuntimeConfiguration.store`, shared with durable queues.
 public struct WorkflowRunOptions: Sendable, Equatable {
   /// How progress is drawn.
   public enum Progress: String, Sendable {
@@ -21,11 +23,9 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var dryRun = false
   /// How many steps run at once; nil leaves the workflow's own default.
   public var jobs: Int?
-  /// The resume journal's path: shorthand for `store` `sqlite:PATH` and `resume` `.last`.
-  public var journal: String?
-  /// Where runs are recorded; nil records nothing (`--no-store`, and every
-  /// runner but `lunar run`).
-  public var store: StoreLocation?
+  /// A SQLite store file of this workflow's own (`--journal FILE`): its runs
+  /// are recorded there, not in the runtime's store, and the last one resumes.
+  public var resumeStore: String?
   /// The earlier run whose unchanged steps are reused (`--resume [RUN]`).
   public var resume: RunReference?
   /// The script file, as the store records it.
@@ -63,15 +63,15 @@ public struct WorkflowRunOptions: Sendable, Equatable {
     if from != nil { return "--from" }
     if dryRun { return "--dry-run" }
     if jobs != nil { return "--jobs" }
-    if journal != nil { return "--journal" }
+    if resumeStore != nil { return "--journal" }
     return nil
   }
 
-  /// Refuses, before anything runs, a `journal` the run could not use: a
+  /// Refuses, before anything runs, a `resumeStore` the run could not use: a
   /// file that is not a Lunar store, or one in a missing folder.
-  public func checkJournal() throws(StoreError) {
-    guard let journal else { return }
-    try SQLiteRunStore.check(path: journal)
+  public func checkResumeStore() throws(StoreError) {
+    guard let resumeStore else { return }
+    try SQLiteRunStore.check(path: resumeStore)
   }
 
   /// The options table `workflow.run` takes.
@@ -81,7 +81,6 @@ public struct WorkflowRunOptions: Sendable, Equatable {
     if let from { table["from"] = .string(from) }
     if dryRun { table["dry_run"] = true }
     if let jobs { table["jobs"] = .integer(Int64(jobs)) }
-    if let journal { table["journal"] = .string(LuaString(journal)) }
     table["progress"] = .string(LuaString(progress.rawValue))
     return .table(table)
   }

@@ -23,14 +23,16 @@ final class WorkflowRuns {
   }
 
   private unowned let runtime: RuntimeCore
+  private let options: WorkflowRunOptions
   private var begun: [Int: Begun] = [:]
   private var running: [Int: WorkflowRun] = [:]
   private var nextID = 1
   private var stores: [String: any RunStore] = [:]
 
-  /// The runs of `runtime`.
-  init(runtime: RuntimeCore) {
+  /// The runs of `runtime`, with the workflow plugin's `options`.
+  init(runtime: RuntimeCore, options: WorkflowRunOptions) {
     self.runtime = runtime
+    self.options = options
   }
 
   /// Reads a run of `workflow`: its `steps` as workflow.lua describes them
@@ -117,8 +119,8 @@ final class WorkflowRuns {
   private func record(
     _ workflow: LuaString, steps: [WorkflowStep], selection: WorkflowPlan.Selection, options: LuaValue
   ) throws(BeginError) -> (RunRecorder?, [Int: [LuaValue]]) {
-    let configured = runtime.configuration.workflowOptions
-    var location = configured.store
+    let configured = self.options
+    var location = runtime.configuration.store
     var resume = configured.resume
     if let journal = options["journal"].stringValue {
       location = StoreLocation(.sqlite(path: journal))
