@@ -1,3 +1,5 @@
+import CLua
+import CLuaShim
 import LuaKit
 
 /// The Lua faces of the run's services, as actions see them through
@@ -97,15 +99,22 @@ enum ServiceObjects {
 
     func log(_ level: String) -> LuaFunction {
       { [unowned runtime] call in
-        var parts: [String] = []
+        // The arguments as `print` writes them (`tostring`, spaces between),
+        // as bytes: nothing is copied into Swift values first, so a huge or
+        // deep table costs its `tostring`, not its size.
+        var text: [UInt8] = []
         var i: Int32 = 2
         while i <= call.argumentCount {
-          parts.append((try? call.value(i))?.stringValue ?? (try? call.value(i))?.description ?? "?")
+          if i > 2 { text.append(UInt8(ascii: " ")) }
+          var length = 0
+          if let bytes = lunar_tostring(call.L, i, &length) {
+            text.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: length))
+          }
+          lua_settop(call.L, -2)
           i += 1
         }
-        let text = parts.joined(separator: " ")
-        runtime.trace.emit("log.\(level)", [.init("text", .string(LuaString(text)))])
-        LogLine.write("\(level): \(text)")
+        runtime.trace.emit("log.\(level)", [.init("text", .string(LuaString(bytes: text)))])
+        LogLine.write(bytes: Array("\(level): ".utf8) + text)
         return .none
       }
     }
