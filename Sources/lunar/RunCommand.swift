@@ -28,6 +28,7 @@ enum RunCommand {
       OptionSpec(name: "analytics", value: "FILE", help: "write action spans and analytics events as JSON lines"),
       OptionSpec(name: "only", value: "STEP", help: "workflows: run STEP and what it needs"),
       OptionSpec(name: "from", value: "STEP", help: "workflows: run STEP and everything after it"),
+      OptionSpec(name: "summary", value: "DETAIL", help: "workflows: 'full' lists every step in the summary (default: all of a run of up to 20 steps; above, the counts and the failed, retried and slowest)"),
       OptionSpec(name: "dry-run", help: "workflows: print the plan (order, parallel groups), run nothing"),
       OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4)"),
       OptionSpec(name: "store", value: "URL", help: "workflows: record runs in URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -134,6 +135,11 @@ enum RunCommand {
         throw UsageError(message: "--jobs needs a positive number, got '\(text)'", command: "run")
       }
       workflow.jobs = jobs
+    }
+    switch parsed.value("summary") {
+    case nil, "auto": break
+    case "full": workflow.summary = .full
+    case let other?: throw UsageError(message: "--summary is 'full' or 'auto', got '\(other)'", command: "run")
     }
     workflow.resumeStore = parsed.value("journal")
     try workflow.checkResumeStore()

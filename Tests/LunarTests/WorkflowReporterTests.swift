@@ -61,6 +61,47 @@ import Testing
     #expect(report.failedSteps == ["notify-all"])
   }
 
+  /// A big run's summary: counts, then the failed, retried and slowest
+  /// steps, not a row per step; `.full` still gives every row.
+  @Test func aBigRunsSummaryShowsCountsAndTheStepsWorthALook() {
+    var steps = (1...30).map { StepReport(name: LuaString("s\($0)"), status: .succeeded, attempts: 1, duration: Double($0) / 100) }
+    steps[3] = StepReport(name: "s4", status: .failed, attempts: 2, duration: 0.01, detail: "boom")
+    steps[4] = StepReport(name: "s5", status: .skipped, attempts: 0, duration: 0, detail: "needs s4")
+    steps[6] = StepReport(name: "s7", status: .succeeded, attempts: 3, duration: 0.07)
+    steps[7] = StepReport(name: "s8", status: .reused, attempts: 0, duration: 0)
+    let report = RunReport(workflow: "big", steps: steps, duration: 2)
+    #expect(RunSummaryTable.text(report) == """
+
+      30 steps: 27 succeeded, 1 reused, 1 failed, 1 skipped
+
+      failed:
+
+      step  status     attempts   duration
+      s4    failed            2      0.01s
+
+      retried:
+
+      step  status     attempts   duration
+      s4    failed            2      0.01s
+      s7    succeeded         3      0.07s
+
+      slowest (5 of 28):
+
+      step  status     attempts   duration
+      s30   succeeded         1      0.30s
+      s29   succeeded         1      0.29s
+      s28   succeeded         1      0.28s
+      s27   succeeded         1      0.27s
+      s26   succeeded         1      0.26s
+      (lunar run --summary full prints every step)
+      workflow big: failed in 2.00s
+
+      """)
+    let full = RunSummaryTable.text(report, detail: .full)
+    #expect(full.split(separator: "\n").count == 32, "\(full)")
+    #expect(full.contains("\ns8    reused            0      0.00s\n"), "\(full)")
+  }
+
   @Test func aFailureThatContinuesLeavesTheRunSucceeded() {
     let report = RunReport(workflow: "w", steps: [
       StepReport(name: "lint", status: .failed, attempts: 1, duration: 0, detail: "style", continuesOnError: true),

@@ -1,21 +1,83 @@
 import LuaKit
 
 /// The table printed when a run ends: each step's status, attempts and
-/// duration, then one line for the whole run.
+/// duration, then one line for the whole run. A big run's summary stays
+/// readable: the counts by status, then only the failed, retried and
+/// slowest steps (`--summary full` prints every row).
 public final class RunSummaryTable: WorkflowReporter {
+  /// How many rows a summary shows.
+  public enum Detail: String, Sendable {
+    /// Every step up to `shortenedAbove` steps; above, the counts and the
+    /// steps worth a look.
+    case automatic
+    /// A row for every step, however many.
+    case full
+  }
+
+  /// Runs with more steps than this get the short summary.
+  public static let shortenedAbove = 20
+  /// How many of the slowest steps a short summary shows.
+  public static let slowestShown = 5
+  /// How many failed or retried steps a short summary shows (each).
+  public static let listedAtMost = 20
+
   private let write: (String) -> Void
+  private let detail: Detail
 
   /// A summary given to `write`.
-  public init(write: @escaping (String) -> Void) { self.write = write }
+  public init(detail: Detail = .automatic, write: @escaping (String) -> Void) {
+    self.detail = detail
+    self.write = write
+  }
 
   public func runFinished(_ report: RunReport) {
-    write(Self.text(report))
+    write(Self.text(report, detail: detail))
   }
 
   /// The summary of `report`. Built as bytes: a run of 20,000 steps
-  /// prints 20,000 rows.
-  static func text(_ report: RunReport) -> String {
-    let names = report.steps.map(\.name.lossyString)
+  /// prints 20,000 rows with `.full`.
+  static func text(_ report: RunReport, detail: Detail = .automatic) -> String {
+    guard detail == .full || report.steps.count <= shortenedAbove else { return shortText(report) }
+    return table(report.steps) + outcomeLine(report)
+  }
+
+  /// Counts by status, then the failed, retried and slowest steps.
+  private static func shortText(_ report: RunReport) -> String {
+    let steps = report.steps
+    var counts: [StepReport.Status: Int] = [:]
+    for step in steps { counts[step.status, default: 0] += 1 }
+    let order: [StepReport.Status] = [.succeeded, .reused, .failed, .skipped]
+    let countText = order.compactMap { status in counts[status].map { "\($0) \(status.rawValue)" } }
+    var text = "\n\(steps.count) steps: \(countText.joined(separator: ", "))\n"
+    func section(_ title: String, _ chosen: [StepReport], of total: Int) {
+      guard !chosen.isEmpty else { return }
+      let more = total > chosen.count ? " (\(chosen.count) of \(total))" : ""
+      text += "\n\(title)\(more):\n" + table(chosen)
+    }
+    let failed = steps.filter { $0.status == .failed }
+    section("failed", Array(failed.prefix(listedAtMost)), of: failed.count)
+    let retried = steps.filter { $0.attempts > 1 }
+    section("retried", Array(retried.prefix(listedAtMost)), of: retried.count)
+    let ran = steps.filter { $0.status == .succeeded || $0.status == .failed }
+    let slowest = ran.enumerated().sorted { a, b in
+      a.element.duration != b.element.duration ? a.element.duration > b.element.duration : a.offset < b.offset
+    }.prefix(slowestShown).map(\.element)
+    section("slowest", slowest, of: ran.count)
+    text += "(lunar run --summary full prints every step)\n"
+    return text + outcomeLine(report)
+  }
+
+  /// The run's last line: how it ended, in how long.
+  private static func outcomeLine(_ report: RunReport) -> String {
+    let continued = report.steps.filter { $0.status == .failed && $0.continuesOnError }.count
+    let outcome = report.succeeded ? "succeeded" : "failed"
+    let note = continued == 0 ? "" : " (\(continued) step\(continued == 1 ? "" : "s") failed and continued)"
+    return "workflow \(report.workflow.lossyString): \(outcome) in \(DurationText.format(report.duration))\(note)\n"
+  }
+
+  /// A row per step of `steps`, under a header, after a blank line.
+  private static func table(_ steps: [StepReport]) -> String {
+    let names = steps.map(\.name.lossyString)
     let widths = names.map(\.count)
     let width = widths.reduce(4, max)
     var bytes: [UInt8] = []
@@ -38,14 +100,9 @@ public final class RunSummaryTable: WorkflowReporter {
     }
     bytes.append(UInt8(ascii: "\n"))
     row("step", 4, "status", "attempts", "duration")
-    for (index, step) in report.steps.enumerated() {
+    for (index, step) in steps.enumerated() {
       row(names[index], widths[index], step.status.rawValue, String(step.attempts), DurationText.format(step.duration))
     }
-    var text = String(decoding: bytes, as: UTF8.self)
-    let continued = report.steps.filter { $0.status == .failed && $0.continuesOnError }.count
-    let outcome = report.succeeded ? "succeeded" : "failed"
-    let note = continued == 0 ? "" : " (\(continued) step\(continued == 1 ? "" : "s") failed and continued)"
-    text += "workflow \(report.workflow.lossyString): \(outcome) in \(DurationText.format(report.duration))\(note)\n"
-    return text
+    return String(decoding: bytes, as: UTF8.self)
   }
 }

@@ -34,6 +34,8 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var scriptArguments: [String] = []
   /// How progress is drawn.
   public var progress = Progress.plain
+  /// How many rows the summary shows (`--summary full`: every step).
+  public var summary = RunSummaryTable.Detail.automatic
   /// A flag of the run's own that the command line gave after the script
   /// (so, as under `lua5.4`, the script got it): a returned workflow is
   /// refused rather than run without it.
@@ -57,13 +59,14 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public init() {}
 
   /// The first flag given that only a returned workflow can honour
-  /// (`--only`, `--from`, `--dry-run`, `--jobs`, `--journal`), if any.
+  /// (`--only`, `--from`, `--dry-run`, `--jobs`, `--journal`, `--summary`), if any.
   public var workflowFlag: String? {
     if only != nil { return "--only" }
     if from != nil { return "--from" }
     if dryRun { return "--dry-run" }
     if jobs != nil { return "--jobs" }
     if resumeStore != nil { return "--journal" }
+    if summary != .automatic { return "--summary" }
     return nil
   }
 

@@ -73,7 +73,7 @@ final class WorkflowRuns {
       } else {
         reporters.append(PlainProgress(workflow: workflow, write: write))
       }
-      reporters.append(RunSummaryTable(write: write))
+      reporters.append(RunSummaryTable(detail: self.options.summary, write: write))
     }
     let id = nextID
     nextID += 1
