@@ -5,7 +5,8 @@ import CLuaShim
 /// `LuaState` (its main thread), a `LuaCall` (the thread a host function
 /// runs on) or a `LuaThread` (any thread Swift is handed).
 ///
-/// Every operation is safe for Swift frames (DESIGN.md): tables are read
+/// Every operation is safe for Swift frames (docs/architecture.md,
+/// "Never `longjmp` through Swift"): tables are read
 /// and written raw, so no metamethod runs, and nothing raises. Indices
 /// count as Lua counts them: 1 is the bottom, -1 the top.
 public protocol LuaStack {

@@ -5,7 +5,7 @@ import CLuaShim
 /// the stack of its main thread.
 ///
 /// A Lua state is not thread-safe: a `LuaState` must be created, used and
-/// released on one thread (DESIGN.md, "the one thread rule"), which is why
+/// released on one thread (docs/architecture.md, "One thread per Lua state"), which is why
 /// it is not `Sendable`.
 public final class LuaState: LuaStack {
   /// The underlying `lua_State *` (the main thread).

@@ -149,3 +149,21 @@ extension ExampleTests {
     #expect(lines.dropFirst().first?.contains("succeeded") == true, "newest first")
   }
 }
+
+extension ExampleTests {
+  /// The README's workflow is `hello_pipeline.lua`, word for word, and it
+  /// runs: the queue keeps its two steps in order and the retry saves the
+  /// step that fails once.
+  @Test func theReadmesWorkflowRuns() async throws {
+    let file = Self.examples.appendingPathComponent("hello_pipeline.lua")
+    let source = try String(contentsOf: file, encoding: .utf8)
+    let readme = try String(
+      contentsOf: Self.examples.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+    #expect(readme.contains("```lua\n" + source + "```\n"), "the README shows examples/hello_pipeline.lua as it is")
+    let outcome = try await LunarProcess.run(["run", "--no-store", "hello_pipeline.lua"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("hello, Ada; hello, Grace\n"))
+    #expect(outcome.stdout.contains("step report attempt 1 failed: hello_pipeline.lua:18: the printer is warming up; retrying\n"))
+    #expect(outcome.stdout.contains("workflow hello-pipeline: succeeded in "))
+  }
+}

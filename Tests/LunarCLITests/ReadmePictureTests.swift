@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The README's two pictures are what lunar makes now (`scripts/pictures`
-/// makes them again): the SVG of `examples/release_train.lua` and the gantt
-/// chart of a run of it.
+/// The guide's two pictures are what lunar makes now (`scripts/pictures`
+/// makes them again): the SVG of `examples/release_train.lua`, shown by the
+/// README and docs/machines.md, and the gantt chart of a run of it, in
+/// docs/workflows.md.
 @Suite struct ReadmePictureTests {
   static let root = InstallTests.root
 
@@ -21,13 +22,15 @@ import TestSupport
     #expect(Self.withoutNumbers(committed) == Self.withoutNumbers(drawn.stdout), "run scripts/pictures")
     let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
     #expect(readme.contains("](docs/images/release_train.svg)"), "the README shows it")
+    let machines = try String(contentsOf: Self.root.appendingPathComponent("docs/machines.md"), encoding: .utf8)
+    #expect(machines.contains("](images/release_train.svg)"), "docs/machines.md shows it")
   }
 
   @Test func theGanttChartIsWhatRunsShowWrites() async throws {
-    let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let guide = try String(contentsOf: Self.root.appendingPathComponent("docs/workflows.md"), encoding: .utf8)
     let block = try #require(
-      readme.firstMatch(of: #/\n<!-- gantt: [^\n]*-->\n```mermaid\n(.*?)```\n<!-- gantt end -->\n/#.dotMatchesNewlines()),
-      "the README holds the chart between its markers")
+      guide.firstMatch(of: #/\n<!-- gantt: [^\n]*-->\n```mermaid\n(.*?)```\n<!-- gantt end -->\n/#.dotMatchesNewlines()),
+      "docs/workflows.md holds the chart between its markers")
     let folder = try TemporaryFolder()
     let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
     let ran = try await LunarProcess.run(["run", "--store", store, "examples/release_train.lua"], in: Self.root)

@@ -1,6 +1,7 @@
 // CLuaShim: the small C layer between Lua and Swift.
 //
-// Swift must never be unwound by Lua's longjmp (DESIGN.md), so everything
+// Swift must never be unwound by Lua's longjmp (docs/architecture.md, "Never
+// longjmp through Swift"), so everything
 // that may raise or yield happens here, in C: Swift host functions return a
 // status and the trampoline raises, yields or returns as its own tail
 // action. Lua's function-like macros are re-declared as static inline

@@ -3,7 +3,7 @@ import LuaKit
 /// The failures of machines' steps and commands that no `settle` has
 /// raised yet. They are kept apart from the machines, so that what a
 /// machine stopped or freed before anyone settled it is still reported when
-/// the run ends (DESIGN.md: nothing is swallowed). Loop thread only.
+/// the run ends (docs/architecture.md, "Tasks, coroutines and waiting": nothing is swallowed). Loop thread only.
 final class MachineFailures {
   private var pending: [Int: (machine: LuaString, messages: [String])] = [:]
 

@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// A dedicated POSIX thread with a chosen stack size: the runtime's event
-/// loop runs here, never on Swift's cooperative pool (DESIGN.md).
+/// loop runs here, never on Swift's cooperative pool (docs/architecture.md,
+/// "One thread per Lua state").
 final class LoopThread: Sendable {
   private final class Body {
     let run: @Sendable () -> Void

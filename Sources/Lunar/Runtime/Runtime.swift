@@ -6,8 +6,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A Lua runtime: one Lua state on its own event-loop thread (DESIGN.md,
-/// "the one thread rule"). This handle is Sendable; everything it asks of
+/// A Lua runtime: one Lua state on its own event-loop thread
+/// (docs/architecture.md, "One thread per Lua state"). This handle is Sendable; everything it asks of
 /// the state is posted to the loop and runs there.
 ///
 /// ```swift
@@ -70,7 +70,7 @@ public final class Runtime: Sendable {
   /// once it and every task it started are done. The calling thread serves
   /// as the loop thread for that time, which saves starting one: for a
   /// command line's main thread. Never call it from Swift's cooperative pool
-  /// (DESIGN.md, "the one thread rule").
+  /// (docs/architecture.md, "One thread per Lua state").
   public static func runOnCurrentThread(_ configuration: RuntimeConfiguration, _ script: Script) throws
     -> Result<[LuaValue], RunFailure>
   {

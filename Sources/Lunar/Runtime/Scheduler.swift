@@ -4,8 +4,8 @@ import LuaKit
 
 /// Runs tasks (coroutines) and the event loop on the runtime's thread:
 /// resumes ready tasks, fires timers, takes completions from the inbox,
-/// and sleeps only when there is nothing to do (DESIGN.md, "async without
-/// blocking").
+/// and sleeps only when there is nothing to do (docs/architecture.md,
+/// "Tasks, coroutines and waiting").
 ///
 /// A host function that must wait calls `suspend`: where the Lua thread can
 /// yield, it yields a private marker up to the scheduler; where it cannot

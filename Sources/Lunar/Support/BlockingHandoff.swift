@@ -4,7 +4,7 @@ import Synchronization
 /// One value handed from the thread or task that makes it to a thread that
 /// blocks until it comes: a runtime's set-up and `runBlocking` answers, the
 /// command line waiting for async work. Never wait on Swift's cooperative
-/// pool (DESIGN.md, "the one thread rule").
+/// pool (docs/architecture.md, "One thread per Lua state").
 public final class BlockingHandoff<Value: Sendable>: Sendable {
   private let value = Mutex<Value?>(nil)
   private let arrived = DispatchSemaphore(value: 0)
