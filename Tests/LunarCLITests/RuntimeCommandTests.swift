@@ -46,23 +46,15 @@ import TestSupport
   }
 
   @Test func sigintStopsABusyLoop() async throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: LunarProcess.binary)
-    process.arguments = ["run", "-"]
-    let input = Pipe()
-    let errors = Pipe()
-    process.standardInput = input
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    input.fileHandleForWriting.write(Data("lunar.spawn(function() lunar.sleep(3600) end)\nio.stdout:write('ready\\n') while true do end".utf8))
-    try input.fileHandleForWriting.close()
-    try await Task.sleep(for: .milliseconds(300))
-    kill(process.processIdentifier, SIGINT)
-    await ChildProcess.wait(for: process, timeout: 10)
-    #expect(process.terminationStatus == 130)
-    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(stderr == "lunar: interrupted\n")
+    let running = try LunarProcess.start(
+      ["run", "-"],
+      input: "lunar.spawn(function() lunar.sleep(3600) end)\nio.stdout:write('ready\\n') io.stdout:flush() while true do end")
+    // SIGINT comes once the script is in its loop, not after a guess at how long starting takes.
+    try await running.waitForOutput("ready")
+    running.send(SIGINT)
+    let outcome = try await running.wait(timeout: 10)
+    #expect(outcome.status == 130)
+    #expect(outcome.stderr == "lunar: interrupted\n")
   }
 
   @Test func timeoutStopsARunawayScript() async throws {
