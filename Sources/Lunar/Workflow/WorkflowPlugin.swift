@@ -38,6 +38,10 @@ public struct WorkflowPlugin: LunarPlugin {
       ("submit_job", Self.submitJob(runs, runtime: runtime)),
       ("graph", Self.graph),
       ("file_digest", Self.fileDigest),
+      ("bytecode", { call in
+        call.push(LuaString(bytes: StepBytecode.withoutLines(try call.bytes(1).bytes)))
+        return .one
+      }),
       ("version", { call in
         call.push(Lunar.version)
         return .one

@@ -429,7 +429,7 @@ local function append_code(value, modules, parts, seen)
       parts[#parts + 1] = module
     end
     local ok, bytes = pcall(string_dump, value, true)
-    parts[#parts + 1] = ok and bytes or "a C function"
+    parts[#parts + 1] = ok and host.bytecode(bytes) or "a C function"
     if getupvalue then
       for i = 1, 255 do
         local name, upvalue = getupvalue(value, i)
@@ -721,7 +721,9 @@ local function execute(wf, options, level)
     if status then
       local name = wf.steps[i].name
       local c = ctx_steps[name]
-      results[name] = { status = status, attempts = attempts[i], output = c and c.output, reason = reasons[i] or nil }
+      results[name] = {
+        status = status, attempts = attempts[i], output = c and c.output, error = c and c.error, reason = reasons[i] or nil,
+      }
     end
   end
   return { ok = ok, failed = failed, results = results }
