@@ -36,6 +36,8 @@ enum RunCommand {
       OptionSpec(
         name: "resume", value: "RUN", help: "workflows: reuse the steps of run RUN (default: the last run) whose inputs are unchanged",
         valueIsOptional: true),
+      OptionSpec(
+        name: "force", value: "STEP", help: "workflows: with --resume, run STEP (and the steps that need it) again anyway (repeatable)"),
       OptionSpec(name: "journal", value: "FILE", help: "workflows: same as --store sqlite:FILE --resume"),
       OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
       OptionSpec(name: "replay", value: "FILE", help: "replay a journal: no outside calls, divergence is an error"),
@@ -142,6 +144,10 @@ enum RunCommand {
     case let other?: throw UsageError(message: "--summary is 'full' or 'auto', got '\(other)'", command: "run")
     }
     workflow.resumeStore = parsed.value("journal")
+    workflow.force = parsed.flagBytes["force"] ?? []
+    if parsed.has("force") && !parsed.has("resume") && !parsed.has("journal") {
+      throw UsageError(message: "--force STEP needs --resume (it reruns a step a resume would reuse)", command: "run")
+    }
     try workflow.checkResumeStore()
     configuration.store = try chooseStore(parsed, &workflow)
     workflow.scriptFile = parsed.operands.first

@@ -166,4 +166,31 @@ extension ExampleTests {
     #expect(outcome.stdout.contains("step report attempt 1 failed: hello_pipeline.lua:18: the printer is warming up; retrying\n"))
     #expect(outcome.stdout.contains("workflow hello-pipeline: succeeded in "))
   }
+
+  @Test func aFixedStepRerunsOnResumeWithWhatNeedsItAndSaysWhy() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let example = try String(contentsOf: Self.examples.appendingPathComponent("resume_after_fix.lua"), encoding: .utf8)
+    let script = try folder.write("resume_after_fix.lua", example)
+    let first = try await LunarProcess.run(["run", "--store", store, script])
+    #expect(first.status == 1)
+    #expect(first.stdout.contains("[prices] step convert failed"), "\(first.stdout)")
+    let fixed = example.replacingOccurrences(of: "prices.rates.EUR -- BUG", with: "prices.rates.eur -- fixed")
+    #expect(fixed != example)
+    _ = try folder.write("resume_after_fix.lua", fixed)
+    let second = try await LunarProcess.run(["run", "--store", store, "--resume", script])
+    #expect(second.status == 0, "\(second.stderr)")
+    let lines = second.stdout.split(separator: "\n").map(String.init)
+    // Why each step reruns is said before any step starts.
+    #expect(Array(lines.prefix(2)) == ["[prices] resume: convert: code changed", "[prices] resume: report: needs convert"])
+    #expect(!second.stdout.contains("fetching"), "the unchanged step was reused")
+    #expect(lines.contains("[prices] step count reused in 0.00s"))
+    #expect(second.stdout.contains("3 prices in EUR: 5.0, 12.5, 20.0"))
+    let forced = try await LunarProcess.run(["run", "--store", store, "--resume", "--force", "count", script])
+    #expect(forced.status == 0, "\(forced.stderr)")
+    #expect(forced.stdout.hasPrefix("[prices] resume: count: forced (--force)\n[prices] resume: report: needs count\n"))
+    let refused = try await LunarProcess.run(["run", "--store", store, "--force", "count", script])
+    #expect(refused.status == 2)
+    #expect(refused.stderr.contains("--force STEP needs --resume"))
+  }
 }

@@ -56,7 +56,8 @@ import TestSupport
     }
 
     /// Records three runs: 1 deploy (succeeds), 2 flaky with arguments
-    /// (fails), 3 flaky resumed from 2 (reuses `prepare`, fails again).
+    /// (fails), 3 flaky resumed from 2 (reuses `prepare`, fails again; its
+    /// attempts are numbered on from run 2's).
     func recordThreeRuns() async throws {
       let deploy = try await lunar(["run", "--store", storeURL, "deploy.lua"])
       #expect(deploy.status == 0, "\(deploy.stderr)")
@@ -155,7 +156,7 @@ import TestSupport
         step     status     attempts   duration
         prepare  reused            0          -
             output: "ready"
-        boom     failed            2      Ns
+        boom     failed            4      Ns
             error: not fixed
                    see the log
         after    skipped           0          -

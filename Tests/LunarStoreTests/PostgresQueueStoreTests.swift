@@ -86,11 +86,11 @@ struct PostgresQueueStoreTests {
   }
 
   @Test func aVersionOneStoreMigratesKeepingItsRuns() throws {
-    #expect(PostgresStoreSchema.current == 4)
+    #expect(PostgresStoreSchema.current == 5)
     let schema = try versionOneSchema()
     let queues = try PostgresQueueStore(url: schema.url, location: "test")
     let job = try queues.submit("q")
-    #expect(try schema.query("SELECT version FROM lunar_store") == ["4"])
+    #expect(try schema.query("SELECT version FROM lunar_store") == ["5"])
     let runs = try PostgresRunStore(url: schema.url, location: "test")
     #expect(try runs.lastRun(workflow: nil, file: nil)?.workflow == "old")
     #expect(try PostgresQueueStore(url: schema.url, location: "test").job(job.id)?.queue == "q")

@@ -99,6 +99,13 @@ end
 
 local NO_SERVICES, NO_LIST = {}, {}
 
+--- The function of the Lua action `name`, or nil (a Swift action, or
+--- none): part of the code of a workflow step that uses it.
+function M.definition(name)
+  local action = actions[name]
+  return action and action.fn
+end
+
 --- Registers an action whose name and services its caller has already
 --- checked (a workflow's `run` steps: one action per step, so a large
 --- workflow registers thousands): `names` is a list of known service

@@ -33,6 +33,10 @@ public final class LiveProgress: WorkflowReporter {
     redraw()
   }
 
+  public func stepReruns(_ step: LuaString, reason: String) {
+    write(Self.clearLine + "[\(workflow)] resume: \(step.lossyString): \(reason)\n")
+  }
+
   public func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double) {
     write(Self.clearLine + "[\(workflow)] step \(step.lossyString) attempt \(attempt) failed: \(error); retrying\n")
     redraw()

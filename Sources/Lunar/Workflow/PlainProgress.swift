@@ -5,11 +5,14 @@ import LuaKit
 public final class PlainProgress: WorkflowReporter {
   /// `[report] step `, the start of every line.
   private let prefix: [UInt8]
+  /// `[report] resume: `, the start of a line that says why a step reruns.
+  private let resumePrefix: [UInt8]
   private let write: (String) -> Void
 
   /// Lines about `workflow`, each given to `write` with its newline.
   public init(workflow: LuaString, write: @escaping (String) -> Void) {
     prefix = Array("[".utf8) + workflow.bytes + Array("] step ".utf8)
+    resumePrefix = Array("[".utf8) + workflow.bytes + Array("] resume: ".utf8)
     self.write = write
   }
 
@@ -19,6 +22,10 @@ public final class PlainProgress: WorkflowReporter {
 
   public func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double) {
     write(Self.line(prefix, step) { $0.append(contentsOf: " attempt \(attempt) failed: \(error); retrying\n".utf8) })
+  }
+
+  public func stepReruns(_ step: LuaString, reason: String) {
+    write(Self.line(resumePrefix, step) { $0.append(contentsOf: ": \(reason)\n".utf8) })
   }
 
   public func stepFinished(_ report: StepReport) {

@@ -12,6 +12,8 @@ final class RunRecorder {
   let run: RunID
   /// The steps of the run this one resumes, by name; empty if none.
   let previous: [LuaString: StepRecord]
+  /// The run this one resumes, if any.
+  let resumes: RunID?
   /// The durable jobs the resumed run's steps waited for, by step name.
   private let previousJobs: [LuaString: StepJob]
   private var batch: [StepRecord] = []
@@ -21,6 +23,7 @@ final class RunRecorder {
   /// and the durable jobs `previousJobs` they waited for.
   init(store: any RunStore, run: NewRun, previous: [StepRecord], previousJobs: [StepJob] = []) throws(StoreError) {
     self.store = store
+    resumes = previous.isEmpty ? nil : run.resumedFrom
     self.run = try store.beginRun(run)
     var byName: [LuaString: StepRecord] = [:]
     for step in previous { byName[step.name] = step }
@@ -51,10 +54,10 @@ final class RunRecorder {
   }
 
   /// The earlier output of step `name` if it succeeded (or was reused) with
-  /// the same fingerprint.
-  func reusableOutput(of name: LuaString, fingerprint: Fingerprint) -> [LuaValue]? {
+  /// the same input fingerprint and the same code.
+  func reusableOutput(of name: LuaString, fingerprint: Fingerprint, code: Fingerprint?) -> [LuaValue]? {
     guard let step = previous[name], step.status == .succeeded || step.status == .reused,
-      step.fingerprint == fingerprint
+      step.fingerprint == fingerprint, step.code == code
     else { return nil }
     return step.output
   }

@@ -37,6 +37,15 @@ public struct WorkflowPlugin: LunarPlugin {
       ("unfinished_job", Self.unfinishedJob(runs, runtime: runtime)),
       ("submit_job", Self.submitJob(runs, runtime: runtime)),
       ("graph", Self.graph),
+      ("file_digest", Self.fileDigest),
+      ("bytecode", { call in
+        call.push(LuaString(bytes: StepBytecode.withoutLines(try call.bytes(1).bytes)))
+        return .one
+      }),
+      ("version", { call in
+        call.push(Lunar.version)
+        return .one
+      }),
     ])
   }
 
@@ -92,8 +101,10 @@ public struct WorkflowPlugin: LunarPlugin {
     }
   }
 
-  /// run(run, body, record, launcher) -> { ok =, failed =, steps = }: runs
-  /// the steps, `body(position, attempt)` for each attempt, and waits for the end
+  /// run(run, body, record, launcher [, codes]) -> ok, failed, statuses,
+  /// attempts, reasons: runs the steps, `body(position, attempt, counted)`
+  /// for each attempt, and waits for the end; `codes` are the steps' code
+  /// texts by position, for a recorded run
   private static func run(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
     { [unowned runtime] call in
       let id = Int(try call.integer(1))
@@ -105,7 +116,9 @@ public struct WorkflowPlugin: LunarPlugin {
         return LuaReference(popping: call.L, in: runtime.state)
       }
       guard let thread = call.thread(at: 4) else { throw LuaArgumentError.invalid(4, "thread expected") }
-      let run = try runs.start(id, body: reference(2), record: reference(3), launcher: reference(4), launcherThread: thread)
+      let codes = try call.value(5, name: "codes").tableValue?.array.compactMap(\.luaStringValue) ?? []
+      let run = try runs.start(
+        id, body: reference(2), record: reference(3), launcher: reference(4), launcherThread: thread, codes: codes)
       return runtime.scheduler.suspend(call, on: run.wait)
     }
   }
@@ -210,6 +223,19 @@ public struct WorkflowPlugin: LunarPlugin {
       call.push(handle, as: runtime.component(DurableJobHandles.self).luaClass)
       return .one
     }
+  }
+
+  /// file_digest(path) -> the SHA-256 of the file's bytes (32 bytes), or
+  /// nil if it cannot be read: a module's part of a step's code
+  private static func fileDigest(_ call: LuaCall) throws -> LuaReturn {
+    let path = try call.bytes(1)
+    // A path that is not UTF-8 cannot be opened by name here: it counts as unreadable.
+    guard let text = String(validating: path.bytes, as: UTF8.self), let bytes = try? BoundedFileReader.read(text) else {
+      call.pushNil()
+      return .one
+    }
+    call.push(LuaString(bytes: SHA256.hash(bytes)))
+    return .one
   }
 
   /// graph(name, steps, format) -> the drawing of a workflow whose steps are

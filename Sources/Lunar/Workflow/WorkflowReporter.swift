@@ -7,6 +7,9 @@ public protocol WorkflowReporter: AnyObject {
   func stepStarted(_ step: LuaString, at time: Double)
   /// An attempt failed and another follows after `delay` seconds.
   func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double)
+  /// A step of a resumed run runs again, for `reason` (`code changed`),
+  /// said before it starts.
+  func stepReruns(_ step: LuaString, reason: String)
   /// A step ended.
   func stepFinished(_ report: StepReport)
   /// The run ended; every step has been reported.
@@ -16,6 +19,7 @@ public protocol WorkflowReporter: AnyObject {
 extension WorkflowReporter {
   public func stepStarted(_ step: LuaString, at time: Double) {}
   public func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double) {}
+  public func stepReruns(_ step: LuaString, reason: String) {}
   public func stepFinished(_ report: StepReport) {}
   public func runFinished(_ report: RunReport) {}
 }

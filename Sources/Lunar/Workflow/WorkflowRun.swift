@@ -48,6 +48,15 @@ final class WorkflowRun {
   /// Outputs of finished steps, kept for their dependents' fingerprints (with a store only).
   private var outputs: [[LuaValue]?]
   private var fingerprints: [Fingerprint?]
+  /// Each step's code fingerprint (workflow.lua's `step_code`); nil without a store.
+  private let codes: [Fingerprint?]
+  /// Steps `--force` reruns.
+  private let forced: Set<Int>
+  /// Why a step of a resumed run runs again rather than being reused.
+  private var rerunReasons: [String?]
+  /// Attempts the resumed run made of a step it left failed: this run's
+  /// attempts of it are numbered on from there, with a budget of their own.
+  private var resumedAttempts: [Int]
   /// Steps' running tasks, to cancel them with the run.
   private var live: [Int: LuaTask] = [:]
   private let runStartedAt: Double
@@ -65,6 +74,7 @@ final class WorkflowRun {
   init(
     workflow: LuaString, steps: [WorkflowStep], plan: WorkflowPlan, jobs: Int, scheduler: Scheduler, clock: RuntimeClock,
     reporters: [any WorkflowReporter], recorder: RunRecorder?, earlierOutputs: [Int: [LuaValue]],
+    codes: [Fingerprint?] = [], forced: Set<Int> = [],
     body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
   ) {
     self.workflow = workflow
@@ -87,14 +97,48 @@ final class WorkflowRun {
     outputs = Array(repeating: nil, count: steps.count)
     for (position, output) in earlierOutputs { outputs[position] = output }
     fingerprints = Array(repeating: nil, count: steps.count)
+    self.codes = codes.count == steps.count ? codes : Array(repeating: nil, count: steps.count)
+    self.forced = forced
+    rerunReasons = Array(repeating: nil, count: steps.count)
+    resumedAttempts = Array(repeating: 0, count: steps.count)
+    if let recorder, recorder.resumes != nil {
+      for (position, step) in steps.enumerated() {
+        if let earlier = recorder.previous[step.name], earlier.status == .failed {
+          resumedAttempts[position] = earlier.attempts
+          earlierAttempts[position] = earlier.attempts
+        }
+      }
+    }
     runStartedAt = clock.now
     wait = Wait(subject: "workflow \(workflow.lossyString)")
     wait.onCancel = { [weak self] in self?.abandon() }
   }
 
-  /// Starts the steps that need nothing.
+  /// Says why each step of a resumed run runs again, then starts the
+  /// steps that need nothing.
   func start() {
+    if let recorder, let resumed = recorder.resumes {
+      let reasons = ResumeReasons(
+        steps: steps, plan: plan, previous: recorder.previous, codes: codes, forced: forced, resumed: resumed)
+      rerunReasons = reasons.reasons
+      for group in plan.groups {
+        for step in group { if let reason = rerunReasons[step] { reportRerun(step, reason) } }
+      }
+    }
     advance()
+  }
+
+  /// Why each selected step reruns (nil: reused unless its input changed),
+  /// by position; for `workflow.execute`'s results.
+  var reasons: [String?] { rerunReasons }
+
+  private func reportRerun(_ step: Int, _ reason: String) {
+    for reporter in reporters { reporter.stepReruns(steps[step].name, reason: reason) }
+    if scheduler.trace.isEnabled {
+      scheduler.trace.emit(
+        "workflow.step.reruns",
+        [.init("workflow", .string(workflow)), .init("step", .string(steps[step].name)), .init("reason", .string(LuaString(reason)))])
+    }
   }
 
   // MARK: Called by the step's Lua body
@@ -112,7 +156,20 @@ final class WorkflowRun {
       }
       let fingerprint = try Fingerprint(of: identity)
       fingerprints[step] = fingerprint
-      if let output = recorder.reusableOutput(of: steps[step].name, fingerprint: fingerprint) {
+      if recorder.resumes != nil && rerunReasons[step] == nil {
+        // A need that ran again (its input changed) reruns its dependents.
+        if let need = steps[step].needs.first(where: { plan.selected[$0] && rerunReasons[$0] != nil }) {
+          rerunReasons[step] = "needs \(steps[need].name.lossyString)"
+        } else if let output = recorder.reusableOutput(of: steps[step].name, fingerprint: fingerprint, code: codes[step]) {
+          accepted[step] = output
+          return output
+        } else {
+          rerunReasons[step] = "input changed"
+        }
+        if let reason = rerunReasons[step] { reportRerun(step, reason) }
+      } else if recorder.resumes == nil,
+        let output = recorder.reusableOutput(of: steps[step].name, fingerprint: fingerprint, code: codes[step])
+      {
         accepted[step] = output
         return output
       }
@@ -140,6 +197,8 @@ final class WorkflowRun {
       let job = recorder.unfinishedJob(of: steps[step].name, fingerprint: fingerprint)
     else { return nil }
     earlierAttempts[step] = job.attempt - 1
+    // The interrupted run's attempt goes on: its budget is that run's.
+    resumedAttempts[step] = 0
     attempts[step] = job.attempt
     return job
   }
@@ -178,9 +237,11 @@ final class WorkflowRun {
     body.push(on: thread.L)
     thread.push(step + 1)
     thread.push(attempt)
-    let task = scheduler.spawn(on: thread.L, function: thread.top - 2, arguments: 2, label: "step \(steps[step].name.lossyString)")
+    // The attempt as ctx.attempt counts it: on from the resumed run's.
+    thread.push(attempts[step])
+    let task = scheduler.spawn(on: thread.L, function: thread.top - 3, arguments: 3, label: "step \(steps[step].name.lossyString)")
     task.journalScope = steps[step].name
-    thread.pop(3)
+    thread.pop(4)
     live[step] = task
     if let timeout = steps[step].timeout {
       // Whether the attempt waits or computes (see Scheduler.setDeadline).
@@ -208,8 +269,10 @@ final class WorkflowRun {
     }
     let message = task.errorMessage ?? "failed"
     let counted = attempts[step]
-    guard counted < steps[step].attempts, !abandoned else { return fail(step, message) }
-    let delay = steps[step].backoff * Double(1 << min(counted - 1, 52))
+    // A step the resumed run left failed has a budget of its own here.
+    let spent = counted - resumedAttempts[step]
+    guard spent < steps[step].attempts, !abandoned else { return fail(step, message) }
+    let delay = steps[step].backoff * Double(1 << min(max(spent - 1, 0), 52))
     for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: counted, error: message, retryingAfter: delay) }
     if scheduler.trace.isEnabled {
       scheduler.trace.emit(
@@ -245,7 +308,7 @@ final class WorkflowRun {
     let record = StepRecord(
       name: steps[step].name, position: step, status: status == .reused ? .reused : .succeeded,
       attempts: status == .reused ? 0 : attempts[step], startedAt: startedAt[step].map(timestamp),
-      finishedAt: timestamp(clock.now), fingerprint: fingerprints[step], output: output)
+      finishedAt: timestamp(clock.now), fingerprint: fingerprints[step], code: codes[step], output: output)
     recorder.add(record) { [weak self] error in
       guard let self else { return }
       if let error {
@@ -274,7 +337,7 @@ final class WorkflowRun {
           StepRecord(
             name: steps[step].name, position: step, status: .failed, attempts: attempts[step],
             startedAt: startedAt[step].map(timestamp), finishedAt: timestamp(clock.now), fingerprint: fingerprints[step],
-            error: LuaString(message))
+            code: codes[step], error: LuaString(message))
         ) { _ in }
         scheduleCommit()
       }
@@ -355,10 +418,12 @@ final class WorkflowRun {
 
   /// What `workflow.run`'s host call returns: whether the run succeeded,
   /// the names of the steps that failed it, and each step's status (false
-  /// if not selected) and attempts, by declaration position.
+  /// if not selected), attempts and, in a resumed run, why it ran again
+  /// (false if it did not), by declaration position.
   func results(_ report: RunReport) -> [LuaValue] {
     var statuses = [LuaValue](repeating: .boolean(false), count: steps.count)
     var attempts = [LuaValue](repeating: .integer(0), count: steps.count)
+    let reasons = rerunReasons.map { $0.map { LuaValue.string(LuaString($0)) } ?? .boolean(false) }
     var next = 0
     for position in steps.indices where plan.selected[position] {
       let step = report.steps[next]
@@ -368,7 +433,7 @@ final class WorkflowRun {
     }
     return [
       .boolean(report.succeeded), .table(LuaTable(array: report.failedSteps.map { .string($0) })),
-      .table(LuaTable(array: statuses)), .table(LuaTable(array: attempts)),
+      .table(LuaTable(array: statuses)), .table(LuaTable(array: attempts)), .table(LuaTable(array: reasons)),
     ]
   }
 

@@ -28,6 +28,9 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var resumeStore: String?
   /// The earlier run whose unchanged steps are reused (`--resume [RUN]`).
   public var resume: RunReference?
+  /// Steps a resume runs again even if unchanged (`--force STEP`), with
+  /// the steps that need them.
+  public var force: [LuaString] = []
   /// The script file, as the store records it.
   public var scriptFile: String?
   /// The script's arguments, as the store records them.

@@ -20,6 +20,7 @@ final class WorkflowRuns {
     let live: LiveProgress?
     let recorder: RunRecorder?
     let earlierOutputs: [Int: [LuaValue]]
+    let forced: Set<Int>
   }
 
   private unowned let runtime: RuntimeCore
@@ -57,6 +58,14 @@ final class WorkflowRuns {
       selection = .all
     }
     let plan = WorkflowPlan(needs: steps.map(\.needs), selection: selection)
+    var forced = Set<Int>()
+    for name in self.options.force {
+      guard let position = steps.firstIndex(where: { $0.name == name }) else {
+        throw BeginError(
+          description: "--force: no step \"\(name.lossyString)\" in workflow \"\(workflow.lossyString)\"")
+      }
+      forced.insert(position)
+    }
     let (recorder, earlier) = try record(workflow, steps: steps, selection: selection, options: options)
     var earlierTable = LuaTable()
     for (position, output) in earlier { earlierTable[.string(steps[position].name)] = .table(["output": output.first ?? .nil]) }
@@ -79,19 +88,23 @@ final class WorkflowRuns {
     nextID += 1
     begun[id] = Begun(
       workflow: workflow, steps: steps, plan: plan, jobs: Int(options["jobs"].integerValue ?? 4), reporters: reporters,
-      live: live, recorder: recorder, earlierOutputs: earlier)
+      live: live, recorder: recorder, earlierOutputs: earlier, forced: forced)
     return (id, earlierTable)
   }
 
   /// Starts run `id`, whose attempts run `body`; returns it (the caller
-  /// waits on its `wait`).
+  /// waits on its `wait`). `codes` are the steps' code texts (workflow.lua's `step_code`,
+  /// by position), given for a run recorded in a store.
   func start(
-    _ id: Int, body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
+    _ id: Int, body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread,
+    codes: [LuaString] = []
   ) throws(LuaArgumentError) -> WorkflowRun {
     guard let begun = begun.removeValue(forKey: id) else { throw LuaArgumentError.invalid(1, "no such workflow run") }
+    let fingerprints = codes.map { code in Fingerprint(code: code) }
     let run = WorkflowRun(
       workflow: begun.workflow, steps: begun.steps, plan: begun.plan, jobs: begun.jobs, scheduler: runtime.scheduler,
       clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder, earlierOutputs: begun.earlierOutputs,
+      codes: fingerprints, forced: begun.forced,
       body: body, record: record, launcher: launcher, launcherThread: launcherThread)
     running[id] = run
     let ticker = begun.live.map { tick($0) }
@@ -154,7 +167,8 @@ final class WorkflowRuns {
           earlier[position] = output
           carried.append(
             StepRecord(
-              name: step.name, position: position, status: .reused, attempts: 0, fingerprint: step.fingerprint, output: output))
+              name: step.name, position: position, status: .reused, attempts: 0, fingerprint: step.fingerprint,
+              code: step.code, output: output))
         }
       }
       let run = NewRun(

@@ -15,6 +15,10 @@ M._host = nil
 local lunar = require "lunar"
 local actions = require "lunar.actions"
 local queue = require "lunar.queue"
+-- Kept when the module loads: a step's code is read with them (see
+-- step_code). Under --sandbox `debug` is gone, and only a step's own
+-- function and every module loaded from a file count.
+local string_dump, getupvalue, getinfo = string.dump, debug and debug.getupvalue, debug and debug.getinfo
 
 local WORKFLOW = { __name = "lunar.workflow" }
 WORKFLOW.__index = WORKFLOW
@@ -23,6 +27,7 @@ local STEP = { __name = "lunar.workflow.step" }
 local KNOWN = {
   uses = true, run = true, with = true, needs = true, queue = true, durable = true, retry = true, timeout = true,
   ["if"] = true, when = true, continue_on_error = true, services = true, description = true,
+  cache = true, version = true,
 }
 
 -- The short source (`x.lua`) of the functions that define steps, by function.
@@ -123,6 +128,15 @@ local function check_step(s)
   if s.continue_on_error ~= nil and type(s.continue_on_error) ~= "boolean" then
     return ("'continue_on_error' must be true or false, got %s"):format(type(s.continue_on_error))
   end
+  if s.cache ~= nil and s.cache ~= "code" and s.cache ~= "inputs" then
+    return ("'cache' must be \"code\" or \"inputs\", got %s")
+      :format(type(s.cache) == "string" and ("\"" .. s.cache .. "\"") or type(s.cache))
+  end
+  if s.version ~= nil and (type(s.version) ~= "string" or s.version == "") then
+    return ("'version' must be a non-empty string, got %s")
+      :format(type(s.version) == "string" and "an empty string" or type(s.version))
+  end
+  if s.version ~= nil and s.cache == "inputs" then return "give 'version' or cache = \"inputs\", not both" end
   if s.description ~= nil and type(s.description) ~= "string" then
     return ("'description' must be a string, got %s"):format(type(s.description))
   end
@@ -367,6 +381,169 @@ function M.graph(wf, format)
   return host.graph(wf.name, steps, format or "mermaid")
 end
 
+-- MARK: Code
+
+-- What a step's code is, for a resume to tell whether it changed (the
+-- rule is in docs/workflows.md, "What a resume reuses"). Modules loaded
+-- from files count by their bytes: the SHA-256 of each, by the module's
+-- value and by its functions' source ("@path").
+local function loaded_modules()
+  local modules = { by_value = {}, by_source = {}, all = {} }
+  local searchpath, path = package.searchpath, package.path
+  if type(searchpath) ~= "function" or type(path) ~= "string" then return modules end
+  local names = {}
+  for name, value in pairs(package.loaded) do
+    if type(name) == "string" and package.preload[name] == nil
+      and (type(value) == "table" or type(value) == "function") then
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local ok, file = pcall(searchpath, name, path)
+    local digest = ok and type(file) == "string" and host.file_digest(file)
+    if digest then
+      local text = "module " .. name .. "\0" .. digest
+      modules.by_value[package.loaded[name]] = text
+      modules.by_source["@" .. file] = text
+      modules.all[#modules.all + 1] = text
+    end
+  end
+  return modules
+end
+
+-- Appends to `parts` the code of `value` as a step's function reaches it:
+-- a function's bytecode without debug information (lines and comments do
+-- not count) and what its upvalues reach; a string, number or boolean
+-- upvalue's value; a module loaded from a file, by its bytes. Other
+-- tables are data, not code.
+local function append_code(value, modules, parts, seen)
+  local kind = type(value)
+  if seen[value] then return end
+  if kind == "function" then
+    seen[value] = true
+    local source = getinfo and getinfo(value, "S").source
+    local module = source and modules.by_source[source]
+    if module and not seen[module] then
+      seen[module] = true
+      parts[#parts + 1] = module
+    end
+    local ok, bytes = pcall(string_dump, value, true)
+    parts[#parts + 1] = ok and host.bytecode(bytes) or "a C function"
+    if getupvalue then
+      for i = 1, 255 do
+        local name, upvalue = getupvalue(value, i)
+        if name == nil then break end
+        append_code(upvalue, modules, parts, seen)
+      end
+    end
+  elseif kind == "string" then
+    parts[#parts + 1] = ("string %d:%s"):format(#value, value)
+  elseif kind == "number" or kind == "boolean" then
+    parts[#parts + 1] = ("%s %q"):format(kind, value)
+  elseif kind == "table" then
+    local module = modules.by_value[value]
+    if module and not seen[module] then
+      seen[module] = true
+      parts[#parts + 1] = module
+    end
+  end
+end
+
+-- The code text of step `s` (hashed by the host): its pinned `version`;
+-- nothing for `cache = "inputs"`; else its `run` function or the Lua
+-- action it `uses` (`memo` keeps each function's text), or the name of
+-- a Swift action and Lunar's version.
+local function step_code(s, modules, memo)
+  if s.version ~= nil then return "version\0" .. s.version end
+  if s.cache == "inputs" then return "inputs" end
+  local fn = s.run or actions.definition(s.uses)
+  if fn == nil then return "swift action\0" .. s.uses .. "\0lunar " .. host.version() end
+  local text = memo[fn]
+  if text == nil then
+    local parts = {}
+    -- Without `debug`, a function's upvalues are out of reach: every
+    -- module loaded from a file counts instead.
+    if not getupvalue then
+      for _, module in ipairs(modules.all) do parts[#parts + 1] = module end
+    end
+    append_code(fn, modules, parts, {})
+    text = table.concat(parts, "\0")
+    memo[fn] = text
+  end
+  return (s.run and "run\0" or ("uses\0" .. s.uses .. "\0")) .. text
+end
+
+-- The code texts of every step, by position.
+local function step_codes(wf)
+  local modules, memo, codes = loaded_modules(), {}, {}
+  for i, s in ipairs(wf.steps) do codes[i] = step_code(s, modules, memo) end
+  return codes
+end
+
+-- MARK: Data flow
+
+-- `name` as a field of ctx.steps: `.build`, or `["a b"]`, `[1]`.
+local function field_shown(name)
+  if type(name) == "string" and name:match("^[%a_][%w_]*$") then return "." .. name end
+  if type(name) == "string" then return ("[\"%s\"]"):format(name_text(name)) end
+  return ("[%s]"):format(tostring(name))
+end
+
+-- True if step `s` needs the step `name`, directly or through its needs.
+local function needs_step(wf, s, name)
+  for _, need in ipairs(s.needs) do
+    if need == name then return true end
+  end
+  local seen, pending = {}, {}
+  for _, need in ipairs(s.needs) do pending[#pending + 1] = need end
+  while #pending > 0 do
+    local need = pending[#pending]
+    pending[#pending] = nil
+    if need == name then return true end
+    if not seen[need] then
+      seen[need] = true
+      for _, further in ipairs(wf.by_name[need].needs) do pending[#pending + 1] = further end
+    end
+  end
+  return false
+end
+
+-- The `ctx.steps` of step `s`: the steps it needs, directly or not, from
+-- `results`; reading any other is an error at the line that reads it.
+local function steps_view(wf, s, results)
+  local allowed = {}
+  local function read(_, name)
+    if allowed[name] then return results[name] end
+    local target = type(name) == "string" and wf.by_name[name] or nil
+    if target == nil then
+      error(("step \"%s\" reads ctx.steps%s, but workflow \"%s\" has no step %s")
+        :format(name_text(s.name), field_shown(name), name_text(wf.name),
+          type(name) == "string" and ('"' .. name_text(name) .. '"') or "by that key"), 2)
+    end
+    if not needs_step(wf, s, name) then
+      local names = {}
+      for i, need in ipairs(s.needs) do names[i] = ('"%s"'):format(name_text(need)) end
+      names[#names + 1] = ('"%s"'):format(name_text(name))
+      error(("step \"%s\" reads ctx.steps%s, but \"%s\" is not among its needs (add needs = { %s })")
+        :format(name_text(s.name), field_shown(name), name_text(name), table.concat(names, ", ")), 2)
+    end
+    allowed[name] = true
+    return results[name]
+  end
+  local function each(_)
+    local function step_after(_, name)
+      local value
+      repeat
+        name, value = next(results, name)
+      until name == nil or allowed[name] or needs_step(wf, s, name)
+      return name, value
+    end
+    return step_after, nil, nil
+  end
+  return setmetatable({}, { __index = read, __pairs = each, __name = "ctx.steps" })
+end
+
 -- MARK: Running
 
 -- What a step's body returns first (WorkflowRun.BodyOutcome).
@@ -440,9 +617,18 @@ local function execute(wf, options, level)
   for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
   local inputs = {}
   local durable_queues = {}
+  local views = {}
+  local function view_for(s)
+    local view = views[s]
+    if view == nil then
+      view = steps_view(wf, s, ctx_steps)
+      views[s] = view
+    end
+    return view
+  end
 
   local function context_for(s)
-    return { workflow = wf.name, step = s.name, steps = ctx_steps, now = now }
+    return { workflow = wf.name, step = s.name, steps = view_for(s), now = now }
   end
 
   local action_names = {}
@@ -452,7 +638,7 @@ local function execute(wf, options, level)
     if not action_names[name] then
       actions.define_checked(name, s.services, function(ctx, input)
         -- The action's context (services, ctx:run, ctx:event) is the step's.
-        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, ctx_steps
+        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, view_for(s)
         return s.run(ctx, input)
       end)
       action_names[name] = true
@@ -478,7 +664,9 @@ local function execute(wf, options, level)
   -- an earlier output to reuse, or its action. The runner says "started"
   -- itself for a step with no condition in a run it does not record;
   -- `prepare` says it for the others, once they are known to run.
-  local function body(i, attempt)
+  -- `counted` is the attempt as ctx.attempt numbers it (on from the
+  -- attempts of a resumed run).
+  local function body(i, attempt, counted)
     local s = wf.steps[i]
     if attempt == 1 then
       local condition, input = s["if"], s.with
@@ -518,7 +706,7 @@ local function execute(wf, options, level)
       end
       return ran(s, i, job:await())
     end
-    return ran(s, i, lunar.run(action_for(s), inputs[i]))
+    return ran(s, i, actions.run(action_for(s), inputs[i], nil, counted))
   end
 
   -- A step failed for good: its context says so.
@@ -526,13 +714,16 @@ local function execute(wf, options, level)
     ctx_steps[wf.steps[i].name] = { status = "failed", error = message }
   end
 
-  local ok, failed, statuses, attempts = host.run(run, body, record, coroutine.create(function() end))
+  local codes = recording and step_codes(wf) or nil
+  local ok, failed, statuses, attempts, reasons = host.run(run, body, record, coroutine.create(function() end), codes)
   local results = {}
   for i, status in ipairs(statuses) do
     if status then
       local name = wf.steps[i].name
       local c = ctx_steps[name]
-      results[name] = { status = status, attempts = attempts[i], output = c and c.output }
+      results[name] = {
+        status = status, attempts = attempts[i], output = c and c.output, error = c and c.error, reason = reasons[i] or nil,
+      }
     end
   end
   return { ok = ok, failed = failed, results = results }

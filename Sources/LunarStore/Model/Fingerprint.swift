@@ -14,6 +14,12 @@ public struct Fingerprint: Sendable, Hashable, CustomStringConvertible {
     bytes = SHA256.hash(try LuaValueCodec.encode(values))
   }
 
+  /// The fingerprint of a step's code text (workflow.lua's `step_code` in Lunar): the
+  /// SHA-256 of its bytes.
+  public init(code: LuaString) {
+    bytes = SHA256.hash(code.bytes)
+  }
+
   /// A fingerprint read back from a store; nil unless it has 32 bytes.
   public init?(bytes: [UInt8]) {
     guard bytes.count == SHA256.byteCount else { return nil }

@@ -17,6 +17,9 @@ public struct StepRecord: Sendable {
   public var finishedAt: StoreTimestamp?
   /// What identifies its inputs, for reuse by a later resume.
   public var fingerprint: Fingerprint?
+  /// What identifies its code (see docs/workflows.md, "What a resume
+  /// reuses"); nil if not recorded (a store written by an older Lunar).
+  public var code: Fingerprint?
   /// The values it returned (an empty list if none); nil unless it
   /// succeeded or was reused.
   public var output: [LuaValue]?
@@ -27,7 +30,7 @@ public struct StepRecord: Sendable {
   public init(
     name: LuaString, position: Int, status: StepStatus, attempts: Int = 1,
     startedAt: StoreTimestamp? = nil, finishedAt: StoreTimestamp? = nil, fingerprint: Fingerprint? = nil,
-    output: [LuaValue]? = nil, error: LuaString? = nil
+    code: Fingerprint? = nil, output: [LuaValue]? = nil, error: LuaString? = nil
   ) {
     self.name = name
     self.position = position
@@ -36,6 +39,7 @@ public struct StepRecord: Sendable {
     self.startedAt = startedAt
     self.finishedAt = finishedAt
     self.fingerprint = fingerprint
+    self.code = code
     self.output = output
     self.error = error
   }

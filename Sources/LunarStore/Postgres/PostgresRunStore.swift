@@ -78,6 +78,7 @@ public final class PostgresRunStore: RunStore {
         .integer(Int64(step.attempts)), step.startedAt.map { .integer($0.microseconds) } ?? .null,
         step.finishedAt.map { .integer($0.microseconds) } ?? .null, step.fingerprint.map { .bytes($0.bytes) } ?? .null,
         output.map { .bytes($0) } ?? .null, step.error.map { .bytes($0.bytes) } ?? .null,
+        step.code.map { .bytes($0.bytes) } ?? .null,
       ])
     }
     try withConnection { db in
@@ -85,12 +86,12 @@ public final class PostgresRunStore: RunStore {
         for row in rows {
           try db.query(
             """
-            INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, fingerprint, output, error)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, fingerprint, output, error, code)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
             ON CONFLICT (run, name) DO UPDATE SET
               position = excluded.position, status = excluded.status, attempts = excluded.attempts,
               started_at = excluded.started_at, finished_at = excluded.finished_at,
-              fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error
+              fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error, code = excluded.code
             """, row)
         }
       }
@@ -171,7 +172,7 @@ public final class PostgresRunStore: RunStore {
       // bytea orders by its bytes, as SQLite orders a BLOB.
       let rows = try db.query(
         """
-        SELECT name, position, status, attempts, started_at, finished_at, fingerprint, output, error
+        SELECT name, position, status, attempts, started_at, finished_at, fingerprint, output, error, code
         FROM step WHERE run = $1 ORDER BY position, name
         """, [.integer(run.rawValue)])
       var steps: [StepRecord] = []
@@ -197,7 +198,8 @@ public final class PostgresRunStore: RunStore {
             attempts: try checked.count(rows.int64(row, 3), "attempts"),
             startedAt: try checked.time(rows.isNull(row, 4) ? nil : rows.int64(row, 4), "started_at"),
             finishedAt: try checked.time(rows.isNull(row, 5) ? nil : rows.int64(row, 5), "finished_at"),
-            fingerprint: rows.isNull(row, 6) ? nil : Fingerprint(bytes: rows.bytes(row, 6)), output: output,
+            fingerprint: rows.isNull(row, 6) ? nil : Fingerprint(bytes: rows.bytes(row, 6)),
+            code: rows.isNull(row, 9) ? nil : Fingerprint(bytes: rows.bytes(row, 9)), output: output,
             error: rows.isNull(row, 8) ? nil : LuaString(bytes: rows.bytes(row, 8))))
       }
       return steps

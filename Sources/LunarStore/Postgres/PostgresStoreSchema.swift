@@ -109,6 +109,11 @@ enum PostgresStoreSchema {
       )
       """,
     ],
+    // Version 5: a step's code is kept apart from its inputs, so a resume
+    // says which of the two changed.
+    [
+      "ALTER TABLE step ADD COLUMN code bytea",
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -89,6 +89,7 @@ public final class SQLiteRunStore: RunStore {
         .integer(Int64(step.attempts)), step.startedAt.map { .integer($0.microseconds) } ?? .null,
         step.finishedAt.map { .integer($0.microseconds) } ?? .null, step.fingerprint.map { .blob($0.bytes) } ?? .null,
         output.map { .blob($0) } ?? .null, step.error.map { .blob($0.bytes) } ?? .null,
+        step.code.map { .blob($0.bytes) } ?? .null,
       ])
     }
     try withDatabase { db in
@@ -96,12 +97,12 @@ public final class SQLiteRunStore: RunStore {
         for row in rows {
           try db.run(
             """
-            INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, fingerprint, output, error)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, fingerprint, output, error, code)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (run, name) DO UPDATE SET
               position = excluded.position, status = excluded.status, attempts = excluded.attempts,
               started_at = excluded.started_at, finished_at = excluded.finished_at,
-              fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error
+              fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error, code = excluded.code
             """, row)
         }
       }
@@ -192,7 +193,7 @@ public final class SQLiteRunStore: RunStore {
       var steps: [StepRecord] = []
       try db.query(
         """
-        SELECT name, position, status, attempts, started_at, finished_at, fingerprint, output, error
+        SELECT name, position, status, attempts, started_at, finished_at, fingerprint, output, error, code
         FROM step WHERE run = ? ORDER BY position, name
         """, [.integer(run.rawValue)]
       ) { row in
@@ -215,7 +216,8 @@ public final class SQLiteRunStore: RunStore {
             attempts: try checked.count(row.int64(3), "attempts"),
             startedAt: try checked.time(row.isNull(4) ? nil : row.int64(4), "started_at"),
             finishedAt: try checked.time(row.isNull(5) ? nil : row.int64(5), "finished_at"),
-            fingerprint: row.isNull(6) ? nil : Fingerprint(bytes: row.blob(6)), output: output,
+            fingerprint: row.isNull(6) ? nil : Fingerprint(bytes: row.blob(6)),
+            code: row.isNull(9) ? nil : Fingerprint(bytes: row.blob(9)), output: output,
             error: row.isNull(8) ? nil : LuaString(bytes: row.blob(8))))
       }
       return steps

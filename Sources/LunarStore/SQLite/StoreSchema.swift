@@ -106,6 +106,11 @@ enum StoreSchema {
       ) WITHOUT ROWID
       """,
     ],
+    // Version 5: a step's code is kept apart from its inputs, so a resume
+    // says which of the two changed.
+    [
+      "ALTER TABLE step ADD COLUMN code BLOB",
+    ],
   ]
 
   /// The version this Lunar writes.
