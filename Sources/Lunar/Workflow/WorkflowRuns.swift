@@ -91,8 +91,8 @@ final class WorkflowRuns {
     guard let begun = begun.removeValue(forKey: id) else { throw LuaArgumentError.invalid(1, "no such workflow run") }
     let run = WorkflowRun(
       workflow: begun.workflow, steps: begun.steps, plan: begun.plan, jobs: begun.jobs, scheduler: runtime.scheduler,
-      clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder, earlierOutputs: begun.earlierOutputs,
-      body: body, record: record, launcher: launcher, launcherThread: launcherThread)
+      clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder,
+      logLimit: options.storesLogs ? max(0, options.logLimit) : nil, earlierOutputs: begun.earlierOutputs, body: body, record: record, launcher: launcher, launcherThread: launcherThread)
     running[id] = run
     let ticker = begun.live.map { tick($0) }
     run.onFinish = { [unowned self] in
