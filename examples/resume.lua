@@ -4,7 +4,8 @@
 --   lunar run --store sqlite:/tmp/resume.db examples/resume.lua          # "publish" fails
 --   PUBLISH=1 lunar run --store sqlite:/tmp/resume.db --resume examples/resume.lua
 --   lunar runs --store sqlite:/tmp/resume.db                            # both runs, newest first
---   lunar runs show --store sqlite:/tmp/resume.db last                   # steps, outputs, errors
+--   lunar runs show --store sqlite:/tmp/resume.db last --outputs         # steps, outputs, errors
+--   lunar runs logs --store sqlite:/tmp/resume.db 1 publish              # what each attempt printed
 local workflow = require "lunar.workflow"
 local step = workflow.step
 
@@ -20,6 +21,7 @@ return workflow "resume" {
     return sums
   end },
   step "publish" { needs = { "build", "checksum" }, retry = { attempts = 2, backoff = 0.1 }, run = function(ctx)
+    print("publishing " .. ctx.steps.build.output.version)
     if os.getenv("PUBLISH") ~= "1" then error("the release server is down (set PUBLISH=1)", 0) end
     print("published " .. ctx.steps.build.output.version)
     return true

@@ -36,6 +36,8 @@ struct lunar_Control {
   int deadlinemessage;              // registry slot of the error it raises
   lunar_Coverage *coverage;         // line hits (lunar_startcoverage), or NULL; loop thread only
   _Atomic int linemask;             // LUA_MASKLINE while coverage counts, else 0
+  lunar_OutputSink outputsink;      // what print and io writes to stdout/stderr also goes to, or NULL; loop thread only
+  void *outputcontext;              // outputsink's first argument
 };
 
 static inline lunar_Control *control(lua_State *L) {

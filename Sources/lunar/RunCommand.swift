@@ -33,6 +33,7 @@ enum RunCommand {
       OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4)"),
       OptionSpec(name: "store", value: "URL", help: "workflows: record runs in URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "no-store", help: "workflows: record nothing"),
+      OptionSpec(name: "no-logs", help: "workflows: keep steps' printed output out of the store (it is still shown)"),
       OptionSpec(
         name: "resume", value: "RUN", help: "workflows: reuse the steps of run RUN (default: the last run) whose inputs are unchanged",
         valueIsOptional: true),
@@ -154,6 +155,7 @@ enum RunCommand {
     workflow.scriptArguments = Array(parsed.operands.dropFirst())
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
     workflow.misplacedFlag = misplacedFlag(parsed)
+    workflow.storesLogs = !parsed.has("no-logs")
     var actions = ActionOptions()
     switch (parsed.value("record"), parsed.value("replay")) {
     case (let record?, nil): actions.recording = .record(path: record)

@@ -3,10 +3,12 @@ import LunarStore
 
 /// What `lunar runs show RUN` prints: the run's header (workflow, file,
 /// arguments, status, times, the run it resumed), then each recorded step
-/// with its status, attempts and duration, and under it its output or error.
+/// with its status, attempts and duration, and under it its error, or its
+/// output if asked (`--outputs`).
 enum RunDetails {
-  /// The text for `run` and its recorded `steps`, each line ending in a newline.
-  static func text(_ run: RunRecord, steps: [StepRecord]) -> String {
+  /// The text for `run` and its recorded `steps` (with their outputs if
+  /// `outputs`), each line ending in a newline.
+  static func text(_ run: RunRecord, steps: [StepRecord], outputs: Bool = true) -> String {
     var header: [(String, String)] = [
       ("run", run.id.description),
       ("workflow", RunText.name(run.workflow)),
@@ -36,7 +38,7 @@ enum RunDetails {
         // A traceback's lines stay under the step, indented as its first.
         let lines = error.lossyString.split(separator: "\n", omittingEmptySubsequences: false)
         text += "    error: " + lines.joined(separator: "\n           ") + "\n"
-      } else if let output = step.output {
+      } else if outputs, let output = step.output {
         text += ValueText.output(output, label: "output: ", indent: 4) + "\n"
       }
     }

@@ -9,8 +9,9 @@ import LunarStore
 enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
-    summary: "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps.",
-    operands: "[show RUN]",
+    summary:
+      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed.",
+    operands: "[show RUN | logs RUN [STEP]]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -19,6 +20,9 @@ enum RunsCommand {
       OptionSpec(
         name: "format", value: "text|gantt|chrome",
         help: "for show: text (default), a Mermaid gantt chart of the steps, or a Chrome trace of them for ui.perfetto.dev"),
+    ] + RunsShowFilter.specs + [
+      OptionSpec(name: "attempt", value: "N", help: "for logs: only attempt N of STEP"),
+      OptionSpec(name: "follow", short: "f", help: "for logs: keep printing what a running run's steps print until it ends"),
     ],
     run: run
   )
@@ -29,7 +33,14 @@ enum RunsCommand {
   /// What the command line asks for.
   private enum Request {
     case list(limit: Int)
-    case show(RunReference, format: Format)
+    case show(RunReference, format: Format, filter: RunsShowFilter)
+    case logs(RunsLogsCommand.Request)
+
+    /// True for the list of runs (which an empty store answers).
+    var isList: Bool {
+      if case .list = self { return true }
+      return false
+    }
   }
 
   /// How `runs show` writes a run.
@@ -55,7 +66,7 @@ enum RunsCommand {
         store = try location.openRunStore(createIfMissing: false, options: .init(readOnly: true))
       } catch where error.kind == .missing {
         // Reading never creates a store: there is nothing to read yet.
-        if case .show = request {
+        if !request.isList {
           Console.error("lunar: no runs recorded yet in \(location)")
           return 1
         }
@@ -71,7 +82,9 @@ enum RunsCommand {
         } else {
           print(RunTable.text(summaries), terminator: "")
         }
-      case .show(let reference, let format):
+      case .logs(let logs):
+        return try RunsLogsCommand.run(logs, store: store, workflow: workflow)
+      case .show(let reference, let format, let filter):
         let run = try store.resolve(reference, workflow: workflow)
         if let workflow, run.workflow != workflow {
           Console.error(
@@ -79,10 +92,15 @@ enum RunsCommand {
           )
           return 1
         }
-        let steps = try store.steps(of: run.id)
+        let recorded = try store.steps(of: run.id)
+        if let step = filter.step, !recorded.contains(where: { $0.name == step }) {
+          Console.error("lunar: run \(run.id) in \(store.location) has no step '\(RunText.name(step))'")
+          return 1
+        }
+        let steps = filter.apply(to: recorded)
         let text =
           switch format {
-          case .text: RunDetails.text(run, steps: steps)
+          case .text: RunDetails.text(run, steps: steps, outputs: filter.outputs)
           case .gantt: RunGantt.text(run, steps: steps)
           case .chrome: RunTimeline.text(run, steps: steps)
           }
@@ -99,8 +117,11 @@ enum RunsCommand {
   private static func readRequest(_ parsed: ParsedArguments) throws(UsageError) -> Request {
     switch parsed.operands.first {
     case nil:
-      if parsed.has("format") {
-        throw UsageError(message: "--format is for runs show, not for the list of runs", command: "runs")
+      for flag in ["format", "status", "step", "outputs"] where parsed.has(flag) {
+        throw UsageError(message: "--\(flag) is for runs show, not for the list of runs", command: "runs")
+      }
+      for flag in ["attempt", "follow"] where parsed.has(flag) {
+        throw UsageError(message: "--\(flag) is for runs logs, not for the list of runs", command: "runs")
       }
       var limit = defaultLimit
       if let text = parsed.value("limit") {
@@ -120,18 +141,26 @@ enum RunsCommand {
       if parsed.has("limit") {
         throw UsageError(message: "--limit is for the list of runs, not for runs show", command: "runs")
       }
+      for flag in ["attempt", "follow"] where parsed.has(flag) {
+        throw UsageError(message: "--\(flag) is for runs logs, not for runs show", command: "runs")
+      }
+      let filter = try RunsShowFilter(parsed)
       let name = parsed.value("format") ?? "text"
       guard let format = Format(rawValue: name) else {
         throw UsageError(message: "--format is 'text', 'gantt' or 'chrome', got '\(name)'", command: "runs")
       }
       do {
-        return .show(try RunReference(parsing: parsed.operands[1]), format: format)
+        return .show(try RunReference(parsing: parsed.operands[1]), format: format, filter: filter)
       } catch {
         throw UsageError(message: error.message, command: "runs")
       }
+    case "logs":
+      return .logs(try RunsLogsCommand.readRequest(parsed))
     case let word?:
       throw UsageError(
-        message: "unknown word '\(word)': 'lunar runs' lists runs, 'lunar runs show RUN' shows one", command: "runs")
+        message:
+          "unknown word '\(word)': 'lunar runs' lists runs, 'lunar runs show RUN' shows one, 'lunar runs logs RUN' prints its logs",
+        command: "runs")
     }
   }
 }

@@ -143,6 +143,12 @@ extension ExampleTests {
     #expect(!second.stdout.contains("building"), "the expensive step was reused")
     #expect(second.stdout.contains("[resume] step build reused"))
     #expect(second.stdout.contains("published 1.4.2"))
+    // What the failed run's publish step printed, attempt by attempt.
+    let logs = try await LunarProcess.run(["runs", "logs", "--store", store, "1", "publish"], in: Self.examples)
+    #expect(logs.status == 0, "\(logs.stderr)")
+    #expect(
+      logs.stdout
+        == "==> step publish, attempt 1 <==\npublishing 1.4.2\n==> step publish, attempt 2 <==\npublishing 1.4.2\n")
     let runs = try await LunarProcess.run(["runs", "--store", store], in: Self.examples)
     let lines = runs.stdout.split(separator: "\n")
     #expect(lines.count == 3, "a header and two runs")

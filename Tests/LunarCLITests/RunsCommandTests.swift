@@ -137,10 +137,10 @@ import TestSupport
     }
   }
 
-  @Test func showPrintsTheHeaderAndEachStepWithItsOutputOrError() async throws {
+  @Test func showPrintsTheHeaderAndEachStepWithItsErrorOrAskedOutput() async throws {
     let fixture = try Fixture()
     try await fixture.recordThreeRuns()
-    let last = try await fixture.lunar(["runs", "show", "--store", fixture.storeURL, "last"])
+    let last = try await fixture.lunar(["runs", "show", "--store", fixture.storeURL, "last", "--outputs"])
     #expect(last.status == 0, "\(last.stderr)")
     #expect(
       Self.normalized(last.stdout) == """
@@ -170,7 +170,7 @@ import TestSupport
     #expect(second.stdout.contains("\nprepare  succeeded         1      "))
     #expect(!second.stdout.contains("resumed from"))
 
-    let first = try await fixture.lunar(["runs", "show", "--store", fixture.storeURL, "1"])
+    let first = try await fixture.lunar(["runs", "show", "--store", fixture.storeURL, "1", "--outputs"])
     #expect(first.status == 0, "\(first.stderr)")
     #expect(
       Self.normalized(first.stdout) == #"""
@@ -264,7 +264,10 @@ import TestSupport
       (["show", "0"], "a run is 'last' or a run id (a positive number), got '0'"),
       (["show", "1", "2"], "runs show takes one RUN, got 2"),
       (["show", "--limit", "3", "1"], "--limit is for the list of runs, not for runs show"),
-      (["list"], "unknown word 'list': 'lunar runs' lists runs, 'lunar runs show RUN' shows one"),
+      (
+        ["list"],
+        "unknown word 'list': 'lunar runs' lists runs, 'lunar runs show RUN' shows one, 'lunar runs logs RUN' prints its logs"
+      ),
       (["--bogus"], "unknown option '--bogus' for 'lunar runs'"),
     ]
     for (arguments, message) in cases {
@@ -349,7 +352,7 @@ import TestSupport
     #expect(list.status == 0, "\(list.stderr)")
     #expect(list.stdout.split(separator: "\n").count == 2, "one line per run: \(list.stdout)")
     #expect(list.stdout.contains(#"  b\255in\nx  succeeded  "#), "\(list.stdout)")
-    let show = try await fixture.lunar(["runs", "show", "--store", fixture.storeURL, "last"])
+    let show = try await fixture.lunar(["runs", "show", "--store", fixture.storeURL, "last", "--outputs"])
     #expect(show.status == 0, "\(show.stderr)")
     #expect(show.stdout.contains("workflow   b\\255in\\nx\n"), "\(show.stdout)")
     #expect(show.stdout.contains("\ns\\0p  succeeded  "), "\(show.stdout)")
@@ -440,8 +443,11 @@ import TestSupport
   @Test func helpIsGeneratedFromTheCommandsFlags() async throws {
     let help = try await LunarProcess.run(["runs", "--help"])
     #expect(help.status == 0)
-    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN]\n"))
-    for flag in ["--store URL", "--workflow NAME", "--limit N", "--help"] {
+    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | logs RUN [STEP]]\n"))
+    for flag in [
+      "--store URL", "--workflow NAME", "--limit N", "--status STATUS", "--step NAME", "--outputs", "--attempt N", "--follow",
+      "--help",
+    ] {
       #expect(help.stdout.contains(flag), "\(flag)")
     }
     #expect(try await LunarProcess.run(["help", "runs"]).stdout == help.stdout)

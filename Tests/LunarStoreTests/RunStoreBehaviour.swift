@@ -260,3 +260,44 @@ enum RunStoreBehaviour {
     #expect(try reopened.steps(of: run).first?.output.map { try LuaValueCodec.encode($0) } == LuaValueCodec.encode(everyKind))
   }
 }
+
+extension RunStoreBehaviour {
+  /// Step logs come back byte for byte, by run, step (its bytes) and
+  /// attempt, in the order stored, from a given chunk on; a batch with a
+  /// bad step keeps none of its logs.
+  static func stepLogsComeBackAsStored(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua"))
+    let other = try store.beginRun(NewRun(workflow: "w", file: "w.lua"))
+    let name = LuaString(bytes: [0x73, 0xFF])
+    func chunk(_ step: LuaString, _ attempt: Int, _ sequence: Int, _ stream: StepLogStream, _ bytes: [UInt8]) -> StepLogChunk {
+      StepLogChunk(step: step, position: step == name ? 1 : 0, attempt: attempt, sequence: sequence, stream: stream, bytes: bytes)
+    }
+    let first = [chunk("a", 1, 1, .standardOutput, [0, 0xFF, 0x0A]), chunk(name, 1, 1, .standardError, Array("e\n".utf8))]
+    try store.recordSteps([], logs: first, of: run)
+    try store.recordSteps(
+      [StepRecord(name: "a", position: 0, status: .succeeded, output: [])], logs: [chunk("a", 2, 1, .standardOutput, [1])], of: run)
+    try store.recordSteps([], logs: [chunk("a", 1, 1, .standardOutput, [9])], of: other)
+    let all = try fixture.reopen().stepLogs(of: run, step: nil, attempt: nil, after: 0)
+    #expect(all.map { [$0.step, LuaString(bytes: $0.bytes)] } == [["a", LuaString(bytes: [0, 0xFF, 0x0A])], [name, "e\n"], ["a", LuaString(bytes: [1])]])
+    #expect(all.map(\.stream) == [.standardOutput, .standardError, .standardOutput])
+    #expect(all.map(\.attempt) == [1, 1, 2])
+    #expect(try store.stepLogs(of: run, step: name, attempt: nil, after: 0).map(\.bytes) == [Array("e\n".utf8)])
+    #expect(try store.stepLogs(of: run, step: "a", attempt: 2, after: 0).map(\.bytes) == [[1]])
+    #expect(try store.stepLogs(of: run, step: nil, attempt: nil, after: all[0].id).map(\.id) == all.dropFirst().map(\.id))
+    #expect(try store.stepLogs(of: other, step: nil, attempt: nil, after: 0).map(\.bytes) == [[9]])
+
+    var deep = LuaValue.table(LuaTable())
+    for _ in 0..<LuaValueCodec.maximumDepth { deep = .table(LuaTable(array: [deep])) }
+    #expect(throws: StoreError.self) {
+      try store.recordSteps(
+        [StepRecord(name: "deep", position: 2, status: .succeeded, output: [deep])],
+        logs: [chunk("deep", 1, 1, .standardOutput, [2])], of: run)
+    }
+    #expect(try store.stepLogs(of: run, step: "deep", attempt: nil, after: 0).isEmpty)
+    let missing = #expect(throws: StoreError.self) {
+      try store.recordSteps([], logs: [chunk("a", 1, 1, .standardOutput, [3])], of: RunID(999))
+    }
+    #expect(missing?.kind == .noSuchRun)
+  }
+}

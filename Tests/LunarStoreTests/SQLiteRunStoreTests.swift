@@ -24,6 +24,7 @@ private struct Fixture {
   @Test func aRowOutOfRangeIsRefusedInOneLine() throws { try RunStoreBehaviour.aRowOutOfRangeIsRefusedInOneLine(.sqlite()) }
   @Test func aRetryReplacesTheStepsEarlierRecord() throws { try RunStoreBehaviour.aRetryReplacesTheStepsEarlierRecord(.sqlite()) }
   @Test func aBatchIsRecordedWholeOrNotAtAll() throws { try RunStoreBehaviour.aBatchIsRecordedWholeOrNotAtAll(.sqlite()) }
+  @Test func stepLogsComeBackAsStored() throws { try RunStoreBehaviour.stepLogsComeBackAsStored(.sqlite()) }
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws { try RunStoreBehaviour.runsAreFoundByTheBytesOfTheirWorkflowsName(.sqlite()) }
   @Test func runsAreListedNewestFirstWithTheirStepCounts() throws { try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.sqlite()) }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.sqlite()) }

@@ -284,6 +284,17 @@ int lunar_loadfile(lua_State *L, const char *filename, const char *mode);
 /// luaL_openlibs in protected mode; returns a Lua status.
 int lunar_openlibs(lua_State *L);
 
+/// Receives what Lua's print, io.write and file:write wrote to standard
+/// output (`stream` 1) or standard error (2), once written; it must not call
+/// into Lua. Called on the thread running the Lua code.
+typedef void (*lunar_OutputSink)(void *context, int stream, const char *bytes, size_t size);
+/// Replaces print, io.write and the files' write method with copies of
+/// Lua's own that also hand what they write to the state's output sink.
+/// Call after the standard libraries are open; returns a Lua status.
+int lunar_installoutput(lua_State *L);
+/// Sets the output sink of `L`'s state (NULL for none) and its context.
+void lunar_setoutputsink(lua_State *L, lunar_OutputSink sink, void *context);
+
 // MARK: - Macros as functions
 
 static inline void lunar_pop(lua_State *L, int n) { lua_pop(L, n); }

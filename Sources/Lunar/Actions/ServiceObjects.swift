@@ -114,7 +114,9 @@ enum ServiceObjects {
           i += 1
         }
         runtime.trace.emit("log.\(level)", [.init("text", .string(LuaString(bytes: text)))])
-        LogLine.write(bytes: Array("\(level): ".utf8) + text)
+        let line = Array("\(level): ".utf8) + text
+        LogLine.write(bytes: line)
+        scheduler.currentTask?.stepLog?.appendLine(bytes: line)
         return .none
       }
     }

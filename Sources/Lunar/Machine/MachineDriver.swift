@@ -58,11 +58,15 @@ public final class MachineDriver {
   }
   /// In `lunar graph`, machines are built but never run.
   let inert: Bool
+  /// The log of the workflow step attempt that started the machine, if
+  /// any: its `log` lines are kept there too (nothing once the attempt ended).
+  private let stepLog: StepLog?
 
   /// A driver for `behavior`, made on `thread`, a thread of the core's
   /// state; `sendFunctions` is a weak-valued table that caches the
   /// machines' `send` functions.
   init(behavior: any MachineBehavior, core: RuntimeCore, inert: Bool, sendFunctions: LuaReference, on thread: some LuaStack) {
+    stepLog = core.scheduler.currentTask?.stepLog
     self.behavior = behavior
     self.core = core
     traceLog = core.trace
@@ -282,6 +286,7 @@ public final class MachineDriver {
     let text = command.arguments.map { $0.stringValue ?? $0.description }.joined(separator: " ")
     trace("machine.log", [.init("text", .string(LuaString(text)))])
     LogLine.write("[\(name)] \(text)")
+    stepLog?.appendLine("[\(name)] \(text)")
     interpreted(command)
   }
 

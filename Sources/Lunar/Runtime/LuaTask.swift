@@ -62,6 +62,10 @@ public final class LuaTask {
     set { storedJournalScope = newValue }
   }
   private var storedJournalScope: LuaString?
+  /// Where what the task prints is kept for the run store (the log of a
+  /// workflow step's attempt), inherited by the tasks it creates; nil for
+  /// output outside any recorded step.
+  var stepLog: StepLog?
   /// Stops Swift work driving a running task (set by whoever runs it).
   public var cancelHook: (() -> Void)? {
     get { storedCancelHook }

@@ -99,6 +99,7 @@ public final class RuntimeCore {
     lunar_installyieldablecalls(state.L)
     lunar_installthreadlocale(state.L)
     lunar_installerror(state.L)
+    try StepOutputSink.install(in: state, scheduler: scheduler)
     // Before plugins and the sandbox, which keep the loaders they find.
     if configuration.coverage != nil { try LineCoverage.start(in: state) }
     scripts = try ScriptRunner(state: state, scheduler: scheduler, configuration: configuration, control: control)

@@ -183,6 +183,7 @@ public final class Scheduler {
     let task = LuaTask(id: id, label: label ?? "task \(id)", origin: origin)
     task.traced = traced
     task.journalScope = currentTask?.journalScope
+    task.stepLog = currentTask?.stepLog
     task.locals = currentTask?.locals ?? outsideLocals
     liveTasks[id] = task
     if traced && trace.isEnabled {

@@ -17,6 +17,7 @@ final class RunRecorder {
   /// The durable jobs the resumed run's steps waited for, by step name.
   private let previousJobs: [LuaString: StepJob]
   private var batch: [StepRecord] = []
+  private var logs: [StepLogChunk] = []
   private var committed: [(StoreError?) -> Void] = []
 
   /// Begins recording `run` in `store`, resuming the steps of `previous`
@@ -63,7 +64,7 @@ final class RunRecorder {
   }
 
   /// True while records wait for `commit`.
-  var hasPending: Bool { !batch.isEmpty }
+  var hasPending: Bool { !batch.isEmpty || !logs.isEmpty }
 
   /// Adds `record` to the next commit; `then` runs once it is durable, or
   /// with the error that kept it from being so.
@@ -72,16 +73,24 @@ final class RunRecorder {
     committed.append(then)
   }
 
-  /// Commits every pending record in one transaction, then runs their
+  /// Adds chunks of step logs to the next commit; a failure to store them
+  /// does not fail the steps (the next commit's records say it).
+  func add(logs chunks: [StepLogChunk]) {
+    logs.append(contentsOf: chunks)
+  }
+
+  /// Commits every pending record (and log chunk) in one transaction, then runs their
   /// continuations, with the store's error if the commit failed.
   func commit() {
     let records = batch
+    let chunks = logs
     let continuations = committed
     batch.removeAll(keepingCapacity: true)
+    logs.removeAll()
     committed.removeAll(keepingCapacity: true)
     var failure: StoreError?
     do {
-      try store.recordSteps(records, of: run)
+      try store.recordSteps(records, logs: chunks, of: run)
     } catch {
       failure = error
     }

@@ -29,6 +29,12 @@ final class WorkflowRun {
   private let clock: RuntimeClock
   private let reporters: [any WorkflowReporter]
   private let recorder: RunRecorder?
+  /// The most bytes kept of a step attempt's log; nil when logs are not kept.
+  private let logLimit: Int?
+  /// The logs of the attempts running now, by step.
+  private var logs: [Int: StepLog] = [:]
+  /// The timer that stores what running attempts printed meanwhile.
+  private var logFlush: Int?
   /// `body(position, attempt)`, positions from 1.
   private let body: LuaReference
   /// `record(position, message)`: tells the Lua side (`ctx.steps`) a step failed.
@@ -73,7 +79,7 @@ final class WorkflowRun {
   /// `earlierOutputs` are the outputs of unselected steps (`--from`).
   init(
     workflow: LuaString, steps: [WorkflowStep], plan: WorkflowPlan, jobs: Int, scheduler: Scheduler, clock: RuntimeClock,
-    reporters: [any WorkflowReporter], recorder: RunRecorder?, earlierOutputs: [Int: [LuaValue]],
+    reporters: [any WorkflowReporter], recorder: RunRecorder?, logLimit: Int?, earlierOutputs: [Int: [LuaValue]],
     codes: [Fingerprint?] = [], forced: Set<Int> = [],
     body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
   ) {
@@ -85,6 +91,7 @@ final class WorkflowRun {
     self.clock = clock
     self.reporters = reporters
     self.recorder = recorder
+    self.logLimit = recorder == nil ? nil : logLimit
     self.body = body
     self.record = record
     self.launcher = launcher
@@ -241,6 +248,12 @@ final class WorkflowRun {
     thread.push(attempts[step])
     let task = scheduler.spawn(on: thread.L, function: thread.top - 3, arguments: 3, label: "step \(steps[step].name.lossyString)")
     task.journalScope = steps[step].name
+    if let logLimit {
+      let log = StepLog(step: steps[step].name, position: step, attempt: attempts[step], limit: logLimit)
+      log.onPending = { [weak self] in self?.scheduleLogFlush() }
+      task.stepLog = log
+      logs[step] = log
+    }
     thread.pop(4)
     live[step] = task
     if let timeout = steps[step].timeout {
@@ -257,6 +270,11 @@ final class WorkflowRun {
 
   private func attemptEnded(_ step: Int, _ attempt: Int, _ task: LuaTask) {
     task.observed = true
+    if let log = logs.removeValue(forKey: step), let recorder {
+      // Committed with the step's record, or alone for an attempt retried.
+      recorder.add(logs: log.finish())
+      scheduleCommit()
+    }
     if task.status == .done {
       let (outcome, message) = bodyOutcome(of: task)
       switch outcome {
@@ -388,6 +406,22 @@ final class WorkflowRun {
     }
   }
 
+  /// Stores what the running attempts printed, soon: a step that runs
+  /// long keeps its log up to the last flush across a crash, and
+  /// `runs logs --follow` sees it.
+  private func scheduleLogFlush() {
+    guard logFlush == nil, !finished else { return }
+    logFlush = scheduler.timers.schedule(at: clock.deadline(after: Self.logFlushInterval)) { [weak self] in
+      guard let self, let recorder else { return }
+      logFlush = nil
+      for log in logs.values { recorder.add(logs: log.take()) }
+      if recorder.hasPending { recorder.commit() }
+    }
+  }
+
+  /// How long a running attempt's output waits before it is stored.
+  static let logFlushInterval = 0.25
+
   /// The code that called `workflow.run` was cancelled: stop the steps.
   private func abandon() {
     abandoned = true
@@ -408,7 +442,11 @@ final class WorkflowRun {
     if !abandoned {
       for reporter in reporters { reporter.runFinished(report) }
     }
+    if let logFlush { scheduler.timers.cancel(logFlush) }
+    logFlush = nil
     if let recorder {
+      for log in logs.values { recorder.add(logs: log.finish()) }
+      logs.removeAll()
       if recorder.hasPending { recorder.commit() }
       try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)
     }

@@ -39,6 +39,15 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var progress = Progress.plain
   /// How many rows the summary shows (`--summary full`: every step).
   public var summary = RunSummaryTable.Detail.automatic
+  /// Whether what each step prints is also kept in the run store, per
+  /// attempt (`lunar run --no-logs` turns it off); only runs recorded in a
+  /// store keep logs.
+  public var storesLogs = true
+  /// The most bytes of a step attempt's log the store keeps; past it the
+  /// stored log ends with a line saying how many bytes were dropped.
+  public var logLimit = WorkflowRunOptions.defaultLogLimit
+  /// `logLimit`'s default: 1 MiB per step attempt.
+  public static let defaultLogLimit = 1 << 20
   /// A flag of the run's own that the command line gave after the script
   /// (so, as under `lua5.4`, the script got it): a returned workflow is
   /// refused rather than run without it.

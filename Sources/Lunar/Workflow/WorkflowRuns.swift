@@ -103,7 +103,8 @@ final class WorkflowRuns {
     let fingerprints = codes.map { code in Fingerprint(code: code) }
     let run = WorkflowRun(
       workflow: begun.workflow, steps: begun.steps, plan: begun.plan, jobs: begun.jobs, scheduler: runtime.scheduler,
-      clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder, earlierOutputs: begun.earlierOutputs,
+      clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder,
+      logLimit: options.storesLogs ? max(0, options.logLimit) : nil, earlierOutputs: begun.earlierOutputs,
       codes: fingerprints, forced: begun.forced,
       body: body, record: record, launcher: launcher, launcherThread: launcherThread)
     running[id] = run

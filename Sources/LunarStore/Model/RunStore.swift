@@ -14,10 +14,16 @@ public protocol RunStore: Sendable {
   /// Records a new run, status `running`, and returns its id.
   func beginRun(_ run: NewRun) throws(StoreError) -> RunID
 
-  /// Records the results of several steps of `run` in one transaction: all
-  /// of them are durable when this returns, or none is. A step recorded
-  /// again (a retry) replaces its earlier record.
-  func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError)
+  /// Records the results of several steps of `run` and chunks of their
+  /// logs in one transaction: all of them are durable when this returns, or
+  /// none is. A step recorded again (a retry) replaces its earlier record;
+  /// log chunks are only ever added.
+  func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError)
+
+  /// The stored log chunks of `run` (of step `step` and attempt `attempt`
+  /// if given) stored after the chunk `after` (0 for all), in the order
+  /// they were stored.
+  func stepLogs(of run: RunID, step: LuaString?, attempt: Int?, after: Int64) throws(StoreError) -> [StepLogChunk]
 
   /// Records that step `job.name` of `run` waits for a durable job,
   /// replacing any earlier record of that step; durable when this returns.
@@ -45,6 +51,11 @@ public protocol RunStore: Sendable {
 }
 
 extension RunStore {
+  /// Records the results of several steps of `run` in one transaction.
+  public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
+    try recordSteps(steps, logs: [], of: run)
+  }
+
   /// The run `reference` names (of `workflow`, for `last`, if given), or an
   /// error that says there is none.
   public func resolve(_ reference: RunReference, workflow: LuaString? = nil) throws(StoreError) -> RunRecord {

@@ -64,8 +64,8 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
-  public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
-    guard !steps.isEmpty else { return }
+  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError) {
+    guard !steps.isEmpty || !logs.isEmpty else { return }
     // Encoded before the transaction begins, so a bad value holds no lock.
     var rows: [[PostgresValue]] = []
     rows.reserveCapacity(steps.count)
@@ -94,10 +94,51 @@ public final class PostgresRunStore: RunStore {
               fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error, code = excluded.code
             """, row)
         }
+        for chunk in logs {
+          try db.query(
+            "INSERT INTO step_log (run, step, position, attempt, sequence, stream, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [
+              .integer(run.rawValue), .bytes(chunk.step.bytes), .integer(Int64(chunk.position)),
+              .integer(Int64(chunk.attempt)), .integer(Int64(chunk.sequence)), .integer(Int64(chunk.stream.rawValue)),
+              .bytes(chunk.bytes),
+            ])
+        }
       }
     } explaining: { error in
       // The step's run must exist (a foreign key).
       error.state == PostgresError.foreignKeyViolation ? StoreError(.noSuchRun, "no run \(run) in \(location)") : nil
+    }
+  }
+
+  public func stepLogs(of run: RunID, step: LuaString?, attempt: Int?, after: Int64) throws(StoreError) -> [StepLogChunk] {
+    try withConnection { db in
+      let rows = try db.query(
+        """
+        SELECT id, step, position, attempt, sequence, stream, bytes FROM step_log
+        WHERE run = $1 AND id > $2 AND ($3::bytea IS NULL OR step = $3::bytea)
+          AND ($4::integer IS NULL OR attempt = $4::integer)
+        ORDER BY id
+        """,
+        [
+          .integer(run.rawValue), .integer(after), step.map { .bytes($0.bytes) } ?? .null,
+          attempt.map { .integer(Int64($0)) } ?? .null,
+        ])
+      var chunks: [StepLogChunk] = []
+      for row in 0..<rows.count {
+        let name = LuaString(bytes: rows.bytes(row, 1))
+        let checked = StoredRow(store: self.location, row: "the log of step \(name.quoted) of run \(run)")
+        guard let stream = StepLogStream(rawValue: Int(truncatingIfNeeded: rows.int64(row, 5))) else {
+          throw StoreError(
+            .badValue,
+            "store \(self.location): the log of step \(name.quoted) of run \(run) has an unknown stream \(rows.int64(row, 5))")
+        }
+        chunks.append(
+          StepLogChunk(
+            step: name, position: try checked.count(rows.int64(row, 2), "position"),
+            attempt: try checked.count(rows.int64(row, 3), "attempt"), sequence: try checked.count(rows.int64(row, 4), "sequence"),
+            stream: stream, bytes: rows.bytes(row, 6), id: rows.int64(row, 0)))
+      }
+      return chunks
     }
   }
 

@@ -114,6 +114,22 @@ enum PostgresStoreSchema {
     [
       "ALTER TABLE step ADD COLUMN code bytea",
     ],
+    // Version 6: step logs, what each attempt of a step printed (StepLogChunk).
+    [
+      """
+      CREATE TABLE step_log (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,  -- the order chunks were stored in, for runs logs --follow
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        step bytea NOT NULL,                   -- the step's name's bytes
+        position integer NOT NULL,             -- the step's declaration order, from 0
+        attempt integer NOT NULL,              -- from 1
+        sequence integer NOT NULL,             -- the chunk's place in its attempt, from 1
+        stream integer NOT NULL,               -- StepLogStream: 1 standard output, 2 standard error
+        bytes bytea NOT NULL
+      )
+      """,
+      "CREATE INDEX step_log_by_run ON step_log(run, id)",
+    ],
   ]
 
   /// The version this Lunar writes.

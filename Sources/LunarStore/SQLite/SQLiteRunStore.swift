@@ -75,8 +75,8 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
-  public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
-    guard !steps.isEmpty else { return }
+  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError) {
+    guard !steps.isEmpty || !logs.isEmpty else { return }
     // Encoded before the write lock is taken, so a bad value holds no lock.
     var rows: [[SQLiteValue]] = []
     rows.reserveCapacity(steps.count)
@@ -105,10 +105,52 @@ public final class SQLiteRunStore: RunStore {
               fingerprint = excluded.fingerprint, output = excluded.output, error = excluded.error, code = excluded.code
             """, row)
         }
+        for chunk in logs {
+          try db.run(
+            "INSERT INTO step_log (run, step, position, attempt, sequence, stream, bytes) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+              .integer(run.rawValue), .blob(chunk.step.bytes), .integer(Int64(chunk.position)),
+              .integer(Int64(chunk.attempt)), .integer(Int64(chunk.sequence)), .integer(Int64(chunk.stream.rawValue)),
+              .blob(chunk.bytes),
+            ])
+        }
       }
     } explaining: { error in
       // The step's run must exist (a foreign key).
       error.code == SQLiteError.foreignKeyViolation ? StoreError(.noSuchRun, "no run \(run) in \(location)") : nil
+    }
+  }
+
+  public func stepLogs(of run: RunID, step: LuaString?, attempt: Int?, after: Int64) throws(StoreError) -> [StepLogChunk] {
+    var bindings: [SQLiteValue] = [.integer(run.rawValue), .integer(after)]
+    var filter = ""
+    if let step {
+      filter += " AND step = ?"
+      bindings.append(.blob(step.bytes))
+    }
+    if let attempt {
+      filter += " AND attempt = ?"
+      bindings.append(.integer(Int64(attempt)))
+    }
+    return try withDatabase { db in
+      var chunks: [StepLogChunk] = []
+      try db.query(
+        "SELECT id, step, position, attempt, sequence, stream, bytes FROM step_log WHERE run = ? AND id > ?\(filter) ORDER BY id",
+        bindings
+      ) { row in
+        let name = LuaString(bytes: row.blob(1))
+        let checked = StoredRow(store: self.path, row: "the log of step \(name.quoted) of run \(run)")
+        guard let stream = StepLogStream(rawValue: Int(truncatingIfNeeded: row.int64(5))) else {
+          throw StoreError(
+            .badValue, "store \(self.path): the log of step \(name.quoted) of run \(run) has an unknown stream \(row.int64(5))")
+        }
+        chunks.append(
+          StepLogChunk(
+            step: name, position: try checked.count(row.int64(2), "position"),
+            attempt: try checked.count(row.int64(3), "attempt"), sequence: try checked.count(row.int64(4), "sequence"),
+            stream: stream, bytes: row.blob(6), id: row.int64(0)))
+      }
+      return chunks
     }
   }
 

@@ -111,6 +111,22 @@ enum StoreSchema {
     [
       "ALTER TABLE step ADD COLUMN code BLOB",
     ],
+    // Version 6: step logs, what each attempt of a step printed (StepLogChunk).
+    [
+      """
+      CREATE TABLE step_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- the order chunks were stored in, for runs logs --follow
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        step BLOB NOT NULL,                    -- the step's name's bytes
+        position INTEGER NOT NULL,             -- the step's declaration order, from 0
+        attempt INTEGER NOT NULL,              -- from 1
+        sequence INTEGER NOT NULL,             -- the chunk's place in its attempt, from 1
+        stream INTEGER NOT NULL,               -- StepLogStream: 1 standard output, 2 standard error
+        bytes BLOB NOT NULL
+      )
+      """,
+      "CREATE INDEX step_log_by_run ON step_log(run, id)",
+    ],
   ]
 
   /// The version this Lunar writes.
