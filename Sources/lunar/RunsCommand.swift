@@ -9,8 +9,8 @@ import LunarStore
 enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
-    summary: "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps.",
-    operands: "[show RUN]",
+    summary: "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps; 'runs wait RUN' waits for one to finish.",
+    operands: "[show RUN | wait RUN]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -19,6 +19,7 @@ enum RunsCommand {
       OptionSpec(
         name: "format", value: "text|gantt|chrome",
         help: "for show: text (default), a Mermaid gantt chart of the steps, or a Chrome trace of them for ui.perfetto.dev"),
+      OptionSpec(name: "timeout", value: "SECONDS", help: "for wait: give up (exit 1) after SECONDS"),
     ],
     run: run
   )
@@ -38,6 +39,8 @@ enum RunsCommand {
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
+    if parsed.operands.first == "wait" { return RunsWait.run(parsed) }
+    if parsed.has("timeout") { return LunarCommandLine.usageFailure(UsageError(message: "--timeout is for runs wait", command: "runs")) }
     let request: Request
     let location: StoreLocation
     do {
