@@ -12,7 +12,7 @@ enum RunsWait {
     let reference: RunReference
     var timeout: Double?
     let location: StoreLocation
-    do {
+    do throws(UsageError) {
       guard parsed.operands.count == 2 else {
         let message =
           parsed.operands.count < 2 ? "runs wait needs a RUN: a run id or last" : "runs wait takes one RUN, got \(parsed.operands.count - 1)"

@@ -22,7 +22,7 @@ enum SubmitCommand {
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
     let location: StoreLocation
-    do {
+    do throws(UsageError) {
       guard let file = parsed.operands.first else { throw UsageError(message: parsed.missing("missing workflow FILE"), command: "submit") }
       guard !file.isEmpty else { throw UsageError(message: "the workflow FILE must not be empty", command: "submit") }
       if let key = parsed.bytes("key"), key.bytes.isEmpty {

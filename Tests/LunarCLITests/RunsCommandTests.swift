@@ -439,8 +439,8 @@ import TestSupport
   @Test func helpIsGeneratedFromTheCommandsFlags() async throws {
     let help = try await LunarProcess.run(["runs", "--help"])
     #expect(help.status == 0)
-    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN]\n"))
-    for flag in ["--store URL", "--workflow NAME", "--limit N", "--help"] {
+    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | wait RUN]\n"))
+    for flag in ["--store URL", "--workflow NAME", "--limit N", "--timeout SECONDS", "--help"] {
       #expect(help.stdout.contains(flag), "\(flag)")
     }
     #expect(try await LunarProcess.run(["help", "runs"]).stdout == help.stdout)

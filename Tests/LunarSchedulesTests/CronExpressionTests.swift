@@ -27,6 +27,8 @@ import Testing
     #expect(try next("0 0 * * 7", "2026-12-01T00:00:00Z", utc) == "2026-12-06T00:00:00Z")
     #expect(try next("0 0 * * FRI-SUN", "2026-12-06T00:00:00Z", utc) == "2026-12-11T00:00:00Z")
     #expect(try next("0 0 29 2 *", "2026-01-01T00:00:00Z", utc) == "2028-02-29T00:00:00Z")
+    // A listed day past the month's end (31) does not skip the next month's first days.
+    #expect(try next("42 */7 */5 * *", "2019-02-27T14:33:53Z", utc) == "2019-03-01T00:42:00Z")
   }
 
   @Test func leadingSecondsField() throws {

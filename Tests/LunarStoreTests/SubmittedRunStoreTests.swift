@@ -65,8 +65,10 @@ enum SchedulingBehaviour {
     for (index, overlap) in ScheduleOverlap.allCases.enumerated() {
       let name = LuaString("s\(index)")
       try store.addSchedule(schedule(name, overlap: overlap))
-      var outcomes: [TickOutcome] = []
-      for minute in [5, 10, 15] {
+      var outcomes = [try store.decideTick(at(300), of: name, submitting: try submission())]
+      // The first run starts: it is running, no longer pending.
+      let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, at: at(301)))
+      for minute in [10, 15] {
         outcomes.append(try store.decideTick(at(Int64(minute * 60)), of: name, submitting: try submission()))
       }
       #expect(try store.decideTick(at(300), of: name, submitting: try submission()) == .taken)
@@ -78,6 +80,7 @@ enum SchedulingBehaviour {
       }
       #expect(try store.schedule(named: name)?.lastTick == at(900))
       // A run that finished lets the next tick start.
+      try store.finishRun(first.run.id, status: .succeeded, at: at(901))
       while let run = try store.claimQueuedRun(host: "w", pid: 1, at: at(901)) {
         try store.finishRun(run.run.id, status: .succeeded, at: at(902))
       }
