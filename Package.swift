@@ -37,6 +37,9 @@ let package = Package(
     // PostgreSQL backends, fingerprints. Knows LuaKit's values, not the
     // workflow engine.
     .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite", "CPostgres"]),
+    // Schedules: cron expressions and the ticker that starts a schedule's
+    // runs. Foundation only for its time zones.
+    .target(name: "LunarSchedules", dependencies: ["LunarStore", "LuaKit"]),
     // The workflow runtime built on LuaKit.
     .target(
       name: "Lunar", dependencies: ["LuaKit", "LunarStore", "CHTTP"],
@@ -72,7 +75,7 @@ let package = Package(
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
     .executableTarget(
-      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LuaKit", "CLineEditor"],
+      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LunarSchedules", "LuaKit", "CLineEditor"],
       exclude: ["Linker"],
       // What `lunar types` writes: editor types for lua-language-server, its
       // .luarc.json and luacheck's standard (see EditorTypes.swift).
@@ -106,6 +109,7 @@ let package = Package(
     // tests kill and race it. Never shipped.
     .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit", "TestSupport"]),
     .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
+    .testTarget(name: "LunarSchedulesTests", dependencies: ["LunarSchedules", "LunarStore", "LuaKit", "TestSupport"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar", "LunarStore", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]

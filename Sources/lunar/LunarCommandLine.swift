@@ -15,6 +15,8 @@ enum LunarCommandLine {
   static let commands: [CommandSpec] = [
     RunCommand.spec,
     RunsCommand.spec,
+    SubmitCommand.spec,
+    ScheduleCommand.spec,
     QueueCommand.spec,
     WorkerCommand.spec,
     CheckCommand.spec,

@@ -10,8 +10,8 @@ enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
     summary:
-      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed.",
-    operands: "[show RUN | logs RUN [STEP]]",
+      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed, 'runs wait RUN' waits for one to finish.",
+    operands: "[show RUN | logs RUN [STEP] | wait RUN]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -23,6 +23,7 @@ enum RunsCommand {
     ] + RunsShowFilter.specs + [
       OptionSpec(name: "attempt", value: "N", help: "for logs: only attempt N of STEP"),
       OptionSpec(name: "follow", short: "f", help: "for logs: keep printing what a running run's steps print until it ends"),
+      OptionSpec(name: "timeout", value: "SECONDS", help: "for wait: give up (exit 1) after SECONDS"),
     ],
     run: run
   )
@@ -49,6 +50,8 @@ enum RunsCommand {
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
+    if parsed.operands.first == "wait" { return RunsWait.run(parsed) }
+    if parsed.has("timeout") { return LunarCommandLine.usageFailure(UsageError(message: "--timeout is for runs wait", command: "runs")) }
     let request: Request
     let location: StoreLocation
     do {

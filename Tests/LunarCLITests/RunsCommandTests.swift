@@ -443,10 +443,10 @@ import TestSupport
   @Test func helpIsGeneratedFromTheCommandsFlags() async throws {
     let help = try await LunarProcess.run(["runs", "--help"])
     #expect(help.status == 0)
-    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | logs RUN [STEP]]\n"))
+    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | logs RUN [STEP] | wait RUN]\n"))
     for flag in [
       "--store URL", "--workflow NAME", "--limit N", "--status STATUS", "--step NAME", "--outputs", "--attempt N", "--follow",
-      "--help",
+      "--timeout SECONDS", "--help",
     ] {
       #expect(help.stdout.contains(flag), "\(flag)")
     }

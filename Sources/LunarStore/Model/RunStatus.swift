@@ -1,5 +1,7 @@
 /// Where a recorded run stands.
 public enum RunStatus: String, Sendable, CaseIterable {
+  /// Submitted (`lunar submit`, a schedule's tick) and not yet taken by a worker.
+  case queued
   /// Started and not finished: still running, or its process died.
   case running
   /// Every step succeeded, was reused or was skipped.
@@ -8,4 +10,9 @@ public enum RunStatus: String, Sendable, CaseIterable {
   case failed
   /// Stopped by a signal (Ctrl-C, SIGTERM) before it finished.
   case interrupted
+}
+
+extension RunStatus {
+  /// True once the run ended: it will not change again by itself.
+  public var isFinished: Bool { self == .succeeded || self == .failed || self == .interrupted }
 }

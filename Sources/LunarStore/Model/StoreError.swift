@@ -24,6 +24,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case staleClaim
     /// A cancellation of a job that already started or finished: refused.
     case notWaiting
+    /// No schedule of that name.
+    case noSuchSchedule
+    /// A schedule of that name exists already.
+    case duplicateSchedule
     /// A value that cannot be stored, or a stored one that cannot be read back.
     case badValue
     /// The database failed: I/O, a full disk, a lock held past the timeout.

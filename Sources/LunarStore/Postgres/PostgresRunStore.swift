@@ -273,7 +273,7 @@ public final class PostgresRunStore: RunStore {
   }
 
   /// The columns `readRun` reads, in its order.
-  private static let runColumns = runColumns(of: "run")
+  static let runColumns = runColumns(of: "run")
 
   private static func runColumns(of table: String) -> String {
     ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
@@ -281,7 +281,7 @@ public final class PostgresRunStore: RunStore {
   }
 
   /// The run in row `row` of `rows`, from the columns `runColumns` names.
-  private func readRun(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
+  func readRun(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {
     let id = RunID(rows.int64(row, 0))
     let checked = StoredRow(store: location, row: "run \(id)")
     guard let status = RunStatus(rawValue: rows.text(row, 4)) else {
@@ -308,7 +308,7 @@ public final class PostgresRunStore: RunStore {
   /// are upserts and updates, and `beginRun` looks for its run first. Any
   /// failure becomes a `StoreError`, the one `explain` gives for a
   /// PostgreSQL error if it gives one.
-  private func withConnection<T: Sendable>(
+  func withConnection<T: Sendable>(
     _ body: (PostgresConnection, _ again: Bool) throws -> T,
     explaining explain: (PostgresError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
@@ -339,7 +339,7 @@ public final class PostgresRunStore: RunStore {
 
   /// `withConnection` for a body that runs the same whether or not it is
   /// run again.
-  private func withConnection<T: Sendable>(
+  func withConnection<T: Sendable>(
     _ body: (PostgresConnection) throws -> T, explaining explain: (PostgresError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
     try withConnection({ db, _ in try body(db) }, explaining: explain)
@@ -355,7 +355,7 @@ public final class PostgresRunStore: RunStore {
   }
 
   /// The bytes of `values`; an error names the step they belong to, if any.
-  private static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
+  static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
     do {
       return try LuaValueCodec.encode(values, root: root)
     } catch {

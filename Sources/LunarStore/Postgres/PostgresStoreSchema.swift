@@ -130,6 +130,38 @@ enum PostgresStoreSchema {
       """,
       "CREATE INDEX step_log_by_run ON step_log(run, id)",
     ],
+    // Submitted runs and schedules (issue 29), as in StoreSchema.
+    [
+      "ALTER TABLE run ADD COLUMN submit_key bytea",
+      "ALTER TABLE run ADD COLUMN file_fingerprint bytea",
+      "ALTER TABLE run ADD COLUMN schedule bytea",
+      "CREATE UNIQUE INDEX run_by_submit_key ON run(submit_key) WHERE submit_key IS NOT NULL",
+      "CREATE INDEX run_queued ON run(id) WHERE status = 'queued'",
+      "CREATE INDEX run_by_schedule ON run(schedule, id) WHERE schedule IS NOT NULL",
+      """
+      CREATE TABLE schedule (
+        name bytea PRIMARY KEY,
+        cron text NOT NULL,
+        timezone text NOT NULL,
+        overlap text NOT NULL,
+        catchup bigint,
+        file text NOT NULL,
+        arguments bytea NOT NULL,
+        paused integer NOT NULL DEFAULT 0,
+        created_at bigint NOT NULL,
+        last_tick bigint
+      )
+      """,
+      """
+      CREATE TABLE schedule_tick (
+        schedule bytea NOT NULL REFERENCES schedule(name) ON DELETE CASCADE,
+        tick bigint NOT NULL,
+        outcome text NOT NULL,
+        run bigint REFERENCES run(id) ON DELETE SET NULL,
+        PRIMARY KEY (schedule, tick)
+      )
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -298,7 +298,7 @@ public final class SQLiteRunStore: RunStore {
   }
 
   /// The columns `readRun` reads, in its order.
-  private static let runColumns = runColumns(of: "run")
+  static let runColumns = runColumns(of: "run")
 
   private static func runColumns(of table: String) -> String {
     ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
@@ -306,7 +306,7 @@ public final class SQLiteRunStore: RunStore {
   }
 
   /// A run from the columns `runColumns` names, in that order.
-  private func readRun(_ row: SQLiteStatement) throws(StoreError) -> RunRecord {
+  func readRun(_ row: SQLiteStatement) throws(StoreError) -> RunRecord {
     let id = RunID(row.int64(0))
     let checked = StoredRow(store: path, row: "run \(id)")
     guard let status = RunStatus(rawValue: row.text(4)) else {
@@ -327,7 +327,7 @@ public final class SQLiteRunStore: RunStore {
 
   /// Runs `body` with the connection, alone; any failure becomes a
   /// `StoreError`, the one `explain` gives for a SQLite error if it gives one.
-  private func withDatabase<T: Sendable>(
+  func withDatabase<T: Sendable>(
     _ body: (SQLiteDatabase) throws -> T, explaining explain: (SQLiteError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
     let path = self.path
@@ -343,7 +343,7 @@ public final class SQLiteRunStore: RunStore {
   }
 
   /// The bytes of `values`; an error names the step they belong to, if any.
-  private static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
+  static func encode(_ values: [LuaValue], root: String, step: LuaString? = nil) throws(StoreError) -> [UInt8] {
     do {
       return try LuaValueCodec.encode(values, root: root)
     } catch {

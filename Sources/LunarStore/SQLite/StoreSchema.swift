@@ -127,6 +127,39 @@ enum StoreSchema {
       """,
       "CREATE INDEX step_log_by_run ON step_log(run, id)",
     ],
+    // Version 7: submitted runs and schedules: a run may wait, queued, for
+    // a worker; a schedule's ticks each start at most one run.
+    [
+      "ALTER TABLE run ADD COLUMN submit_key BLOB",               // --key's bytes: one run per key
+      "ALTER TABLE run ADD COLUMN file_fingerprint BLOB",         // SHA-256 of the file's content when submitted
+      "ALTER TABLE run ADD COLUMN schedule BLOB",                 // the schedule (its name's bytes) that started it
+      "CREATE UNIQUE INDEX run_by_submit_key ON run(submit_key) WHERE submit_key IS NOT NULL",
+      "CREATE INDEX run_queued ON run(id) WHERE status = 'queued'",
+      "CREATE INDEX run_by_schedule ON run(schedule, id) WHERE schedule IS NOT NULL",
+      """
+      CREATE TABLE schedule (
+        name BLOB PRIMARY KEY,                 -- the name's bytes
+        cron TEXT NOT NULL,                    -- the cron expression as written
+        timezone TEXT NOT NULL,                -- an IANA zone name
+        overlap TEXT NOT NULL,                 -- ScheduleOverlap
+        catchup INTEGER,                       -- microseconds; NULL: the last missed tick only
+        file TEXT NOT NULL,
+        arguments BLOB NOT NULL,               -- LuaValueCodec: a list of strings
+        paused INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,           -- microseconds since 1970 UTC
+        last_tick INTEGER                      -- the newest tick decided (started or skipped)
+      ) WITHOUT ROWID
+      """,
+      """
+      CREATE TABLE schedule_tick (
+        schedule BLOB NOT NULL REFERENCES schedule(name) ON DELETE CASCADE,
+        tick INTEGER NOT NULL,                 -- the tick's instant, microseconds since 1970 UTC
+        outcome TEXT NOT NULL,                 -- 'started' or 'skipped'
+        run INTEGER REFERENCES run(id) ON DELETE SET NULL,
+        PRIMARY KEY (schedule, tick)
+      ) WITHOUT ROWID
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

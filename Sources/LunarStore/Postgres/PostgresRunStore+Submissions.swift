@@ -1,0 +1,72 @@
+import LuaKit
+
+extension PostgresRunStore: SubmittedRunStore {
+  /// The columns `readSubmitted` reads, unqualified (for RETURNING).
+  static let submittedColumns =
+    "id, workflow, file, arguments, status, started_at, finished_at, resumed_from, host, pid, file_fingerprint, submit_key, schedule"
+
+  public func submit(_ submission: RunSubmission) throws(StoreError) -> SubmittedRun {
+    let arguments = try Self.encode(submission.arguments.map { .string(LuaString($0)) }, root: "arguments")
+    return try withConnection { db in
+      // A lost connection may have committed the insert: with a key it is
+      // found again; without one a retry may queue a second run.
+      let rows = try db.query(
+        """
+        INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule)
+        VALUES ($1, $2, $3, 'queued', $4, '', 0, $5, $6, $7)
+        ON CONFLICT (submit_key) WHERE submit_key IS NOT NULL DO NOTHING
+        RETURNING \(Self.submittedColumns)
+        """, Self.insertParameters(submission, arguments: arguments))
+      if rows.count == 1 { return try self.readSubmitted(rows, 0, isNew: true) }
+      let existing = try db.query(
+        "SELECT \(Self.submittedColumns) FROM run WHERE submit_key = $1", [submission.key.map { .bytes($0.bytes) } ?? .null])
+      guard existing.count == 1 else {
+        throw StoreError(.database, "store \(self.location): the run of key \(submission.key?.quoted ?? "") vanished")
+      }
+      return try self.readSubmitted(existing, 0, isNew: false)
+    }
+  }
+
+  public func submittedRun(_ id: RunID) throws(StoreError) -> SubmittedRun? {
+    try withConnection { db in
+      let rows = try db.query(
+        "SELECT \(Self.submittedColumns) FROM run WHERE id = $1 AND file_fingerprint IS NOT NULL", [.integer(id.rawValue)])
+      return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
+    }
+  }
+
+  public func claimQueuedRun(host: String, pid: Int32, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun? {
+    try withConnection { db in
+      // One statement; SKIP LOCKED lets concurrent workers take different runs.
+      let rows = try db.query(
+        """
+        UPDATE run SET status = 'running', host = $1, pid = $2, started_at = $3
+        WHERE status = 'queued' AND id = (
+          SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
+            q.schedule IS NOT NULL
+            AND EXISTS (SELECT 1 FROM schedule s WHERE s.name = q.schedule AND s.overlap <> 'allow')
+            AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
+          ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING \(Self.submittedColumns)
+        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds)])
+      return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
+    }
+  }
+
+  /// The parameters $1...$7 of an insert of `submission` as a queued run.
+  static func insertParameters(_ submission: RunSubmission, arguments: [UInt8]) -> [PostgresValue] {
+    [
+      .bytes(submission.provisionalWorkflow.bytes), .text(submission.file), .bytes(arguments),
+      .integer(submission.submittedAt.microseconds), submission.key.map { .bytes($0.bytes) } ?? .null,
+      .bytes(submission.fileFingerprint.bytes), submission.schedule.map { .bytes($0.bytes) } ?? .null,
+    ]
+  }
+
+  /// A submitted run from row `row`, from the columns `submittedColumns` names.
+  func readSubmitted(_ rows: PostgresResult, _ row: Int, isNew: Bool) throws(StoreError) -> SubmittedRun {
+    SubmittedRun(
+      run: try readRun(rows, row), fileFingerprint: rows.isNull(row, 10) ? nil : Fingerprint(bytes: rows.bytes(row, 10)),
+      key: rows.isNull(row, 11) ? nil : LuaString(bytes: rows.bytes(row, 11)),
+      schedule: rows.isNull(row, 12) ? nil : LuaString(bytes: rows.bytes(row, 12)), isNew: isNew)
+  }
+}

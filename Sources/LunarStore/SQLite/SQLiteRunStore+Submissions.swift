@@ -1,0 +1,85 @@
+import LuaKit
+
+extension SQLiteRunStore: SubmittedRunStore {
+  /// The columns `readSubmitted` reads, unqualified (for RETURNING).
+  static let submittedColumns =
+    "id, workflow, file, arguments, status, started_at, finished_at, resumed_from, host, pid, file_fingerprint, submit_key, schedule"
+
+  public func submit(_ submission: RunSubmission) throws(StoreError) -> SubmittedRun {
+    let arguments = try Self.encode(submission.arguments.map { .string(LuaString($0)) }, root: "arguments")
+    return try withDatabase { db in
+      try db.transaction {
+        if let key = submission.key {
+          var found: SubmittedRun?
+          try db.query("SELECT \(Self.submittedColumns) FROM run WHERE submit_key = ?", [.blob(key.bytes)]) { row in
+            found = try self.readSubmitted(row, isNew: false)
+          }
+          if let found { return found }
+        }
+        let id = try Self.insertQueuedRun(db, submission, arguments: arguments)
+        var made: SubmittedRun?
+        try db.query("SELECT \(Self.submittedColumns) FROM run WHERE id = ?", [.integer(id.rawValue)]) { row in
+          made = try self.readSubmitted(row, isNew: true)
+        }
+        guard let made else { throw StoreError(.database, "store \(self.path): run \(id) vanished as it was submitted") }
+        return made
+      }
+    }
+  }
+
+  public func submittedRun(_ id: RunID) throws(StoreError) -> SubmittedRun? {
+    try withDatabase { db in
+      var found: SubmittedRun?
+      try db.query(
+        "SELECT \(Self.submittedColumns) FROM run WHERE id = ? AND file_fingerprint IS NOT NULL", [.integer(id.rawValue)]
+      ) { row in found = try self.readSubmitted(row, isNew: false) }
+      return found
+    }
+  }
+
+  public func claimQueuedRun(host: String, pid: Int32, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun? {
+    try withDatabase { db in
+      try db.transaction {
+        var claimed: SubmittedRun?
+        // One statement: the run found queued is the run changed, whatever
+        // other workers do at the same time.
+        try db.query(
+          """
+          UPDATE run SET status = 'running', host = ?, pid = ?, started_at = ?
+          WHERE id = (
+            SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
+              q.schedule IS NOT NULL
+              AND EXISTS (SELECT 1 FROM schedule s WHERE s.name = q.schedule AND s.overlap <> 'allow')
+              AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
+            ORDER BY q.id LIMIT 1)
+          RETURNING \(Self.submittedColumns)
+          """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds)]
+        ) { row in claimed = try self.readSubmitted(row, isNew: false) }
+        return claimed
+      }
+    }
+  }
+
+  /// Inserts `submission` as a queued run inside the caller's transaction.
+  static func insertQueuedRun(_ db: SQLiteDatabase, _ submission: RunSubmission, arguments: [UInt8]) throws -> RunID {
+    try db.run(
+      """
+      INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule)
+      VALUES (?, ?, ?, 'queued', ?, '', 0, ?, ?, ?)
+      """,
+      [
+        .blob(submission.provisionalWorkflow.bytes), .text(submission.file), .blob(arguments),
+        .integer(submission.submittedAt.microseconds), submission.key.map { .blob($0.bytes) } ?? .null,
+        .blob(submission.fileFingerprint.bytes), submission.schedule.map { .blob($0.bytes) } ?? .null,
+      ])
+    return RunID(db.lastInsertedRowID)
+  }
+
+  /// A submitted run from the columns `submittedColumns` names.
+  func readSubmitted(_ row: SQLiteStatement, isNew: Bool) throws(StoreError) -> SubmittedRun {
+    SubmittedRun(
+      run: try readRun(row), fileFingerprint: row.isNull(10) ? nil : Fingerprint(bytes: row.blob(10)),
+      key: row.isNull(11) ? nil : LuaString(bytes: row.blob(11)),
+      schedule: row.isNull(12) ? nil : LuaString(bytes: row.blob(12)), isNew: isNew)
+  }
+}

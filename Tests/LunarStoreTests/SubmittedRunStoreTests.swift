@@ -1,0 +1,145 @@
+import Foundation
+import LuaKit
+import Testing
+import TestSupport
+
+@testable import LunarStore
+
+/// Submitted runs and schedules' ticks, the same on SQLite and PostgreSQL.
+enum SchedulingBehaviour {
+  static func submission(_ file: String = "flows/nightly.lua", key: String? = nil) throws -> RunSubmission {
+    RunSubmission(
+      file: file, arguments: ["--day", "b\u{FF}"], fileFingerprint: try Fingerprint(of: [.string(LuaString(file))]),
+      key: key.map { LuaString($0) }, submittedAt: at(0))
+  }
+
+  static func submitAndClaim(_ store: any SchedulingStore) throws {
+    let first = try store.submit(try submission())
+    #expect(first.isNew && first.run.status == .queued && first.run.file == "flows/nightly.lua")
+    #expect(first.run.arguments == ["--day", "b\u{FF}"] && first.run.workflow == LuaString("nightly"))
+    #expect(try store.submittedRun(first.run.id) == first.with(isNew: false))
+    let second = try store.submit(try submission("other.lua"))
+    let claimed = try #require(try store.claimQueuedRun(host: "w1", pid: 42, at: at(5)))
+    #expect(claimed.run.id == first.run.id && claimed.run.status == .running && claimed.run.host == "w1")
+    #expect(claimed.run.pid == 42 && claimed.run.startedAt == at(5))
+    #expect(claimed.fileFingerprint == first.fileFingerprint)
+    #expect(try store.claimQueuedRun(host: "w2", pid: 43, at: at(6))?.run.id == second.run.id)
+    #expect(try store.claimQueuedRun(host: "w3", pid: 44, at: at(7)) == nil)
+  }
+
+  static func sameKeySameRun(_ store: any SchedulingStore) throws {
+    let first = try store.submit(try submission(key: "2026-12-02"))
+    let again = try store.submit(try submission("changed.lua", key: "2026-12-02"))
+    #expect(first.isNew && !again.isNew && again.run.id == first.run.id && again.run.file == "flows/nightly.lua")
+    let other = try store.submit(try submission(key: "2026-12-03"))
+    #expect(other.isNew && other.run.id != first.run.id)
+  }
+
+  static func schedule(_ name: LuaString, overlap: ScheduleOverlap) -> Schedule {
+    Schedule(
+      name: name, cron: "*/5 * * * *", timeZone: "Europe/London", overlap: overlap, catchupMicroseconds: 3_600_000_000,
+      file: "flows/nightly.lua", arguments: ["a"], createdAt: at(0))
+  }
+
+  static func schedulesKept(_ store: any SchedulingStore) throws {
+    let name = LuaString(bytes: [0x6E, 0xFF, 0x00, 0x31])
+    try store.addSchedule(schedule(name, overlap: .queueOne))
+    #expect(refusal { try store.addSchedule(schedule(name, overlap: .skip)) }?.kind == .duplicateSchedule)
+    #expect(try store.schedule(named: name) == schedule(name, overlap: .queueOne))
+    try store.setSchedule(name, paused: true, at: at(10))
+    #expect(try store.schedule(named: name)?.isPaused == true)
+    try store.setSchedule(name, paused: false, at: at(20))
+    #expect(try store.schedule(named: name)?.isPaused == false && store.schedule(named: name)?.lastTick == at(20))
+    #expect(try store.schedules().map(\.name) == [name])
+    let missing = LuaString("missing")
+    #expect(refusal { try store.setSchedule(missing, paused: true, at: at(0)) }?.kind == .noSuchSchedule)
+    #expect(refusal { try store.removeSchedule(missing) }?.kind == .noSuchSchedule)
+    try store.removeSchedule(name)
+    #expect(try store.schedule(named: name) == nil)
+  }
+
+  /// `skip` starts nothing while a run of the schedule is unfinished,
+  /// `queue-one` keeps one waiting, `allow` starts every tick; a tick
+  /// decided twice starts one run.
+  static func overlapPolicies(_ store: any SchedulingStore) throws {
+    for (index, overlap) in ScheduleOverlap.allCases.enumerated() {
+      let name = LuaString("s\(index)")
+      try store.addSchedule(schedule(name, overlap: overlap))
+      var outcomes = [try store.decideTick(at(300), of: name, submitting: try submission())]
+      // The first run starts: it is running, no longer pending.
+      let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, at: at(301)))
+      for minute in [10, 15] {
+        outcomes.append(try store.decideTick(at(Int64(minute * 60)), of: name, submitting: try submission()))
+      }
+      #expect(try store.decideTick(at(300), of: name, submitting: try submission()) == .taken)
+      let started = outcomes.filter { if case .started = $0 { true } else { false } }.count
+      switch overlap {
+      case .skip: #expect(started == 1 && outcomes.dropFirst().allSatisfy { $0 == .skipped })
+      case .queueOne: #expect(started == 2 && outcomes.last == .skipped)
+      case .allow: #expect(started == 3)
+      }
+      #expect(try store.schedule(named: name)?.lastTick == at(900))
+      // A run that finished lets the next tick start.
+      try store.finishRun(first.run.id, status: .succeeded, at: at(901))
+      while let run = try store.claimQueuedRun(host: "w", pid: 1, at: at(901)) {
+        try store.finishRun(run.run.id, status: .succeeded, at: at(902))
+      }
+      if case .started = try store.decideTick(at(1200), of: name, submitting: try submission()) {} else {
+        Issue.record("\(overlap): the tick after the runs finished did not start")
+      }
+      while let run = try store.claimQueuedRun(host: "w", pid: 1, at: at(1201)) {
+        try store.finishRun(run.run.id, status: .succeeded, at: at(1202))
+      }
+    }
+  }
+
+  /// A queued run of a `queue-one` schedule is not claimed while another
+  /// run of that schedule runs.
+  static func queueOneWaits(_ store: any SchedulingStore) throws {
+    let name = LuaString("q")
+    try store.addSchedule(schedule(name, overlap: .queueOne))
+    _ = try store.decideTick(at(300), of: name, submitting: try submission())
+    let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, at: at(301)))
+    _ = try store.decideTick(at(600), of: name, submitting: try submission())
+    #expect(try store.claimQueuedRun(host: "w", pid: 1, at: at(601)) == nil)
+    try store.finishRun(first.run.id, status: .failed, at: at(602))
+    #expect(try store.claimQueuedRun(host: "w", pid: 1, at: at(603))?.schedule == name)
+  }
+}
+
+extension SubmittedRun {
+  func with(isNew: Bool) -> SubmittedRun {
+    var copy = self
+    copy.isNew = isNew
+    return copy
+  }
+}
+
+@Suite struct SQLiteSubmittedRunTests {
+  func with(_ body: (any SchedulingStore) throws -> Void) throws {
+    let fixture = try StoreFixture.sqlite()
+    try body(try #require(fixture.store as? any SchedulingStore))
+    withExtendedLifetime(fixture) {}
+  }
+
+  @Test func submitAndClaim() throws { try with(SchedulingBehaviour.submitAndClaim) }
+  @Test func sameKeySameRun() throws { try with(SchedulingBehaviour.sameKeySameRun) }
+  @Test func schedulesKept() throws { try with(SchedulingBehaviour.schedulesKept) }
+  @Test func overlapPolicies() throws { try with(SchedulingBehaviour.overlapPolicies) }
+  @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
+}
+
+@Suite(.enabled(if: TestPostgresSchema.isAvailable, "needs LUNAR_TEST_POSTGRES: run scripts/test, which starts a server"))
+struct PostgresSubmittedRunTests {
+  func with(_ body: (any SchedulingStore) throws -> Void) throws {
+    let fixture = try StoreFixture.postgres()
+    try body(try #require(fixture.store as? any SchedulingStore))
+    withExtendedLifetime(fixture) {}
+  }
+
+  @Test func submitAndClaim() throws { try with(SchedulingBehaviour.submitAndClaim) }
+  @Test func sameKeySameRun() throws { try with(SchedulingBehaviour.sameKeySameRun) }
+  @Test func schedulesKept() throws { try with(SchedulingBehaviour.schedulesKept) }
+  @Test func overlapPolicies() throws { try with(SchedulingBehaviour.overlapPolicies) }
+  @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
+}

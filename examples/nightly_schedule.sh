@@ -1,0 +1,23 @@
+#!/bin/sh
+# A nightly schedule kept in a store: a tick at 02:30 London time starts one
+# run of examples/nightly_report.lua, whatever the number of workers; a
+# run still unfinished at the next tick makes that tick skip (the default
+# overlap); after downtime the missed ticks of the last 6 hours still run.
+#
+#   sh examples/nightly_schedule.sh [STORE]      (default sqlite:/tmp/nightly.db)
+set -eu
+store=${1:-sqlite:/tmp/nightly.db}
+cd "$(dirname "$0")"
+
+lunar schedule add nightly --store "$store" --cron "30 2 * * *" --timezone Europe/London \
+  --catchup 6h nightly_report.lua
+lunar schedule ls --store "$store"
+lunar schedule show nightly --store "$store"
+# Start a run now, outside the schedule's ticks: it is queued for a worker.
+lunar schedule trigger nightly --store "$store"
+# A submit with a key queues one run however often it is repeated.
+lunar submit --store "$store" --key report-2026-12-02 nightly_report.lua 2026-12-02
+lunar submit --store "$store" --key report-2026-12-02 nightly_report.lua 2026-12-02
+lunar runs --store "$store"
+lunar schedule pause nightly --store "$store"
+lunar schedule rm nightly --store "$store"
