@@ -6,6 +6,10 @@ public enum RunStatus: String, Sendable, CaseIterable {
   case succeeded
   /// A step failed.
   case failed
-  /// Stopped by a signal (Ctrl-C, SIGTERM) before it finished.
+  /// Stopped before it finished without recording why (an older Lunar's
+  /// Ctrl-C).
   case interrupted
+  /// Cancelled before it finished: by a signal (`RunRecord.stoppedBy` names
+  /// it: `SIGTERM`) or by `lunar runs cancel` (`request`).
+  case cancelled
 }
