@@ -70,6 +70,7 @@ enum BenchmarkSuite {
       ("specs", SpecSuiteBenchmark.run),
       ("coverage", CoverageBenchmark.run),
       ("workflow", WorkflowBenchmark.run),
+      ("durable-steps", DurableStepBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

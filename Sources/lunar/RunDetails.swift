@@ -20,9 +20,14 @@ enum RunDetails {
     let labelWidth = header.map(\.0.count).max() ?? 0
     var text = header.map { label, value in label.padded(to: labelWidth) + "  " + value + "\n" }.joined()
     text += "\n"
-    guard !steps.isEmpty else { return text + "no steps recorded\n" }
+    // The steps the run was to run and did not record: running at its
+    // owner's last heartbeat, or never started.
+    let recorded = Set(steps.map(\.name))
+    let running = Set(run.running)
+    let unrecorded = run.plan.filter { !recorded.contains($0) }
+    guard !steps.isEmpty || !unrecorded.isEmpty else { return text + "no steps recorded\n" }
 
-    let names = steps.map { RunText.name($0.name) }
+    let names = steps.map { RunText.name($0.name) } + unrecorded.map { RunText.name($0) }
     let nameWidth = names.reduce(4) { max($0, $1.count) }
     func row(_ name: String, _ status: String, _ attempts: String, _ duration: String) -> String {
       name.padded(to: nameWidth) + "  " + status.padded(to: 9) + "  " + attempts.leftPadded(to: 8) + "  "
@@ -40,13 +45,21 @@ enum RunDetails {
         text += ValueText.output(output, label: "output: ", indent: 4) + "\n"
       }
     }
+    let stillRunning = run.status == .running && !run.leaseExpired()
+    for (name, step) in zip(names.dropFirst(steps.count), unrecorded) {
+      let status = running.contains(step) ? (stillRunning ? "running" : "stopped") : "not started"
+      text += row(name, status, "-", "-") + "\n"
+    }
     return text
   }
 
   /// The run's status; for one recorded as running, which process runs it
   /// or that it is gone.
   private static func status(of run: RunRecord) -> String {
-    guard run.status == .running else { return run.status.rawValue }
+    guard run.status == .running else { return RunText.status(of: run) }
+    if run.leaseExpired(), let expiry = run.leaseExpiresAt {
+      return "interrupted (process \(run.pid) on \(RunText.printable(run.host)) stopped renewing its lease; it expired at \(RunText.localTime(expiry)))"
+    }
     if RunText.processIsGone(run) {
       return "interrupted? (process \(run.pid) ended without recording the run's end)"
     }

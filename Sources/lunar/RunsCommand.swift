@@ -9,8 +9,9 @@ import LunarStore
 enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
-    summary: "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps.",
-    operands: "[show RUN]",
+    summary:
+      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps; 'runs cancel RUN' stops a running one.",
+    operands: "[show RUN | cancel RUN]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -38,6 +39,7 @@ enum RunsCommand {
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
+    if parsed.operands.first == "cancel" { return RunsCancelCommand.run(parsed) }
     let request: Request
     let location: StoreLocation
     do {

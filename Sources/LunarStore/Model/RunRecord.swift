@@ -32,14 +32,20 @@ public struct RunRecord: Sendable, Equatable {
   public var cancelRequest: String?
   /// For a cancelled run, what stopped it: a signal's name or `request`.
   public var stoppedBy: String?
+  /// The names of the steps it was to run, in declaration order (empty for an older run).
+  public var plan: [LuaString]
+  /// The steps running at its owner's last heartbeat.
+  public var running: [LuaString]
 
   /// A record with every field given.
   public init(
     id: RunID, workflow: LuaString, file: String, arguments: [String], status: RunStatus,
     startedAt: StoreTimestamp, finishedAt: StoreTimestamp?, resumedFrom: RunID?, host: String, pid: Int32,
     ownerToken: ClaimToken = ClaimToken(0), ownedSince: StoreTimestamp? = nil, leaseExpiresAt: StoreTimestamp? = nil,
-    cancelRequest: String? = nil, stoppedBy: String? = nil
+    cancelRequest: String? = nil, stoppedBy: String? = nil, plan: [LuaString] = [], running: [LuaString] = []
   ) {
+    self.plan = plan
+    self.running = running
     self.ownerToken = ownerToken
     self.ownedSince = ownedSince
     self.leaseExpiresAt = leaseExpiresAt

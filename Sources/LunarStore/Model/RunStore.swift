@@ -28,8 +28,9 @@ public protocol RunStore: Sendable {
   /// says whether someone asked to cancel the run.
   /// - Throws: `.staleOwner` when `owner` no longer holds the run (it was
   ///   taken over, or it finished); `.noSuchRun`.
-  func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
-    -> RunHeartbeat
+  /// Records the steps `running` now, for `runs show` of a run that stops.
+  func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, running: [LuaString], at now: StoreTimestamp)
+    throws(StoreError) -> RunHeartbeat
 
   /// Takes over `run` for the process `pid` on `host` if its owner's lease
   /// expired before `now` (or it has none: a run of an older Lunar), in one
@@ -75,6 +76,13 @@ public protocol RunStore: Sendable {
 }
 
 extension RunStore {
+  /// A heartbeat that records no step as running.
+  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> RunHeartbeat
+  {
+    try heartbeat(run, owner: owner, lease: lease, running: [], at: now)
+  }
+
   /// Records steps of `run` without fencing (a run no lease guards: tests,
   /// the steps carried over by `--from`).
   public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {

@@ -36,6 +36,7 @@ public final class PostgresRunStore: RunStore {
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
     let expiry = run.startedAt.microseconds + (try QueueLimits.microseconds(of: run.lease))
+    let plan = try Self.encode(run.plan.map { .string($0) }, root: "plan")
     return try withConnection { db, again in
       if again {
         // The insert that lost its connection may have committed: this
@@ -54,13 +55,13 @@ public final class PostgresRunStore: RunStore {
       let row = try db.query(
         """
         INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid, owner, owned_since,
-          lease_expires_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $5, $9) RETURNING id
+          lease_expires_at, plan)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $5, $9, $10) RETURNING id
         """,
         [
           .bytes(run.workflow.bytes), .text(run.file), .bytes(arguments), .text(RunStatus.running.rawValue),
           .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
-          .text(run.host), .integer(Int64(run.pid)), .integer(expiry),
+          .text(run.host), .integer(Int64(run.pid)), .integer(expiry), .bytes(plan),
         ])
       return RunID(row.int64(0, 0))
     }
@@ -153,16 +154,17 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
-  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
-    -> RunHeartbeat
+  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, running: [LuaString], at now: StoreTimestamp)
+    throws(StoreError) -> RunHeartbeat
   {
+    let names = try Self.encode(running.map { .string($0) }, root: "running")
     let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
     return try withConnection { db in
       let rows = try db.query(
         """
-        UPDATE run SET lease_expires_at = $1 WHERE id = $2 AND owner = $3 AND status = 'running'
+        UPDATE run SET lease_expires_at = $1, running = $4 WHERE id = $2 AND owner = $3 AND status = 'running'
         RETURNING cancel_request
-        """, [.integer(expiry), .integer(run.rawValue), .integer(owner.rawValue)])
+        """, [.integer(expiry), .integer(run.rawValue), .integer(owner.rawValue), .bytes(names)])
       guard rows.count == 1 else {
         guard let current = try self.ownerRow(db, run: run, locking: false) else {
           throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
@@ -327,8 +329,8 @@ public final class PostgresRunStore: RunStore {
       for row in 0..<rows.count {
         summaries.append(
           RunSummary(
-            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, 15)), failed: Int(rows.int64(row, 16)),
-            skipped: Int(rows.int64(row, 17)), reused: Int(rows.int64(row, 18))))
+            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, 17)), failed: Int(rows.int64(row, 18)),
+            skipped: Int(rows.int64(row, 19)), reused: Int(rows.int64(row, 20))))
       }
       return summaries
     }
@@ -339,7 +341,7 @@ public final class PostgresRunStore: RunStore {
 
   private static func runColumns(of table: String) -> String {
     ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
-     "owned_since", "lease_expires_at", "cancel_request", "stopped_by"]
+     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running"]
       .map { table + "." + $0 }.joined(separator: ", ")
   }
 
@@ -364,7 +366,9 @@ public final class PostgresRunStore: RunStore {
       pid: try checked.processID(rows.int64(row, 9), "pid"), ownerToken: ClaimToken(rows.int64(row, 10)),
       ownedSince: try checked.time(rows.isNull(row, 11) ? nil : rows.int64(row, 11), "owned_since"),
       leaseExpiresAt: try checked.time(rows.isNull(row, 12) ? nil : rows.int64(row, 12), "lease_expires_at"),
-      cancelRequest: rows.isNull(row, 13) ? nil : rows.text(row, 13), stoppedBy: rows.isNull(row, 14) ? nil : rows.text(row, 14))
+      cancelRequest: rows.isNull(row, 13) ? nil : rows.text(row, 13), stoppedBy: rows.isNull(row, 14) ? nil : rows.text(row, 14),
+      plan: try names(rows.isNull(row, 15) ? nil : rows.bytes(row, 15), "plan", of: id),
+      running: try names(rows.isNull(row, 16) ? nil : rows.bytes(row, 16), "running", of: id))
   }
 
   /// Runs `body` with the connection, alone, connecting again first if the
@@ -418,6 +422,16 @@ public final class PostgresRunStore: RunStore {
     var left = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
     var rest = timespec()
     while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
+  }
+
+  /// The step names a run's column `column` holds (none if NULL).
+  private func names(_ bytes: [UInt8]?, _ column: String, of run: RunID) throws(StoreError) -> [LuaString] {
+    guard let bytes else { return [] }
+    do {
+      return try LuaValueCodec.decode(bytes).compactMap(\.luaStringValue)
+    } catch {
+      throw StoreError(.badValue, "store \(self.location): the \(column) of run \(run): \(error)")
+    }
   }
 
   /// The bytes of `values`; an error names the step they belong to, if any.

@@ -117,6 +117,8 @@ enum PostgresStoreSchema {
       "ALTER TABLE run ADD COLUMN lease_expires_at bigint",  // while running
       "ALTER TABLE run ADD COLUMN cancel_request text",  // who asked to cancel it, unanswered
       "ALTER TABLE run ADD COLUMN stopped_by text",  // a cancelled run's signal, or 'request'
+      "ALTER TABLE run ADD COLUMN plan bytea",  // LuaValueCodec: the names of the steps it was to run
+      "ALTER TABLE run ADD COLUMN running bytea",  // LuaValueCodec: the steps running at the last heartbeat
     ],
   ]
 

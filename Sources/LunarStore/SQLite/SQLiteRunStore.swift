@@ -59,18 +59,20 @@ public final class SQLiteRunStore: RunStore {
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
     let expiry = run.startedAt.microseconds + (try QueueLimits.microseconds(of: run.lease))
+    let plan = try Self.encode(run.plan.map { .string($0) }, root: "plan")
     return try withDatabase { db in
       try db.transaction {
         try db.run(
           """
           INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid, owner, owned_since,
-            lease_expires_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+            lease_expires_at, plan)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
           """,
           [
             .blob(run.workflow.bytes), .text(run.file), .blob(arguments), .text(RunStatus.running.rawValue),
             .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
             .text(run.host), .integer(Int64(run.pid)), .integer(run.startedAt.microseconds), .integer(expiry),
+            .blob(plan),
           ])
         return RunID(db.lastInsertedRowID)
       }
@@ -167,14 +169,16 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
-  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
-    -> RunHeartbeat
+  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, running: [LuaString], at now: StoreTimestamp)
+    throws(StoreError) -> RunHeartbeat
   {
+    let names = try Self.encode(running.map { .string($0) }, root: "running")
     let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
     return try withDatabase { db in
       try db.transaction(.immediate) {
         try self.checkOwner(db, run: run, token: owner, "heartbeat")
-        try db.run("UPDATE run SET lease_expires_at = ? WHERE id = ?", [.integer(expiry), .integer(run.rawValue)])
+        try db.run(
+          "UPDATE run SET lease_expires_at = ?, running = ? WHERE id = ?", [.integer(expiry), .blob(names), .integer(run.rawValue)])
         var request: String?
         try db.query("SELECT cancel_request FROM run WHERE id = ?", [.integer(run.rawValue)]) { row in
           request = row.isNull(0) ? nil : row.text(0)
@@ -334,8 +338,8 @@ public final class SQLiteRunStore: RunStore {
       ) { row in
         summaries.append(
           RunSummary(
-            run: try self.readRun(row), succeeded: Int(row.int64(15)), failed: Int(row.int64(16)),
-            skipped: Int(row.int64(17)), reused: Int(row.int64(18))))
+            run: try self.readRun(row), succeeded: Int(row.int64(17)), failed: Int(row.int64(18)),
+            skipped: Int(row.int64(19)), reused: Int(row.int64(20))))
       }
       return summaries
     }
@@ -352,7 +356,7 @@ public final class SQLiteRunStore: RunStore {
 
   private static func runColumns(of table: String) -> String {
     ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
-     "owned_since", "lease_expires_at", "cancel_request", "stopped_by"]
+     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running"]
       .map { table + "." + $0 }.joined(separator: ", ")
   }
 
@@ -376,7 +380,9 @@ public final class SQLiteRunStore: RunStore {
       resumedFrom: row.isNull(7) ? nil : RunID(row.int64(7)), host: row.text(8), pid: try checked.processID(row.int64(9), "pid"),
       ownerToken: ClaimToken(row.int64(10)), ownedSince: try checked.time(row.isNull(11) ? nil : row.int64(11), "owned_since"),
       leaseExpiresAt: try checked.time(row.isNull(12) ? nil : row.int64(12), "lease_expires_at"),
-      cancelRequest: row.isNull(13) ? nil : row.text(13), stoppedBy: row.isNull(14) ? nil : row.text(14))
+      cancelRequest: row.isNull(13) ? nil : row.text(13), stoppedBy: row.isNull(14) ? nil : row.text(14),
+      plan: try names(row.isNull(15) ? nil : row.blob(15), "plan", of: id),
+      running: try names(row.isNull(16) ? nil : row.blob(16), "running", of: id))
   }
 
   /// Runs `body` with the connection, alone; any failure becomes a
@@ -393,6 +399,16 @@ public final class SQLiteRunStore: RunStore {
       } catch {
         throw StoreError(error, path: path)
       }
+    }
+  }
+
+  /// The step names a run's column `column` holds (none if NULL).
+  private func names(_ bytes: [UInt8]?, _ column: String, of run: RunID) throws(StoreError) -> [LuaString] {
+    guard let bytes else { return [] }
+    do {
+      return try LuaValueCodec.decode(bytes).compactMap(\.luaStringValue)
+    } catch {
+      throw StoreError(.badValue, "store \(self.path): the \(column) of run \(run): \(error)")
     }
   }
 

@@ -114,6 +114,8 @@ enum StoreSchema {
       "ALTER TABLE run ADD COLUMN lease_expires_at INTEGER",  // while running
       "ALTER TABLE run ADD COLUMN cancel_request TEXT",  // who asked to cancel it, unanswered
       "ALTER TABLE run ADD COLUMN stopped_by TEXT",  // a cancelled run's signal, or 'request'
+      "ALTER TABLE run ADD COLUMN plan BLOB",  // LuaValueCodec: the names of the steps it was to run
+      "ALTER TABLE run ADD COLUMN running BLOB",  // LuaValueCodec: the steps running at the last heartbeat
     ],
   ]
 
