@@ -57,6 +57,9 @@ enum RunDetails {
   /// or that it is gone.
   private static func status(of run: RunRecord) -> String {
     guard run.status == .running else { return RunText.status(of: run) }
+    if run.leaseExpiresAt != nil && RunText.processIsGone(run) {
+      return "interrupted (process \(run.pid) ended without recording the run's end)"
+    }
     if run.leaseExpired(), let expiry = run.leaseExpiresAt {
       return "interrupted (process \(run.pid) on \(RunText.printable(run.host)) stopped renewing its lease; it expired at \(RunText.localTime(expiry)))"
     }

@@ -63,10 +63,11 @@ enum RunText {
   /// The run's status; `interrupted?` for one still recorded as running
   /// whose process, on this machine, no longer exists (killed or crashed
   /// before it could record its end).
-  /// A run whose owner's lease expired is `interrupted`; a cancelled one
+  /// A run whose owner's lease expired, or whose process on this host is
+  /// gone, is `interrupted`; a cancelled one
   /// says what cancelled it.
   static func status(of run: RunRecord) -> String {
-    if run.leaseExpired() { return "interrupted" }
+    if run.leaseExpired() || (run.leaseExpiresAt != nil && processIsGone(run)) { return "interrupted" }
     if run.status == .cancelled, let by = run.stoppedBy {
       return by == "request" ? "cancelled by request" : "cancelled (\(printable(by)))"
     }
@@ -76,8 +77,7 @@ enum RunText {
   /// True for a run recorded as running whose process is gone. Only a run
   /// of this host can be checked; a recycled pid makes a dead run look live.
   static func processIsGone(_ run: RunRecord) -> Bool {
-    guard run.status == .running, run.finishedAt == nil, run.leaseExpiresAt == nil, run.pid > 0, run.host == NewRun.currentHost
-    else { return false }
+    guard run.status == .running, run.finishedAt == nil, run.pid > 0, run.host == NewRun.currentHost else { return false }
     return kill(run.pid, 0) != 0 && errno == ESRCH
   }
 }

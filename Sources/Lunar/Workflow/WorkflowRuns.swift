@@ -174,7 +174,7 @@ final class WorkflowRuns {
           )
         }
       }
-      if resume != nil, let held = previous, held.isHeld() {
+      if resume != nil, let held = previous, held.isHeld(), !Self.processIsGone(held) {
         throw StoreError(
           .runHeld,
           "run \(held.id) is still running: held by process \(held.pid) on \(held.host) since \(Self.localTime(held.ownedSince ?? held.startedAt)); wait for it to end, or cancel it with 'lunar runs cancel \(held.id)'"
@@ -218,6 +218,12 @@ final class WorkflowRuns {
     let store = try location.openRunStore()
     stores[location.description] = store
     return store
+  }
+
+  /// True for a run of this host whose process no longer exists: its
+  /// lease is not really held, whatever its end says.
+  private static func processIsGone(_ run: RunRecord) -> Bool {
+    run.host == NewRun.currentHost && run.pid > 0 && kill(run.pid, 0) != 0 && errno == ESRCH
   }
 
   /// `time` on this machine's clock: `2026-12-01 11:58:48`.
