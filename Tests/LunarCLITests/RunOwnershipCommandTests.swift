@@ -84,6 +84,29 @@ private func chain(count: Int = 4, hold: Int? = nil, go: String = "") -> String 
     #expect(runs.stdout.contains("succeeded") && !runs.stdout.contains("cancelled"), "\(runs.stdout)")
   }
 
+  @Test func aKilledRunShowsTheStepsItWasRunningAndThoseItNeverStarted() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let script = try folder.write("chain.lua", chain(count: 4, hold: 2, go: folder.url.appendingPathComponent("never").path))
+    let running = try LunarProcess.start(["run", "--store", store, script])
+    try await running.waitForOutput("[chain] step s2 started")
+    // Waits for a heartbeat to have recorded s2 as running.
+    var shown = ""
+    let deadline = Date().addingTimeInterval(60)
+    while !shown.contains("\ns2    running ") && Date() < deadline {
+      shown = try await LunarProcess.run(["runs", "show", "last", "--store", store]).stdout
+    }
+    #expect(shown.contains("\ns3    not started"), "\(shown)")
+    running.send(SIGKILL)
+    _ = try await running.wait()
+    let show = try await LunarProcess.run(["runs", "show", "last", "--store", store])
+    #expect(show.stdout.contains("\nstatus     interrupted (process "), "\(show.stdout)")
+    #expect(show.stdout.contains("\ns1    succeeded "), "\(show.stdout)")
+    #expect(show.stdout.contains("\ns2    stopped "), "\(show.stdout)")
+    #expect(show.stdout.contains("\ns3    not started"), "\(show.stdout)")
+    #expect(show.stdout.contains("\ns4    not started"), "\(show.stdout)")
+  }
+
   @Test func cancellingAFinishedOrUnknownRunIsRefused() async throws {
     let folder = try TemporaryFolder()
     let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
