@@ -188,9 +188,17 @@ static atomic_int sigint_count;
 
 int lunar_sigintcount(void) { return atomic_load(&sigint_count); }
 
-static void on_sigint(int signal) {
-  (void)signal;
-  atomic_fetch_add(&sigint_count, 1);
+// Stop signals (SIGINT, SIGTERM, SIGHUP under `lunar run`): while a
+// workflow runs, the first one is only noted and posted, so the run cancels
+// its steps cooperatively (finally and <close> run); a second one, or any
+// one when nothing cooperates, interrupts at once.
+static atomic_int stop_cooperating;
+static atomic_int stop_signal;
+static atomic_int stop_count;
+static sem_t stop_posted;
+static atomic_flag stop_posted_made = ATOMIC_FLAG_INIT;
+
+static void interrupt_all(int signal) {
   for (int i = 0; i < MAX_SIGINT_TARGETS; i++) {
     lunar_Control *c = atomic_load(&sigint_targets[i]);
     if (c == NULL) continue;
@@ -198,10 +206,71 @@ static void on_sigint(int signal) {
       static const char line[] = "lunar: interrupted while closing the state (a finalizer was still running)\n";
       if (write(STDERR_FILENO, line, sizeof line - 1) < 0) {
       }
-      _exit(130);
+      _exit(128 + signal);
     }
-    lunar_interrupt(c, LUNAR_INTERRUPT_SIGNAL, "interrupted");
+    lunar_interrupt(c, LUNAR_INTERRUPT_SIGNAL, signal == SIGTERM ? "terminated" : signal == SIGHUP ? "hung up" : "interrupted");
   }
+}
+
+static void make_stop_posted(void) {
+  if (!atomic_flag_test_and_set(&stop_posted_made)) sem_init(&stop_posted, 0, 0);
+}
+
+static void on_sigint(int signal) {
+  if (signal == SIGINT) atomic_fetch_add(&sigint_count, 1);
+  int count = atomic_fetch_add(&stop_count, 1) + 1;
+  int expected = 0;
+  atomic_compare_exchange_strong(&stop_signal, &expected, signal);
+  if (count == 1 && atomic_load(&stop_cooperating)) {
+    sem_post(&stop_posted);
+    return;
+  }
+  interrupt_all(signal);
+}
+
+void lunar_catchstopsignals(lua_State *L) {
+  make_stop_posted();
+  lunar_catchsigint(L);
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_sigint;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, NULL);
+  sigaction(SIGHUP, &action, NULL);
+}
+
+void lunar_cooperatestop(int on) {
+  make_stop_posted();
+  atomic_store(&stop_cooperating, on);
+}
+
+int lunar_stopsignal(void) { return atomic_load(&stop_signal); }
+
+int lunar_waitstopsignal(double seconds) {
+  make_stop_posted();
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  double whole = (double)(long long)seconds;
+  deadline.tv_sec += (time_t)whole;
+  deadline.tv_nsec += (long)((seconds - whole) * 1e9);
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  while (sem_timedwait(&stop_posted, &deadline) != 0) {
+    if (errno != EINTR) return 0;
+  }
+  return 1;
+}
+
+void lunar_poststop(void) {
+  make_stop_posted();
+  sem_post(&stop_posted);
+}
+
+void lunar_interruptforstop(void) {
+  int signal = atomic_load(&stop_signal);
+  interrupt_all(signal == 0 ? SIGINT : signal);
 }
 
 void lunar_catchsigint(lua_State *L) {

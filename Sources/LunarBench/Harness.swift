@@ -71,6 +71,7 @@ enum BenchmarkSuite {
       ("coverage", CoverageBenchmark.run),
       ("workflow", WorkflowBenchmark.run),
       ("step-log", StepLogBenchmark.run),
+      ("durable-steps", DurableStepBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

@@ -75,6 +75,17 @@ enum RunCommand {
     let outcome: Result<[LuaValue], RunFailure>
     do {
       outcome = try Runtime.runOnCurrentThread(configuration, script)
+      fflush(nil)
+      // A stop signal ends the command as the shell expects of it (130,
+      // 143, 129), after the workflow recorded and summed up its run.
+      let signal = Runtime.stopSignal
+      if signal != 0 {
+        if case .failure(let failure) = outcome, case .interrupted = failure {} else if case .failure = outcome {
+          _ = report(outcome)
+        }
+        try? chromeTrace?.write()
+        return 128 + signal
+      }
     } catch {
       Console.error("lunar: \(error)")
       return 1
@@ -96,6 +107,8 @@ enum RunCommand {
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
     configuration.catchesInterrupts = true
+    // SIGTERM and SIGHUP too: a workflow cancels its steps and records why.
+    configuration.catchesStopSignals = true
     // The command owns its process: a run stuck where no interrupt reaches
     // (one long C call, a finalizer while closing) is ended with it.
     configuration.ownsProcess = true
@@ -242,7 +255,8 @@ enum RunCommand {
       return 1
     case .failure(.interrupted(let message)):
       Console.error("lunar: \(message)")
-      return 130
+      let signal = Runtime.stopSignal
+      return signal != 0 ? 128 + signal : 130
     case .failure(.timedOut(let message)):
       Console.error("lunar: \(message)")
       return 1

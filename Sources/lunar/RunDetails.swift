@@ -7,8 +7,9 @@ import LunarStore
 /// output if asked (`--outputs`).
 enum RunDetails {
   /// The text for `run` and its recorded `steps` (with their outputs if
-  /// `outputs`), each line ending in a newline.
-  static func text(_ run: RunRecord, steps: [StepRecord], outputs: Bool = true) -> String {
+  /// `outputs`), each line ending in a newline; then, unless `filtered`
+  /// (the steps are a selection), the planned steps it did not record.
+  static func text(_ run: RunRecord, steps: [StepRecord], outputs: Bool = true, filtered: Bool = false) -> String {
     var header: [(String, String)] = [
       ("run", run.id.description),
       ("workflow", RunText.name(run.workflow)),
@@ -22,9 +23,14 @@ enum RunDetails {
     let labelWidth = header.map(\.0.count).max() ?? 0
     var text = header.map { label, value in label.padded(to: labelWidth) + "  " + value + "\n" }.joined()
     text += "\n"
-    guard !steps.isEmpty else { return text + "no steps recorded\n" }
+    // The steps the run was to run and did not record: running at its
+    // owner's last heartbeat, or never started.
+    let recorded = Set(steps.map(\.name))
+    let running = Set(run.running)
+    let unrecorded = filtered ? [] : run.plan.filter { !recorded.contains($0) }
+    guard !steps.isEmpty || !unrecorded.isEmpty else { return text + "no steps recorded\n" }
 
-    let names = steps.map { RunText.name($0.name) }
+    let names = steps.map { RunText.name($0.name) } + unrecorded.map { RunText.name($0) }
     let nameWidth = names.reduce(4) { max($0, $1.count) }
     func row(_ name: String, _ status: String, _ attempts: String, _ duration: String) -> String {
       name.padded(to: nameWidth) + "  " + status.padded(to: 9) + "  " + attempts.leftPadded(to: 8) + "  "
@@ -42,13 +48,27 @@ enum RunDetails {
         text += ValueText.output(output, label: "output: ", indent: 4) + "\n"
       }
     }
+    // As `status(of:)` says: a run whose process on this host is gone is
+    // not running, whatever its lease says.
+    let stillRunning =
+      run.status == .running && !run.leaseExpired() && !(run.leaseExpiresAt != nil && RunText.processIsGone(run))
+    for (name, step) in zip(names.dropFirst(steps.count), unrecorded) {
+      let status = running.contains(step) ? (stillRunning ? "running" : "stopped") : "not started"
+      text += row(name, status, "-", "-") + "\n"
+    }
     return text
   }
 
   /// The run's status; for one recorded as running, which process runs it
   /// or that it is gone.
   private static func status(of run: RunRecord) -> String {
-    guard run.status == .running else { return run.status.rawValue }
+    guard run.status == .running else { return RunText.status(of: run) }
+    if run.leaseExpiresAt != nil && RunText.processIsGone(run) {
+      return "interrupted (process \(run.pid) ended without recording the run's end)"
+    }
+    if run.leaseExpired(), let expiry = run.leaseExpiresAt {
+      return "interrupted (process \(run.pid) on \(RunText.printable(run.host)) stopped renewing its lease; it expired at \(RunText.localTime(expiry)))"
+    }
     if RunText.processIsGone(run) {
       return "interrupted? (process \(run.pid) ended without recording the run's end)"
     }

@@ -56,15 +56,22 @@ enum RunText {
 
   /// How long `run` took, or has run so far; `-` if its process died.
   static func duration(of run: RunRecord) -> String {
-    if run.finishedAt == nil && !processIsGone(run) { return duration(from: run.startedAt, to: .now) }
+    if run.finishedAt == nil && !processIsGone(run) && !run.leaseExpired() { return duration(from: run.startedAt, to: .now) }
     return duration(from: run.startedAt, to: run.finishedAt)
   }
 
   /// The run's status; `interrupted?` for one still recorded as running
   /// whose process, on this machine, no longer exists (killed or crashed
   /// before it could record its end).
+  /// A run whose owner's lease expired, or whose process on this host is
+  /// gone, is `interrupted`; a cancelled one
+  /// says what cancelled it.
   static func status(of run: RunRecord) -> String {
-    processIsGone(run) ? "interrupted?" : run.status.rawValue
+    if run.leaseExpired() || (run.leaseExpiresAt != nil && processIsGone(run)) { return "interrupted" }
+    if run.status == .cancelled, let by = run.stoppedBy {
+      return by == "request" ? "cancelled by request" : "cancelled (\(printable(by)))"
+    }
+    return processIsGone(run) ? "interrupted?" : run.status.rawValue
   }
 
   /// True for a run recorded as running whose process is gone. Only a run

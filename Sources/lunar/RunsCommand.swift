@@ -10,8 +10,8 @@ enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
     summary:
-      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed, 'runs wait RUN' waits for one to finish.",
-    operands: "[show RUN | logs RUN [STEP] | wait RUN]",
+      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed, 'runs wait RUN' waits for one to finish, 'runs cancel RUN' stops a running one.",
+    operands: "[show RUN | logs RUN [STEP] | wait RUN | cancel RUN]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -50,6 +50,7 @@ enum RunsCommand {
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
+    if parsed.operands.first == "cancel" { return RunsCancelCommand.run(parsed) }
     if parsed.operands.first == "wait" { return RunsWait.run(parsed) }
     if parsed.has("timeout") { return LunarCommandLine.usageFailure(UsageError(message: "--timeout is for runs wait", command: "runs")) }
     let request: Request
@@ -103,7 +104,7 @@ enum RunsCommand {
         let steps = filter.apply(to: recorded)
         let text =
           switch format {
-          case .text: RunDetails.text(run, steps: steps, outputs: filter.outputs)
+          case .text: RunDetails.text(run, steps: steps, outputs: filter.outputs, filtered: filter.selects)
           case .gantt: RunGantt.text(run, steps: steps)
           case .chrome: RunTimeline.text(run, steps: steps)
           }

@@ -35,6 +35,9 @@ struct RunsShowFilter {
     outputs = parsed.has("outputs")
   }
 
+  /// Whether the filter keeps only some steps (`--status` or `--step`).
+  var selects: Bool { status != nil || step != nil }
+
   /// The steps of `steps` the filter keeps, in their order.
   func apply(to steps: [StepRecord]) -> [StepRecord] {
     steps.filter { step in

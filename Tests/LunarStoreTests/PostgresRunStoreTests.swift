@@ -32,6 +32,13 @@ struct PostgresRunStoreTests {
     try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.postgres())
   }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.postgres()) }
+  @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.postgres()) }
+  @Test func aHeartbeatKeepsTheLeaseAndCarriesACancelRequest() throws {
+    try RunOwnershipBehaviour.aHeartbeatKeepsTheLeaseAndCarriesACancelRequest(.postgres())
+  }
+  @Test func cancellingARunWhoseOwnerIsGoneCancelsItAtOnce() throws {
+    try RunOwnershipBehaviour.cancellingARunWhoseOwnerIsGoneCancelsItAtOnce(.postgres())
+  }
   @Test func aCommitIsSeenByAnotherConnectionAndAfterReopening() throws {
     try RunStoreBehaviour.aCommitIsSeenByAnotherConnectionAndAfterReopening(.postgres())
   }

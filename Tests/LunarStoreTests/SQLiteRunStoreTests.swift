@@ -28,6 +28,13 @@ private struct Fixture {
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws { try RunStoreBehaviour.runsAreFoundByTheBytesOfTheirWorkflowsName(.sqlite()) }
   @Test func runsAreListedNewestFirstWithTheirStepCounts() throws { try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.sqlite()) }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.sqlite()) }
+  @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.sqlite()) }
+  @Test func aHeartbeatKeepsTheLeaseAndCarriesACancelRequest() throws {
+    try RunOwnershipBehaviour.aHeartbeatKeepsTheLeaseAndCarriesACancelRequest(.sqlite())
+  }
+  @Test func cancellingARunWhoseOwnerIsGoneCancelsItAtOnce() throws {
+    try RunOwnershipBehaviour.cancellingARunWhoseOwnerIsGoneCancelsItAtOnce(.sqlite())
+  }
   @Test func aCommitIsSeenByAnotherConnectionAndAfterReopening() throws { try RunStoreBehaviour.aCommitIsSeenByAnotherConnectionAndAfterReopening(.sqlite()) }
 
   @Test func aStoreIsMarkedVersionedAndWriteAheadLogged() throws {

@@ -100,6 +100,19 @@ void lunar_catchsigint(lua_State *L);
 /// How many SIGINTs the process has received (a console reading input
 /// tells a Ctrl-C from the end of input with it).
 int lunar_sigintcount(void);
+/// Routes SIGTERM and SIGHUP to this state too, as SIGINT (`lunar run`).
+void lunar_catchstopsignals(lua_State *L);
+/// While on, the first stop signal is only noted and posted
+/// (`lunar_waitstopsignal` returns), for a workflow to cancel itself.
+void lunar_cooperatestop(int on);
+/// The first stop signal the process received, or 0.
+int lunar_stopsignal(void);
+/// Waits up to `seconds` for a posted stop; 1 if one came, else 0.
+int lunar_waitstopsignal(double seconds);
+/// Wakes `lunar_waitstopsignal` (its waiter is stopping).
+void lunar_poststop(void);
+/// Interrupts every routed state, as a second stop signal does.
+void lunar_interruptforstop(void);
 /// Stops routing SIGINT to this state.
 void lunar_releasesigint(lua_State *L);
 // Stops routing Ctrl-C to the state of control block `c` (usable after the

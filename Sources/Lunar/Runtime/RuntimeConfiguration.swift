@@ -34,6 +34,9 @@ public struct RuntimeConfiguration: Sendable {
   public var warnings = false
   /// Route Ctrl-C (SIGINT) to this runtime.
   public var catchesInterrupts = false
+  /// Whether SIGTERM and SIGHUP are caught as SIGINT is (`lunar run`),
+  /// and a running workflow cancels itself on the first of them.
+  public var catchesStopSignals = false
   /// Where workflow runs and durable queues are kept (`lunar run
   /// --store`); nil keeps nothing: runs are not recorded and durable
   /// queues are refused.

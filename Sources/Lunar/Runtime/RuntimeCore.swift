@@ -115,6 +115,7 @@ public final class RuntimeCore {
     let builtIn = BuiltInPlugins.all.map { plugin in configured.first { $0.name == plugin.name } ?? plugin }
     for plugin in builtIn + configured.filter({ !builtInNames.contains($0.name) }) { try install(plugin) }
     if configuration.catchesInterrupts { lunar_catchsigint(state.L) }
+    if configuration.catchesStopSignals { lunar_catchstopsignals(state.L) }
     if configuration.ownsProcess { lunar_ownprocess(state.L) }
   }
 

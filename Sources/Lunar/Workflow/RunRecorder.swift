@@ -10,6 +10,8 @@ final class RunRecorder {
   let store: any RunStore
   /// The run's id in the store.
   let run: RunID
+  /// This process's fencing token for the run: every commit carries it.
+  let token = ClaimToken(1)
   /// The steps of the run this one resumes, by name; empty if none.
   let previous: [LuaString: StepRecord]
   /// The run this one resumes, if any.
@@ -90,7 +92,7 @@ final class RunRecorder {
     committed.removeAll(keepingCapacity: true)
     var failure: StoreError?
     do {
-      try store.recordSteps(records, logs: chunks, of: run)
+      try store.recordSteps(records, logs: chunks, of: run, owner: token)
     } catch {
       failure = error
     }
@@ -98,7 +100,7 @@ final class RunRecorder {
   }
 
   /// Records how the run ended.
-  func finish(_ status: RunStatus) throws(StoreError) {
-    try store.finishRun(run, status: status, at: .now)
+  func finish(_ status: RunStatus, stoppedBy: String? = nil) throws(StoreError) {
+    try store.finishRun(run, status: status, stoppedBy: stoppedBy, owner: token, at: .now)
   }
 }

@@ -70,7 +70,9 @@ public final class RunSummaryTable: WorkflowReporter {
   /// The run's last line: how it ended, in how long.
   private static func outcomeLine(_ report: RunReport) -> String {
     let continued = report.steps.filter { $0.status == .failed && $0.continuesOnError }.count
-    let outcome = report.succeeded ? "succeeded" : "failed"
+    let outcome =
+      report.cancelledBy.map { $0 == "request" ? "cancelled by request" : "cancelled by \($0)" }
+      ?? (report.succeeded ? "succeeded" : "failed")
     let note = continued == 0 ? "" : " (\(continued) step\(continued == 1 ? "" : "s") failed and continued)"
     return "workflow \(report.workflow.lossyString): \(outcome) in \(DurationText.format(report.duration))\(note)\n"
   }

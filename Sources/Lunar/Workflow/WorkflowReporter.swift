@@ -63,12 +63,15 @@ public struct RunReport: Sendable, Equatable {
   public var steps: [StepReport]
   /// Seconds on the runtime clock the run took.
   public var duration: Double
+  /// What cancelled the run (`SIGTERM`, `request`), if it was cancelled.
+  public var cancelledBy: String?
 
   /// A run's report.
-  public init(workflow: LuaString, steps: [StepReport], duration: Double) {
+  public init(workflow: LuaString, steps: [StepReport], duration: Double, cancelledBy: String? = nil) {
     self.workflow = workflow
     self.steps = steps
     self.duration = duration
+    self.cancelledBy = cancelledBy
   }
 
   /// The steps whose failure fails the run: failed, and not continuing on error.

@@ -69,6 +69,16 @@ final class WorkflowRun {
   private var commitScheduled = false
   private var abandoned = false
   private var finished = false
+  /// Why the run is being cancelled, once it is: no step starts or retries
+  /// from then on, running ones are cancelled, and the run ends when the
+  /// last of them has.
+  private(set) var cancellation: RunCancellation?
+  /// The retry timers waiting, by step.
+  private var retryTimers: [Int: Int] = [:]
+  /// Failures being told to the Lua side (`fail`), not concluded yet.
+  private var failing = 0
+  /// The steps running now, for the watch's heartbeats.
+  let runningSteps = RunningSteps()
   /// The wait of the code that called `workflow.run`, completed with the results.
   let wait: Wait
   /// Called once when the run ends.
@@ -226,6 +236,10 @@ final class WorkflowRun {
 
   private func advance() {
     guard !abandoned else { return }
+    if cancellation != nil {
+      if live.isEmpty && failing == 0 && retryTimers.isEmpty && !commitScheduled { finish() }
+      return
+    }
     for decision in dispatcher.next() {
       switch decision {
       case .start(let step):
@@ -256,6 +270,7 @@ final class WorkflowRun {
     }
     thread.pop(4)
     live[step] = task
+    runningSteps.started(step, steps[step].name)
     if let timeout = steps[step].timeout {
       // Whether the attempt waits or computes (see Scheduler.setDeadline).
       let message = "step \"\(steps[step].name.lossyString)\": timed out after \(LuaValue.number(timeout).formattedSeconds)s"
@@ -264,6 +279,7 @@ final class WorkflowRun {
     task.onFinish.append { [weak self] task in
       guard let self else { return }
       live[step] = nil
+      runningSteps.ended(step)
       attemptEnded(step, attempt, task)
     }
   }
@@ -289,7 +305,7 @@ final class WorkflowRun {
     let counted = attempts[step]
     // A step the resumed run left failed has a budget of its own here.
     let spent = counted - resumedAttempts[step]
-    guard spent < steps[step].attempts, !abandoned else { return fail(step, message) }
+    guard spent < steps[step].attempts, !abandoned, cancellation == nil else { return fail(step, message) }
     let delay = steps[step].backoff * Double(1 << min(max(spent - 1, 0), 52))
     for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: counted, error: message, retryingAfter: delay) }
     if scheduler.trace.isEnabled {
@@ -300,8 +316,9 @@ final class WorkflowRun {
           .init("attempt", .integer(Int64(counted))), .init("error", .string(LuaString(message))),
         ])
     }
-    _ = scheduler.timers.schedule(at: clock.deadline(after: delay)) { [weak self] in
+    retryTimers[step] = scheduler.timers.schedule(at: clock.deadline(after: delay)) { [weak self] in
       guard let self else { return }
+      retryTimers[step] = nil
       if abandoned { return fail(step, message) }
       launch(step, attempt: attempt + 1)
     }
@@ -330,6 +347,7 @@ final class WorkflowRun {
     recorder.add(record) { [weak self] error in
       guard let self else { return }
       if let error {
+        if error.kind == .staleOwner { cancel(.lostOwnership(error.message)) }
         fail(step, "step \"\(steps[step].name.lossyString)\": its output could not be recorded: \(error)")
       } else {
         conclude(step, status)
@@ -340,6 +358,7 @@ final class WorkflowRun {
 
   /// Tells the Lua side the step failed, then concludes it.
   private func fail(_ step: Int, _ message: String) {
+    failing += 1
     let thread = launcherThread
     record.push(on: thread.L)
     thread.push(step + 1)
@@ -349,6 +368,7 @@ final class WorkflowRun {
     thread.pop(3)
     task.onFinish.append { [weak self] task in
       guard let self else { return }
+      failing -= 1
       task.observed = true
       if let recorder {
         recorder.add(
@@ -403,6 +423,7 @@ final class WorkflowRun {
       guard let self else { return }
       commitScheduled = false
       recorder.commit()
+      if cancellation != nil { advance() }
     }
   }
 
@@ -422,6 +443,22 @@ final class WorkflowRun {
   /// How long a running attempt's output waits before it is stored.
   static let logFlushInterval = 0.25
 
+  /// Cancels the run for `reason`: running steps are cancelled where they
+  /// wait (their `finally` and `<close>` run), waiting retries fail, no
+  /// other step starts; the summary is printed and the run recorded as
+  /// cancelled when the last running step has ended.
+  func cancel(_ reason: RunCancellation) {
+    guard cancellation == nil, !finished, !abandoned else { return }
+    cancellation = reason
+    for (step, timer) in retryTimers {
+      scheduler.timers.cancel(timer)
+      fail(step, reason.message)
+    }
+    retryTimers.removeAll()
+    for task in live.values { scheduler.cancel(task) }
+    advance()
+  }
+
   /// The code that called `workflow.run` was cancelled: stop the steps.
   private func abandon() {
     abandoned = true
@@ -436,9 +473,12 @@ final class WorkflowRun {
     let report = RunReport(
       workflow: workflow,
       steps: selected.map {
-        reports[$0] ?? StepReport(name: steps[$0].name, status: .skipped, attempts: attempts[$0], duration: 0, detail: "interrupted")
+        reports[$0]
+          ?? StepReport(
+            name: steps[$0].name, status: .skipped, attempts: attempts[$0], duration: 0,
+            detail: cancellation == nil ? "interrupted" : "cancelled")
       },
-      duration: clock.now - runStartedAt)
+      duration: clock.now - runStartedAt, cancelledBy: cancellation?.stoppedBy)
     if !abandoned {
       for reporter in reporters { reporter.runFinished(report) }
     }
@@ -448,7 +488,11 @@ final class WorkflowRun {
       for log in logs.values { recorder.add(logs: log.finish()) }
       logs.removeAll()
       if recorder.hasPending { recorder.commit() }
-      try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)
+      if let cancellation {
+        try? recorder.finish(.cancelled, stoppedBy: cancellation.stoppedBy)
+      } else {
+        try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)
+      }
     }
     scheduler.complete(wait, .values(results(report)))
     onFinish?()

@@ -2,6 +2,18 @@ import CLuaShim
 import LuaKit
 import LunarStore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The runtime's workflow runs, found from an event posted to the loop.
+final class WorkflowRunsComponent: RuntimeComponent {
+  /// The runs, once the workflow plugin is installed.
+  weak var runs: WorkflowRuns?
+
+  init(core: RuntimeCore) {}
+}
+
 /// The workflow runs of one runtime, from `begin` (the definition read, the
 /// plan made, the store opened and the earlier run found) to their end, and
 /// the stores they record in, each opened once on first use.
@@ -34,6 +46,7 @@ final class WorkflowRuns {
   init(runtime: RuntimeCore, options: WorkflowRunOptions) {
     self.runtime = runtime
     self.options = options
+    runtime.component(WorkflowRunsComponent.self).runs = self
   }
 
   /// Reads a run of `workflow`: its `steps` as workflow.lua describes them
@@ -109,9 +122,11 @@ final class WorkflowRuns {
       body: body, record: record, launcher: launcher, launcherThread: launcherThread)
     running[id] = run
     let ticker = begun.live.map { tick($0) }
+    let watch = watch(id, recorder: begun.recorder, running: run.runningSteps)
     run.onFinish = { [unowned self] in
       running[id] = nil
       ticker?.stop()
+      watch?.stop()
     }
     run.start()
     return run
@@ -124,6 +139,21 @@ final class WorkflowRuns {
   func run(_ id: Int) throws(LuaArgumentError) -> WorkflowRun {
     guard let run = running[id] else { throw LuaArgumentError.invalid(1, "no such workflow run") }
     return run
+  }
+
+  /// Cancels run `id`, if it still runs, for `reason`.
+  func cancel(_ id: Int, _ reason: RunCancellation) {
+    running[id]?.cancel(reason)
+  }
+
+  /// The watch over run `id`: its lease's heartbeats (with a store) and,
+  /// under `lunar run`, the stop signals; nil if there is neither.
+  private func watch(_ id: Int, recorder: RunRecorder?, running: RunningSteps) -> RunWatch? {
+    guard recorder != nil || runtime.configuration.catchesStopSignals else { return nil }
+    let inbox = runtime.inbox
+    return RunWatch(store: recorder?.store, run: recorder?.run, token: recorder?.token ?? ClaimToken(0), running: running) { reason in
+      inbox.post { core in core.component(WorkflowRunsComponent.self).runs?.cancel(id, reason) }
+    }
   }
 
   // MARK: The store
@@ -158,6 +188,12 @@ final class WorkflowRuns {
           )
         }
       }
+      if resume != nil, let held = previous, held.isHeld(), !Self.processIsGone(held) {
+        throw StoreError(
+          .runHeld,
+          "run \(held.id) is still running: held by process \(held.pid) on \(held.host) since \(Self.localTime(held.ownedSince ?? held.startedAt)); wait for it to end, or cancel it with 'lunar runs cancel \(held.id)'"
+        )
+      }
       let previousSteps = try previous.map { run throws(StoreError) in try store.steps(of: run.id) } ?? []
       var earlier: [Int: [LuaValue]] = [:]
       var carried: [StepRecord] = []
@@ -172,9 +208,11 @@ final class WorkflowRuns {
               code: step.code, output: output))
         }
       }
-      let run = NewRun(
+      var run = NewRun(
         workflow: workflow, file: configured.scriptFile ?? "", arguments: configured.scriptArguments,
         resumedFrom: previous?.id)
+      let plan = WorkflowPlan(needs: steps.map(\.needs), selection: selection)
+      run.plan = steps.indices.filter { plan.selected[$0] }.map { steps[$0].name }
       // A resumed run waits again for the durable jobs its steps left.
       let previousJobs = try resume == nil ? [] : previous.map { run throws(StoreError) in try store.stepJobs(of: run.id) } ?? []
       let recorder = try RunRecorder(
@@ -197,6 +235,22 @@ final class WorkflowRuns {
     return store
   }
 
+  /// True for a run of this host whose process no longer exists: its
+  /// lease is not really held, whatever its end says.
+  private static func processIsGone(_ run: RunRecord) -> Bool {
+    run.host == NewRun.currentHost && run.pid > 0 && kill(run.pid, 0) != 0 && errno == ESRCH
+  }
+
+  /// `time` on this machine's clock: `2026-12-01 11:58:48`.
+  private static func localTime(_ time: StoreTimestamp) -> String {
+    var seconds = time_t(time.microseconds / 1_000_000)
+    var parts = tm()
+    guard localtime_r(&seconds, &parts) != nil else { return "?" }
+    var buffer = [CChar](repeating: 0, count: 64)
+    let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S", &parts)
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
   // MARK: Output
 
   private static func writeToStandardOutput(_ text: String) {
@@ -204,6 +258,9 @@ final class WorkflowRuns {
     text.withUTF8 { bytes in
       bytes.withMemoryRebound(to: CChar.self) { lunar_writestdout($0.baseAddress, $0.count) }
     }
+    // Each progress line whole as it happens, even into a pipe or a file:
+    // a killed run leaves what it had printed.
+    fflush(nil)
   }
 
   /// Moves `view`'s spinner on every tenth of a second (real time) until stopped.

@@ -18,12 +18,19 @@ public struct NewRun: Sendable {
   public var host: String
   /// The process running it.
   public var pid: Int32
+  /// How long the process holds the run (token 1) without a heartbeat.
+  public var lease: Duration
+  /// The names of the steps it is to run, in declaration order, so a run
+  /// that stops early still shows the ones it never started.
+  public var plan: [LuaString] = []
 
   /// A run of `workflow` from `file`, begun now by this process.
   public init(
     workflow: LuaString, file: String, arguments: [String] = [], resumedFrom: RunID? = nil,
-    startedAt: StoreTimestamp = .now, host: String = NewRun.currentHost, pid: Int32 = getpid()
+    startedAt: StoreTimestamp = .now, host: String = NewRun.currentHost, pid: Int32 = getpid(),
+    lease: Duration = RunLease.defaultDuration
   ) {
+    self.lease = lease
     self.workflow = workflow
     self.file = file
     self.arguments = arguments

@@ -8,11 +8,15 @@ public enum RunStatus: String, Sendable, CaseIterable {
   case succeeded
   /// A step failed.
   case failed
-  /// Stopped by a signal (Ctrl-C, SIGTERM) before it finished.
+  /// Stopped before it finished without recording why (an older Lunar's
+  /// Ctrl-C).
   case interrupted
+  /// Cancelled before it finished: by a signal (`RunRecord.stoppedBy` names
+  /// it: `SIGTERM`) or by `lunar runs cancel` (`request`).
+  case cancelled
 }
 
 extension RunStatus {
   /// True once the run ended: it will not change again by itself.
-  public var isFinished: Bool { self == .succeeded || self == .failed || self == .interrupted }
+  public var isFinished: Bool { self == .succeeded || self == .failed || self == .interrupted || self == .cancelled }
 }

@@ -11,19 +11,47 @@ public protocol RunStore: Sendable {
   /// Where the store is, for messages (`sqlite:/home/ada/.local/state/lunar/lunar.db`).
   var location: String { get }
 
-  /// Records a new run, status `running`, and returns its id.
+  /// Records a new run, status `running`, held by its process (token 1)
+  /// until `run.startedAt + run.lease`, and returns its id.
   func beginRun(_ run: NewRun) throws(StoreError) -> RunID
 
   /// Records the results of several steps of `run` and chunks of their
   /// logs in one transaction: all of them are durable when this returns, or
   /// none is. A step recorded again (a retry) replaces its earlier record;
-  /// log chunks are only ever added.
-  func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError)
+  /// log chunks are only ever added. With an `owner` token, the commit is
+  /// fenced: it is refused unless that token is still the run's and the run
+  /// is running.
+  /// - Throws: `.staleOwner` (nothing recorded) for a token that is no
+  ///   longer the run's; `.noSuchRun`.
+  func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID, owner: ClaimToken?) throws(StoreError)
 
   /// The stored log chunks of `run` (of step `step` and attempt `attempt`
   /// if given) stored after the chunk `after` (0 for all), in the order
   /// they were stored.
   func stepLogs(of run: RunID, step: LuaString?, attempt: Int?, after: Int64) throws(StoreError) -> [StepLogChunk]
+
+  /// Extends the lease of the owner `owner` of `run` to `now + lease`, and
+  /// says whether someone asked to cancel the run.
+  /// - Throws: `.staleOwner` when `owner` no longer holds the run (it was
+  ///   taken over, or it finished); `.noSuchRun`.
+  /// Records the steps `running` now, for `runs show` of a run that stops.
+  func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, running: [LuaString], at now: StoreTimestamp)
+    throws(StoreError) -> RunHeartbeat
+
+  /// Takes over `run` for the process `pid` on `host` if its owner's lease
+  /// expired before `now` (or it has none: a run of an older Lunar), in one
+  /// atomic step: the run's token becomes one more than its last, so the
+  /// old owner's commits are refused from then on. Nil when the run is not
+  /// running or its lease is still held (someone else took it first).
+  /// - Throws: `.noSuchRun`.
+  func takeOver(_ run: RunID, host: String, pid: Int32, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> RunLease?
+
+  /// Asks the owner of `run` to cancel it, `by` whom (`request`); a run
+  /// whose lease expired is recorded as cancelled at once.
+  /// - Throws: `.runNotCancellable` for a run that already finished (the
+  ///   message says how); `.noSuchRun`.
+  func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome
 
   /// Records that step `job.name` of `run` waits for a durable job,
   /// replacing any earlier record of that step; durable when this returns.
@@ -33,8 +61,11 @@ public protocol RunStore: Sendable {
   /// The durable jobs the steps of `run` waited for, by step name.
   func stepJobs(of run: RunID) throws(StoreError) -> [StepJob]
 
-  /// Records how `run` ended.
-  func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError)
+  /// Records how `run` ended (for a cancelled run, what stopped it) and
+  /// ends its lease; fenced by `owner` as `recordSteps` is.
+  /// - Throws: `.staleOwner` for an owner token that is no longer the run's; `.noSuchRun`.
+  func finishRun(_ run: RunID, status: RunStatus, stoppedBy: String?, owner: ClaimToken?, at time: StoreTimestamp)
+    throws(StoreError)
 
   /// The run with `id`, or nil.
   func run(_ id: RunID) throws(StoreError) -> RunRecord?
@@ -51,9 +82,32 @@ public protocol RunStore: Sendable {
 }
 
 extension RunStore {
-  /// Records the results of several steps of `run` in one transaction.
+  /// A heartbeat that records no step as running.
+  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> RunHeartbeat
+  {
+    try heartbeat(run, owner: owner, lease: lease, running: [], at: now)
+  }
+
+  /// Records steps of `run` without fencing (a run no lease guards: tests,
+  /// the steps carried over by `--from`).
   public func recordSteps(_ steps: [StepRecord], of run: RunID) throws(StoreError) {
-    try recordSteps(steps, logs: [], of: run)
+    try recordSteps(steps, logs: [], of: run, owner: nil)
+  }
+
+  /// Records steps of `run` and their logs, without fencing.
+  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError) {
+    try recordSteps(steps, logs: logs, of: run, owner: nil)
+  }
+
+  /// Records steps of `run`, fenced by `owner`, with no logs.
+  public func recordSteps(_ steps: [StepRecord], of run: RunID, owner: ClaimToken?) throws(StoreError) {
+    try recordSteps(steps, logs: [], of: run, owner: owner)
+  }
+
+  /// Records how `run` ended, without fencing.
+  public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
+    try finishRun(run, status: status, stoppedBy: nil, owner: nil, at: time)
   }
 
   /// The run `reference` names (of `workflow`, for `last`, if given), or an

@@ -28,6 +28,13 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchSchedule
     /// A schedule of that name exists already.
     case duplicateSchedule
+    /// A run that already finished, asked to be cancelled.
+    case runNotCancellable
+    /// A run whose owner is alive, asked to be resumed.
+    case runHeld
+    /// A commit, heartbeat or finish of a run by a process that no longer
+    /// holds it (its lease expired and another took the run over): refused.
+    case staleOwner
     /// A value that cannot be stored, or a stored one that cannot be read back.
     case badValue
     /// The database failed: I/O, a full disk, a lock held past the timeout.

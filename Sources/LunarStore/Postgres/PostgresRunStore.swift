@@ -35,6 +35,8 @@ public final class PostgresRunStore: RunStore {
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
+    let expiry = run.startedAt.microseconds + (try QueueLimits.microseconds(of: run.lease))
+    let plan = try Self.encode(run.plan.map { .string($0) }, root: "plan")
     return try withConnection { db, again in
       if again {
         // The insert that lost its connection may have committed: this
@@ -52,19 +54,20 @@ public final class PostgresRunStore: RunStore {
       }
       let row = try db.query(
         """
-        INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
+        INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid, owner, owned_since,
+          lease_expires_at, plan)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $5, $9, $10) RETURNING id
         """,
         [
           .bytes(run.workflow.bytes), .text(run.file), .bytes(arguments), .text(RunStatus.running.rawValue),
           .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
-          .text(run.host), .integer(Int64(run.pid)),
+          .text(run.host), .integer(Int64(run.pid)), .integer(expiry), .bytes(plan),
         ])
       return RunID(row.int64(0, 0))
     }
   }
 
-  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError) {
+  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID, owner: ClaimToken?) throws(StoreError) {
     guard !steps.isEmpty || !logs.isEmpty else { return }
     // Encoded before the transaction begins, so a bad value holds no lock.
     var rows: [[PostgresValue]] = []
@@ -83,6 +86,8 @@ public final class PostgresRunStore: RunStore {
     }
     try withConnection { db in
       try db.transaction {
+        // The run's row is locked until the commit: a take-over waits for it.
+        if let owner { try self.checkOwner(db, run: run, token: owner, "commit") }
         for row in rows {
           try db.query(
             """
@@ -174,12 +179,114 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
-  public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
+  public func finishRun(_ run: RunID, status: RunStatus, stoppedBy: String?, owner: ClaimToken?, at time: StoreTimestamp)
+    throws(StoreError)
+  {
     try withConnection { db in
-      let changed = try db.query(
-        "UPDATE run SET status = $1, finished_at = $2 WHERE id = $3 RETURNING id",
-        [.text(status.rawValue), .integer(time.microseconds), .integer(run.rawValue)])
-      if changed.count == 0 { throw StoreError(.noSuchRun, "no run \(run) in \(location)") }
+      try db.transaction {
+        if let owner { try self.checkOwner(db, run: run, token: owner, "finish") }
+        let changed = try db.query(
+          """
+          UPDATE run SET status = $1, finished_at = $2, stopped_by = $3, lease_expires_at = NULL, cancel_request = NULL
+          WHERE id = $4 RETURNING id
+          """,
+          [.text(status.rawValue), .integer(time.microseconds), stoppedBy.map { .text($0) } ?? .null, .integer(run.rawValue)])
+        if changed.count == 0 { throw StoreError(.noSuchRun, "no run \(run) in \(self.location)") }
+      }
+    }
+  }
+
+  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, running: [LuaString], at now: StoreTimestamp)
+    throws(StoreError) -> RunHeartbeat
+  {
+    let names = try Self.encode(running.map { .string($0) }, root: "running")
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withConnection { db in
+      let rows = try db.query(
+        """
+        UPDATE run SET lease_expires_at = $1, running = $4 WHERE id = $2 AND owner = $3 AND status = 'running'
+        RETURNING cancel_request
+        """, [.integer(expiry), .integer(run.rawValue), .integer(owner.rawValue), .bytes(names)])
+      guard rows.count == 1 else {
+        guard let current = try self.ownerRow(db, run: run, locking: false) else {
+          throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
+        }
+        throw RunFencing.stale(
+          "heartbeat", run: run, token: owner, current: (current.token, current.host, current.pid, current.status),
+          in: self.location)
+      }
+      return RunHeartbeat(expiresAt: StoreTimestamp(microseconds: expiry), cancelRequest: rows.isNull(0, 0) ? nil : rows.text(0, 0))
+    }
+  }
+
+  public func takeOver(_ run: RunID, host: String, pid: Int32, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> RunLease?
+  {
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withConnection { db in
+      // One statement: the row's lock makes two take-overs take turns, and
+      // the second finds the lease the first just took.
+      let rows = try db.query(
+        """
+        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4
+        WHERE id = $5 AND status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+        RETURNING owner
+        """,
+        [.text(host), .integer(Int64(pid)), .integer(now.microseconds), .integer(expiry), .integer(run.rawValue)])
+      if rows.count == 1 {
+        return RunLease(run: run, token: ClaimToken(rows.int64(0, 0)), expiresAt: StoreTimestamp(microseconds: expiry))
+      }
+      guard try self.ownerRow(db, run: run, locking: false) != nil else {
+        throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
+      }
+      return nil
+    }
+  }
+
+  public func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome {
+    try withConnection { db in
+      try db.transaction {
+        guard let current = try self.ownerRow(db, run: run, locking: true) else {
+          throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
+        }
+        guard current.status == RunStatus.running.rawValue else {
+          throw RunFencing.finished(run, status: current.status, in: self.location)
+        }
+        if let expiry = current.leaseExpiresAt, expiry <= now.microseconds {
+          try db.query(
+            """
+            UPDATE run SET status = 'cancelled', stopped_by = $1, finished_at = $2, lease_expires_at = NULL,
+              cancel_request = NULL WHERE id = $3
+            """, [.text(by), .integer(now.microseconds), .integer(run.rawValue)])
+          return .cancelledNow
+        }
+        try db.query("UPDATE run SET cancel_request = $1 WHERE id = $2", [.text(by), .integer(run.rawValue)])
+        return .requested
+      }
+    }
+  }
+
+  /// The owner columns of `run`, or nil if there is no such run; with
+  /// `locking`, the row stays locked (shared) until the transaction ends.
+  private func ownerRow(_ db: PostgresConnection, run: RunID, locking: Bool) throws
+    -> (token: Int64, host: String, pid: Int64, status: String, leaseExpiresAt: Int64?)?
+  {
+    let rows = try db.query(
+      "SELECT owner, host, pid, status, lease_expires_at FROM run WHERE id = $1\(locking ? " FOR SHARE" : "")",
+      [.integer(run.rawValue)])
+    guard rows.count == 1 else { return nil }
+    return (rows.int64(0, 0), rows.text(0, 1), rows.int64(0, 2), rows.text(0, 3), rows.isNull(0, 4) ? nil : rows.int64(0, 4))
+  }
+
+  /// Throws unless the holder of `token` still owns `run` and it runs; the
+  /// run's row stays locked until the transaction ends.
+  private func checkOwner(_ db: PostgresConnection, run: RunID, token: ClaimToken, _ what: String) throws {
+    guard let current = try ownerRow(db, run: run, locking: true) else {
+      throw StoreError(.noSuchRun, "no run \(run) in \(location)")
+    }
+    guard current.token == token.rawValue, current.status == RunStatus.running.rawValue else {
+      throw RunFencing.stale(what, run: run, token: token, current: (current.token, current.host, current.pid, current.status),
+        in: location)
     }
   }
 
@@ -265,8 +372,8 @@ public final class PostgresRunStore: RunStore {
       for row in 0..<rows.count {
         summaries.append(
           RunSummary(
-            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, 10)), failed: Int(rows.int64(row, 11)),
-            skipped: Int(rows.int64(row, 12)), reused: Int(rows.int64(row, 13))))
+            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, 17)), failed: Int(rows.int64(row, 18)),
+            skipped: Int(rows.int64(row, 19)), reused: Int(rows.int64(row, 20))))
       }
       return summaries
     }
@@ -276,7 +383,8 @@ public final class PostgresRunStore: RunStore {
   static let runColumns = runColumns(of: "run")
 
   private static func runColumns(of table: String) -> String {
-    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
+    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
+     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running"]
       .map { table + "." + $0 }.joined(separator: ", ")
   }
 
@@ -298,7 +406,12 @@ public final class PostgresRunStore: RunStore {
       status: status, startedAt: try checked.time(rows.int64(row, 5), "started_at"),
       finishedAt: try checked.time(rows.isNull(row, 6) ? nil : rows.int64(row, 6), "finished_at"),
       resumedFrom: rows.isNull(row, 7) ? nil : RunID(rows.int64(row, 7)), host: rows.text(row, 8),
-      pid: try checked.processID(rows.int64(row, 9), "pid"))
+      pid: try checked.processID(rows.int64(row, 9), "pid"), ownerToken: ClaimToken(rows.int64(row, 10)),
+      ownedSince: try checked.time(rows.isNull(row, 11) ? nil : rows.int64(row, 11), "owned_since"),
+      leaseExpiresAt: try checked.time(rows.isNull(row, 12) ? nil : rows.int64(row, 12), "lease_expires_at"),
+      cancelRequest: rows.isNull(row, 13) ? nil : rows.text(row, 13), stoppedBy: rows.isNull(row, 14) ? nil : rows.text(row, 14),
+      plan: try names(rows.isNull(row, 15) ? nil : rows.bytes(row, 15), "plan", of: id),
+      running: try names(rows.isNull(row, 16) ? nil : rows.bytes(row, 16), "running", of: id))
   }
 
   /// Runs `body` with the connection, alone, connecting again first if the
@@ -352,6 +465,16 @@ public final class PostgresRunStore: RunStore {
     var left = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
     var rest = timespec()
     while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
+  }
+
+  /// The step names a run's column `column` holds (none if NULL).
+  private func names(_ bytes: [UInt8]?, _ column: String, of run: RunID) throws(StoreError) -> [LuaString] {
+    guard let bytes else { return [] }
+    do {
+      return try LuaValueCodec.decode(bytes).compactMap(\.luaStringValue)
+    } catch {
+      throw StoreError(.badValue, "store \(self.location): the \(column) of run \(run): \(error)")
+    }
   }
 
   /// The bytes of `values`; an error names the step they belong to, if any.

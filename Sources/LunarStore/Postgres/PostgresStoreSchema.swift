@@ -162,6 +162,17 @@ enum PostgresStoreSchema {
       )
       """,
     ],
+    // Run ownership: a running run is held by one process through a lease
+    // with a fencing token (RunLease), and may be asked to cancel.
+    [
+      "ALTER TABLE run ADD COLUMN owner bigint NOT NULL DEFAULT 0",  // the owner's fencing token; 0: an older run
+      "ALTER TABLE run ADD COLUMN owned_since bigint",  // when the owner took it
+      "ALTER TABLE run ADD COLUMN lease_expires_at bigint",  // while running
+      "ALTER TABLE run ADD COLUMN cancel_request text",  // who asked to cancel it, unanswered
+      "ALTER TABLE run ADD COLUMN stopped_by text",  // a cancelled run's signal, or 'request'
+      "ALTER TABLE run ADD COLUMN plan bytea",  // LuaValueCodec: the names of the steps it was to run
+      "ALTER TABLE run ADD COLUMN running bytea",  // LuaValueCodec: the steps running at the last heartbeat
+    ],
   ]
 
   /// The version this Lunar writes.

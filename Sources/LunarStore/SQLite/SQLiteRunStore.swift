@@ -58,24 +58,28 @@ public final class SQLiteRunStore: RunStore {
 
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
+    let expiry = run.startedAt.microseconds + (try QueueLimits.microseconds(of: run.lease))
+    let plan = try Self.encode(run.plan.map { .string($0) }, root: "plan")
     return try withDatabase { db in
       try db.transaction {
         try db.run(
           """
-          INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid, owner, owned_since,
+            lease_expires_at, plan)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
           """,
           [
             .blob(run.workflow.bytes), .text(run.file), .blob(arguments), .text(RunStatus.running.rawValue),
             .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
-            .text(run.host), .integer(Int64(run.pid)),
+            .text(run.host), .integer(Int64(run.pid)), .integer(run.startedAt.microseconds), .integer(expiry),
+            .blob(plan),
           ])
         return RunID(db.lastInsertedRowID)
       }
     }
   }
 
-  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID) throws(StoreError) {
+  public func recordSteps(_ steps: [StepRecord], logs: [StepLogChunk], of run: RunID, owner: ClaimToken?) throws(StoreError) {
     guard !steps.isEmpty || !logs.isEmpty else { return }
     // Encoded before the write lock is taken, so a bad value holds no lock.
     var rows: [[SQLiteValue]] = []
@@ -93,7 +97,10 @@ public final class SQLiteRunStore: RunStore {
       ])
     }
     try withDatabase { db in
-      try db.transaction {
+      // Immediate: the owner's check and the writes under one write lock,
+      // so a take-over cannot come between them.
+      try db.transaction(.immediate) {
+        if let owner { try self.checkOwner(db, run: run, token: owner, "commit") }
         for row in rows {
           try db.run(
             """
@@ -187,15 +194,106 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
-  public func finishRun(_ run: RunID, status: RunStatus, at time: StoreTimestamp) throws(StoreError) {
+  public func finishRun(_ run: RunID, status: RunStatus, stoppedBy: String?, owner: ClaimToken?, at time: StoreTimestamp)
+    throws(StoreError)
+  {
     try withDatabase { db in
-      let changed = try db.transaction {
+      let changed = try db.transaction(.immediate) {
+        if let owner { try self.checkOwner(db, run: run, token: owner, "finish") }
         try db.run(
-          "UPDATE run SET status = ?, finished_at = ? WHERE id = ?",
-          [.text(status.rawValue), .integer(time.microseconds), .integer(run.rawValue)])
+          """
+          UPDATE run SET status = ?, finished_at = ?, stopped_by = ?, lease_expires_at = NULL, cancel_request = NULL
+          WHERE id = ?
+          """,
+          [.text(status.rawValue), .integer(time.microseconds), stoppedBy.map { .text($0) } ?? .null, .integer(run.rawValue)])
         return db.changes
       }
       if changed == 0 { throw StoreError(.noSuchRun, "no run \(run) in \(location)") }
+    }
+  }
+
+  public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, running: [LuaString], at now: StoreTimestamp)
+    throws(StoreError) -> RunHeartbeat
+  {
+    let names = try Self.encode(running.map { .string($0) }, root: "running")
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        try self.checkOwner(db, run: run, token: owner, "heartbeat")
+        try db.run(
+          "UPDATE run SET lease_expires_at = ?, running = ? WHERE id = ?", [.integer(expiry), .blob(names), .integer(run.rawValue)])
+        var request: String?
+        try db.query("SELECT cancel_request FROM run WHERE id = ?", [.integer(run.rawValue)]) { row in
+          request = row.isNull(0) ? nil : row.text(0)
+        }
+        return RunHeartbeat(expiresAt: StoreTimestamp(microseconds: expiry), cancelRequest: request)
+      }
+    }
+  }
+
+  public func takeOver(_ run: RunID, host: String, pid: Int32, lease: Duration, at now: StoreTimestamp) throws(StoreError)
+    -> RunLease?
+  {
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        try db.run(
+          """
+          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?
+          WHERE id = ? AND status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
+          """,
+          [.text(host), .integer(Int64(pid)), .integer(now.microseconds), .integer(expiry), .integer(run.rawValue),
+           .integer(now.microseconds)])
+        if db.changes == 0 {
+          guard try self.ownerRow(db, run: run) != nil else { throw StoreError(.noSuchRun, "no run \(run) in \(self.location)") }
+          return nil
+        }
+        guard let current = try self.ownerRow(db, run: run) else { return nil }
+        return RunLease(run: run, token: ClaimToken(current.token), expiresAt: StoreTimestamp(microseconds: expiry))
+      }
+    }
+  }
+
+  public func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome {
+    try withDatabase { db in
+      try db.transaction(.immediate) {
+        guard let current = try self.ownerRow(db, run: run) else {
+          throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
+        }
+        guard current.status == RunStatus.running.rawValue else {
+          throw RunFencing.finished(run, status: current.status, in: self.location)
+        }
+        if let expiry = current.leaseExpiresAt, expiry <= now.microseconds {
+          try db.run(
+            """
+            UPDATE run SET status = 'cancelled', stopped_by = ?, finished_at = ?, lease_expires_at = NULL,
+              cancel_request = NULL WHERE id = ?
+            """, [.text(by), .integer(now.microseconds), .integer(run.rawValue)])
+          return .cancelledNow
+        }
+        try db.run("UPDATE run SET cancel_request = ? WHERE id = ?", [.text(by), .integer(run.rawValue)])
+        return .requested
+      }
+    }
+  }
+
+  /// The owner columns of `run`, or nil if there is no such run.
+  private func ownerRow(_ db: SQLiteDatabase, run: RunID) throws
+    -> (token: Int64, host: String, pid: Int64, status: String, leaseExpiresAt: Int64?)?
+  {
+    var found: (token: Int64, host: String, pid: Int64, status: String, leaseExpiresAt: Int64?)?
+    try db.query("SELECT owner, host, pid, status, lease_expires_at FROM run WHERE id = ?", [.integer(run.rawValue)]) { row in
+      found = (row.int64(0), row.text(1), row.int64(2), row.text(3), row.isNull(4) ? nil : row.int64(4))
+    }
+    return found
+  }
+
+  /// Throws unless the holder of `token` still owns `run` and it runs.
+  private func checkOwner(_ db: SQLiteDatabase, run: RunID, token: ClaimToken, _ what: String) throws {
+    guard let current = try ownerRow(db, run: run) else { throw StoreError(.noSuchRun, "no run \(run) in \(location)") }
+    guard current.token == token.rawValue, current.status == RunStatus.running.rawValue else {
+      throw RunFencing.stale(what, run: run, token: token, current: (current.token, current.host, current.pid, current.status),
+        in: location)
     }
   }
 
@@ -284,8 +382,8 @@ public final class SQLiteRunStore: RunStore {
       ) { row in
         summaries.append(
           RunSummary(
-            run: try self.readRun(row), succeeded: Int(row.int64(10)), failed: Int(row.int64(11)),
-            skipped: Int(row.int64(12)), reused: Int(row.int64(13))))
+            run: try self.readRun(row), succeeded: Int(row.int64(17)), failed: Int(row.int64(18)),
+            skipped: Int(row.int64(19)), reused: Int(row.int64(20))))
       }
       return summaries
     }
@@ -301,7 +399,8 @@ public final class SQLiteRunStore: RunStore {
   static let runColumns = runColumns(of: "run")
 
   private static func runColumns(of table: String) -> String {
-    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid"]
+    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
+     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running"]
       .map { table + "." + $0 }.joined(separator: ", ")
   }
 
@@ -322,7 +421,12 @@ public final class SQLiteRunStore: RunStore {
       id: id, workflow: LuaString(bytes: row.blob(1)), file: row.text(2), arguments: arguments, status: status,
       startedAt: try checked.time(row.int64(5), "started_at"),
       finishedAt: try checked.time(row.isNull(6) ? nil : row.int64(6), "finished_at"),
-      resumedFrom: row.isNull(7) ? nil : RunID(row.int64(7)), host: row.text(8), pid: try checked.processID(row.int64(9), "pid"))
+      resumedFrom: row.isNull(7) ? nil : RunID(row.int64(7)), host: row.text(8), pid: try checked.processID(row.int64(9), "pid"),
+      ownerToken: ClaimToken(row.int64(10)), ownedSince: try checked.time(row.isNull(11) ? nil : row.int64(11), "owned_since"),
+      leaseExpiresAt: try checked.time(row.isNull(12) ? nil : row.int64(12), "lease_expires_at"),
+      cancelRequest: row.isNull(13) ? nil : row.text(13), stoppedBy: row.isNull(14) ? nil : row.text(14),
+      plan: try names(row.isNull(15) ? nil : row.blob(15), "plan", of: id),
+      running: try names(row.isNull(16) ? nil : row.blob(16), "running", of: id))
   }
 
   /// Runs `body` with the connection, alone; any failure becomes a
@@ -339,6 +443,16 @@ public final class SQLiteRunStore: RunStore {
       } catch {
         throw StoreError(error, path: path)
       }
+    }
+  }
+
+  /// The step names a run's column `column` holds (none if NULL).
+  private func names(_ bytes: [UInt8]?, _ column: String, of run: RunID) throws(StoreError) -> [LuaString] {
+    guard let bytes else { return [] }
+    do {
+      return try LuaValueCodec.decode(bytes).compactMap(\.luaStringValue)
+    } catch {
+      throw StoreError(.badValue, "store \(self.path): the \(column) of run \(run): \(error)")
     }
   }
 
