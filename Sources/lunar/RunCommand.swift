@@ -80,9 +80,7 @@ enum RunCommand {
       // 143, 129), after the workflow recorded and summed up its run.
       let signal = Runtime.stopSignal
       if signal != 0 {
-        if case .failure(let failure) = outcome, case .interrupted = failure {} else if case .failure = outcome {
-          _ = report(outcome)
-        }
+        if case .failure = outcome { _ = report(outcome) }
         try? chromeTrace?.write()
         return 128 + signal
       }

@@ -57,12 +57,11 @@ import TestSupport
   }
 
   @Test func aVersionOneStoreMigratesKeepingItsRuns() throws {
-    #expect(StoreSchema.current == 5)
     let folder = try TemporaryFolder()
     let path = try versionOneStore(in: folder)
     let queues = try SQLiteQueueStore(path: path)
     let job = try queues.submit("q")
-    #expect(try SQLiteDatabase(path: path).scalar("PRAGMA user_version") == .integer(5))
+    #expect(try SQLiteDatabase(path: path).scalar("PRAGMA user_version") == .integer(Int64(StoreSchema.current)))
     let runs = try SQLiteRunStore(path: path)
     #expect(try runs.run(RunID(1))?.workflow == "old")
     #expect(try SQLiteQueueStore(path: path).job(job.id)?.queue == "q")

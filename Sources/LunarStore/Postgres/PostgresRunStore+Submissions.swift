@@ -2,8 +2,7 @@ import LuaKit
 
 extension PostgresRunStore: SubmittedRunStore {
   /// The columns `readSubmitted` reads, unqualified (for RETURNING).
-  static let submittedColumns =
-    "id, workflow, file, arguments, status, started_at, finished_at, resumed_from, host, pid, file_fingerprint, submit_key, schedule"
+  static let submittedColumns = RunColumns.submitted
 
   public func submit(_ submission: RunSubmission) throws(StoreError) -> SubmittedRun {
     let arguments = try Self.encode(submission.arguments.map { .string(LuaString($0)) }, root: "arguments")
@@ -64,9 +63,10 @@ extension PostgresRunStore: SubmittedRunStore {
 
   /// A submitted run from row `row`, from the columns `submittedColumns` names.
   func readSubmitted(_ rows: PostgresResult, _ row: Int, isNew: Bool) throws(StoreError) -> SubmittedRun {
-    SubmittedRun(
-      run: try readRun(rows, row), fileFingerprint: rows.isNull(row, 10) ? nil : Fingerprint(bytes: rows.bytes(row, 10)),
-      key: rows.isNull(row, 11) ? nil : LuaString(bytes: rows.bytes(row, 11)),
-      schedule: rows.isNull(row, 12) ? nil : LuaString(bytes: rows.bytes(row, 12)), isNew: isNew)
+    let first = RunColumns.firstSubmissionColumn
+    return SubmittedRun(
+      run: try readRun(rows, row), fileFingerprint: rows.isNull(row, first) ? nil : Fingerprint(bytes: rows.bytes(row, first)),
+      key: rows.isNull(row, first + 1) ? nil : LuaString(bytes: rows.bytes(row, first + 1)),
+      schedule: rows.isNull(row, first + 2) ? nil : LuaString(bytes: rows.bytes(row, first + 2)), isNew: isNew)
   }
 }

@@ -362,11 +362,11 @@ public final class PostgresRunStore: RunStore {
       let rows = try db.query(
         """
         WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT $1)
-        SELECT \(Self.runColumns(of: "recent")),
+        SELECT \(RunColumns.record(of: "recent")),
           count(*) FILTER (WHERE step.status = 'succeeded'), count(*) FILTER (WHERE step.status = 'failed'),
           count(*) FILTER (WHERE step.status = 'skipped'), count(*) FILTER (WHERE step.status = 'reused')
         FROM recent LEFT JOIN step ON step.run = recent.id
-        GROUP BY \(Self.runColumns(of: "recent")) ORDER BY recent.id DESC
+        GROUP BY \(RunColumns.record(of: "recent")) ORDER BY recent.id DESC
         """, parameters)
       var summaries: [RunSummary] = []
       for row in 0..<rows.count {
@@ -380,13 +380,8 @@ public final class PostgresRunStore: RunStore {
   }
 
   /// The columns `readRun` reads, in its order.
-  static let runColumns = runColumns(of: "run")
+  static let runColumns = RunColumns.record(of: "run")
 
-  private static func runColumns(of table: String) -> String {
-    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
-     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running"]
-      .map { table + "." + $0 }.joined(separator: ", ")
-  }
 
   /// The run in row `row` of `rows`, from the columns `runColumns` names.
   func readRun(_ rows: PostgresResult, _ row: Int) throws(StoreError) -> RunRecord {

@@ -2,8 +2,7 @@ import LuaKit
 
 extension SQLiteRunStore: SubmittedRunStore {
   /// The columns `readSubmitted` reads, unqualified (for RETURNING).
-  static let submittedColumns =
-    "id, workflow, file, arguments, status, started_at, finished_at, resumed_from, host, pid, file_fingerprint, submit_key, schedule"
+  static let submittedColumns = RunColumns.submitted
 
   public func submit(_ submission: RunSubmission) throws(StoreError) -> SubmittedRun {
     let arguments = try Self.encode(submission.arguments.map { .string(LuaString($0)) }, root: "arguments")
@@ -77,9 +76,10 @@ extension SQLiteRunStore: SubmittedRunStore {
 
   /// A submitted run from the columns `submittedColumns` names.
   func readSubmitted(_ row: SQLiteStatement, isNew: Bool) throws(StoreError) -> SubmittedRun {
-    SubmittedRun(
-      run: try readRun(row), fileFingerprint: row.isNull(10) ? nil : Fingerprint(bytes: row.blob(10)),
-      key: row.isNull(11) ? nil : LuaString(bytes: row.blob(11)),
-      schedule: row.isNull(12) ? nil : LuaString(bytes: row.blob(12)), isNew: isNew)
+    let first = Int32(RunColumns.firstSubmissionColumn)
+    return SubmittedRun(
+      run: try readRun(row), fileFingerprint: row.isNull(first) ? nil : Fingerprint(bytes: row.blob(first)),
+      key: row.isNull(first + 1) ? nil : LuaString(bytes: row.blob(first + 1)),
+      schedule: row.isNull(first + 2) ? nil : LuaString(bytes: row.blob(first + 2)), isNew: isNew)
   }
 }

@@ -373,7 +373,7 @@ public final class SQLiteRunStore: RunStore {
       try db.query(
         """
         WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT ?)
-        SELECT \(Self.runColumns(of: "recent")),
+        SELECT \(RunColumns.record(of: "recent")),
           count(CASE step.status WHEN 'succeeded' THEN 1 END), count(CASE step.status WHEN 'failed' THEN 1 END),
           count(CASE step.status WHEN 'skipped' THEN 1 END), count(CASE step.status WHEN 'reused' THEN 1 END)
         FROM recent LEFT JOIN step ON step.run = recent.id
@@ -396,13 +396,8 @@ public final class SQLiteRunStore: RunStore {
   }
 
   /// The columns `readRun` reads, in its order.
-  static let runColumns = runColumns(of: "run")
+  static let runColumns = RunColumns.record(of: "run")
 
-  private static func runColumns(of table: String) -> String {
-    ["id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
-     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running"]
-      .map { table + "." + $0 }.joined(separator: ", ")
-  }
 
   /// A run from the columns `runColumns` names, in that order.
   func readRun(_ row: SQLiteStatement) throws(StoreError) -> RunRecord {

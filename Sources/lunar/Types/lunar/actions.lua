@@ -73,6 +73,13 @@ function actions.define(name, options, fn) end
 ---@param fn lunar.action_function
 function actions.define_checked(name, services, fn) end
 
+---The function of the Lua action `name`, or nil for a Swift action or none (a workflow
+---step's code fingerprint covers it).
+---@private
+---@param name string
+---@return function?
+function actions.definition(name) end
+
 ---Runs the action `name` with `input` below `chain`; its context's `attempt` is
 ---`attempt` (default 1). Raises the action's error.
 ---@async

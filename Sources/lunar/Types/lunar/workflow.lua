@@ -33,6 +33,8 @@ local workflow = {}
 ---@field continue_on_error? boolean steps that need it run even if it failed
 ---@field services? string[] services a `run` step may use through `ctx`
 ---@field description? string a note for readers
+---@field cache? "code"|"inputs" what `--resume` compares: the step's code and inputs (default), or its inputs only
+---@field version? string a pinned code version: `--resume` reruns the step when it changes, not when its code does
 
 ---A defined step: its spec's fields, and where it was defined.
 ---@class lunar.workflow.step: lunar.workflow.step_spec
