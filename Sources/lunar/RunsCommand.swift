@@ -9,8 +9,8 @@ import LunarStore
 enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
-    summary: "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps.",
-    operands: "[show RUN]",
+    summary: "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps; 'runs signal RUN NAME [JSON]' sends a run a signal.",
+    operands: "[show RUN | signal RUN NAME [VALUE]]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -38,6 +38,7 @@ enum RunsCommand {
   }
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
+    if parsed.operands.first == "signal" { return RunsSignalCommand.run(parsed) }
     let request: Request
     let location: StoreLocation
     do {

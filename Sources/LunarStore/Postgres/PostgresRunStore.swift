@@ -297,8 +297,8 @@ public final class PostgresRunStore: RunStore {
   }
 
   /// `withConnection` for a body that runs the same whether or not it is
-  /// run again.
-  private func withConnection<T: Sendable>(
+  /// run again. Internal, not private: the store's extensions in other files use it.
+  func withConnection<T: Sendable>(
     _ body: (PostgresConnection) throws -> T, explaining explain: (PostgresError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
     try withConnection({ db, _ in try body(db) }, explaining: explain)

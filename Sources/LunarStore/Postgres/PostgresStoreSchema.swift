@@ -114,6 +114,30 @@ enum PostgresStoreSchema {
     [
       "ALTER TABLE step ADD COLUMN code bytea",
     ],
+    [
+      // The deadline of each workflow sleep step, recorded when its wait
+      // starts: a resumed run waits only what is left.
+      """
+      CREATE TABLE step_wait (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                    -- the step's name's bytes
+        fingerprint bytea,                      -- the step's inputs then
+        deadline_ms bigint NOT NULL,           -- when the wait ends, ms since the epoch
+        PRIMARY KEY (run, name)
+      )
+      """,
+      // The signals sent to runs (`lunar runs signal`), kept until the run
+      // is removed: a wait that starts after its signal came sees it.
+      """
+      CREATE TABLE run_signal (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                    -- the signal's name's bytes
+        value bytea NOT NULL,                   -- its value (LuaValueCodec)
+        sent_at bigint NOT NULL,               -- microseconds since the epoch
+        PRIMARY KEY (run, name)
+      )
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -285,7 +285,8 @@ public final class SQLiteRunStore: RunStore {
 
   /// Runs `body` with the connection, alone; any failure becomes a
   /// `StoreError`, the one `explain` gives for a SQLite error if it gives one.
-  private func withDatabase<T: Sendable>(
+  /// Internal, not private: the store's extensions in other files use it.
+  func withDatabase<T: Sendable>(
     _ body: (SQLiteDatabase) throws -> T, explaining explain: (SQLiteError) -> StoreError? = { _ in nil }
   ) throws(StoreError) -> T {
     let path = self.path

@@ -111,6 +111,30 @@ enum StoreSchema {
     [
       "ALTER TABLE step ADD COLUMN code BLOB",
     ],
+    [
+      // The deadline of each workflow sleep step, recorded when its wait
+      // starts: a resumed run waits only what is left.
+      """
+      CREATE TABLE step_wait (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the step's name's bytes
+        fingerprint BLOB,                      -- the step's inputs then
+        deadline_ms INTEGER NOT NULL,          -- when the wait ends, ms since the epoch
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
+      // The signals sent to runs (`lunar runs signal`), kept until the run
+      // is removed: a wait that starts after its signal came sees it.
+      """
+      CREATE TABLE run_signal (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the signal's name's bytes
+        value BLOB NOT NULL,                   -- its value (LuaValueCodec)
+        sent_at INTEGER NOT NULL,              -- microseconds since the epoch
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.
