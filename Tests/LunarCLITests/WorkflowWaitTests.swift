@@ -76,8 +76,8 @@ import TestSupport
     let outcome = try await LunarProcess.run(["run", "--clock", "virtual", "--store", "sqlite:" + path, script])
     #expect(outcome.status != 0)
     #expect(
-      outcome.stderr.contains("release.lua:5: step \"approval\": no signal 'approve' came within its timeout of 60 seconds"),
-      "\(outcome.stderr)")
+      (outcome.stdout + outcome.stderr).contains("release.lua:5: step \"approval\": no signal 'approve' came within its timeout of 60 seconds"),
+      "\(outcome.stdout)\(outcome.stderr)")
     #expect(!outcome.stdout.contains("approved by"))
   }
 

@@ -20,8 +20,8 @@ enum StepWaitBehaviour {
     try store.recordStepWait(StepWait(name: name, fingerprint: fingerprint, deadlineMilliseconds: Int64.max), of: run)
     let reopened = try #require(try fixture.reopen() as? any WaitStore)
     #expect(try reopened.stepWaits(of: run) == [
-      StepWait(name: "other", fingerprint: nil, deadlineMilliseconds: -5),
       StepWait(name: name, fingerprint: fingerprint, deadlineMilliseconds: Int64.max),
+      StepWait(name: "other", fingerprint: nil, deadlineMilliseconds: -5),
     ])
     #expect(try store.stepWaits(of: other) == [])
     let missing = #expect(throws: StoreError.self) {
