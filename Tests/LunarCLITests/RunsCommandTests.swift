@@ -440,7 +440,7 @@ import TestSupport
   @Test func helpIsGeneratedFromTheCommandsFlags() async throws {
     let help = try await LunarProcess.run(["runs", "--help"])
     #expect(help.status == 0)
-    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN]\n"))
+    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | signal RUN NAME [VALUE]]\n"))
     for flag in ["--store URL", "--workflow NAME", "--limit N", "--help"] {
       #expect(help.stdout.contains(flag), "\(flag)")
     }

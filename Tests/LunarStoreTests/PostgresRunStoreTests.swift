@@ -48,7 +48,7 @@ struct PostgresRunStoreTests {
     let schema = try TestPostgresSchema()
     #expect(try relations(schema) == "")
     _ = try PostgresRunStore(url: schema.url, location: "test")
-    #expect(try relations(schema) == "job,job_by_claim,job_claim,job_id_seq,job_leased,job_pkey,job_queue_sequence_key,job_ready,job_unfinished,lunar_store,queue,queue_pkey,run,run_by_workflow,run_id_seq,run_pkey,step,step_job,step_job_pkey,step_pkey")
+    #expect(try relations(schema) == "job,job_by_claim,job_claim,job_id_seq,job_leased,job_pkey,job_queue_sequence_key,job_ready,job_unfinished,lunar_store,queue,queue_pkey,run,run_by_workflow,run_id_seq,run_pkey,run_signal,run_signal_pkey,step,step_job,step_job_pkey,step_pkey,step_wait,step_wait_pkey")
     #expect(try schema.query("SELECT version FROM lunar_store") == ["\(PostgresStoreSchema.current)"])
     // Opening it again changes nothing.
     _ = try PostgresRunStore(url: schema.url, location: "test")
