@@ -50,6 +50,29 @@ import TestSupport
     #expect(outcome.stdout.contains("approved by ada"), "\(outcome.stdout)")
   }
 
+  @Test func theApprovalExampleShipsOnceApproved() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("examples")
+    let first = try LunarProcess.start(["run", "--store", store, "approval.lua"], in: examples)
+    // Ready: the wait recorded its deadline (the cool-down's is recorded first).
+    let path = String(store.dropFirst("sqlite:".count))
+    while true {
+      try await Task.sleep(for: .milliseconds(20))
+      if let runs = try? SQLiteRunStore(path: path), let last = try? runs.lastRun(workflow: "approval", file: nil),
+        let waits = try? runs.stepWaits(of: last.id), waits.contains(where: { $0.name == "approval" })
+      {
+        break
+      }
+    }
+    let sent = try await LunarProcess.run(["runs", "signal", "--store", store, "last", "approve", #"{"by":"ada"}"#])
+    #expect(sent.status == 0, "\(sent.stderr)")
+    let outcome = try await first.wait(timeout: 30)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("shipping 1.2.0, approved by ada"), "\(outcome.stdout)")
+  }
+
   @Test func aSignalSentBeforeTheWaitStartsIsKept() async throws {
     let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("runs.db").path
