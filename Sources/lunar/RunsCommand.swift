@@ -10,8 +10,8 @@ enum RunsCommand {
   static let spec = CommandSpec(
     name: "runs",
     summary:
-      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed, 'runs wait RUN' waits for one to finish, 'runs cancel RUN' stops a running one.",
-    operands: "[show RUN | logs RUN [STEP] | wait RUN | cancel RUN]",
+      "List recent workflow runs from the run store; 'runs show RUN' (an id or last) shows one run's steps, 'runs logs RUN [STEP]' what they printed, 'runs wait RUN' waits for one to finish, 'runs cancel RUN' stops a running one, 'runs signal RUN NAME [JSON]' sends a run a signal.",
+    operands: "[show RUN | logs RUN [STEP] | wait RUN | cancel RUN | signal RUN NAME [VALUE]]",
     options: [
       OptionSpec(
         name: "store", value: "URL", help: "read runs from URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
@@ -52,6 +52,7 @@ enum RunsCommand {
   static func run(_ parsed: ParsedArguments) -> Int32 {
     if parsed.operands.first == "cancel" { return RunsCancelCommand.run(parsed) }
     if parsed.operands.first == "wait" { return RunsWait.run(parsed) }
+    if parsed.operands.first == "signal" { return RunsSignalCommand.run(parsed) }
     if parsed.has("timeout") { return LunarCommandLine.usageFailure(UsageError(message: "--timeout is for runs wait", command: "runs")) }
     let request: Request
     let location: StoreLocation

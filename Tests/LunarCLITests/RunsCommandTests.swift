@@ -444,7 +444,7 @@ import TestSupport
   @Test func helpIsGeneratedFromTheCommandsFlags() async throws {
     let help = try await LunarProcess.run(["runs", "--help"])
     #expect(help.status == 0)
-    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | logs RUN [STEP] | wait RUN | cancel RUN]\n"))
+    #expect(help.stdout.hasPrefix("usage: lunar runs [OPTIONS] [show RUN | logs RUN [STEP] | wait RUN | cancel RUN | signal RUN NAME [VALUE]]\n"))
     for flag in [
       "--store URL", "--workflow NAME", "--limit N", "--status STATUS", "--step NAME", "--outputs", "--attempt N", "--follow",
       "--timeout SECONDS", "--help",

@@ -36,6 +36,9 @@ public struct WorkflowPlugin: LunarPlugin {
       ("accept", Self.accept(runs)),
       ("unfinished_job", Self.unfinishedJob(runs, runtime: runtime)),
       ("submit_job", Self.submitJob(runs, runtime: runtime)),
+      ("wait_deadline", Self.waitDeadline(runs)),
+      ("signal", Self.signal(runs)),
+      ("virtual_clock", Self.virtualClock(runtime)),
       ("graph", Self.graph),
       ("file_digest", Self.fileDigest),
       ("bytecode", { call in
@@ -162,6 +165,54 @@ public struct WorkflowPlugin: LunarPlugin {
       }
       run.accept(step, output: output)
       return .none
+    }
+  }
+
+  /// wait_deadline(run, position, deadline) -> the deadline sleep step
+  /// `position` waits for: the resumed run's if it recorded one, else `deadline`
+  private static func waitDeadline(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let position = Int(try call.integer(2)) - 1
+      let proposed = try call.number(3)
+      do throws(StoreError) {
+        call.push(try run.waitDeadline(position, proposed: proposed))
+      } catch {
+        throw WaitError("step \"\(run.steps[position].name.lossyString)\": its deadline could not be recorded: \(error.message)")
+      }
+      return .one
+    }
+  }
+
+  /// signal(run, position, name) -> true and the value of signal `name`
+  /// sent to the run, or false
+  private static func signal(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let position = Int(try call.integer(2)) - 1
+      let name = try call.bytes(3)
+      let sent: LuaValue??
+      do throws(StoreError) {
+        sent = try run.signal(name)
+      } catch {
+        throw WaitError("step \"\(run.steps[position].name.lossyString)\": its signal could not be read: \(error.message)")
+      }
+      guard let value = sent else {
+        call.push(false)
+        return .one
+      }
+      call.push(true)
+      try call.push(value ?? .nil)
+      return .values(2)
+    }
+  }
+
+  /// virtual_clock() -> true under --clock virtual, where a wait for a
+  /// signal looks at its start and at its deadline only
+  private static func virtualClock(_ runtime: RuntimeCore) -> LuaFunction {
+    { [unowned runtime] call in
+      call.push(runtime.clock.isVirtual)
+      return .one
     }
   }
 

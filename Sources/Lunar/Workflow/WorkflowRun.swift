@@ -205,6 +205,21 @@ final class WorkflowRun {
     emit("workflow.step.started", step)
   }
 
+  /// The deadline, in seconds since the epoch, of sleep step `step`: the
+  /// one the run this one resumes recorded for it (same inputs), else
+  /// `proposed`; recorded now, so that a later resume finds it too.
+  func waitDeadline(_ step: Int, proposed: Double) throws(StoreError) -> Double {
+    guard let recorder else { return proposed }
+    return try recorder.waitDeadline(of: steps[step].name, fingerprint: fingerprints[step], proposed: proposed)
+  }
+
+  /// The value of signal `name` sent to this run (or the one it resumes),
+  /// or nil if none was or the run is not recorded in a store.
+  func signal(_ name: LuaString) throws(StoreError) -> LuaValue?? {
+    guard let recorder else { return nil }
+    return try recorder.signal(name)
+  }
+
   /// The durable job an interrupted run that this one resumes left `step`
   /// waiting for, if the step's inputs are the same (called on its first
   /// attempt here, after `prepare`): the step waits for it again, and its

@@ -186,6 +186,101 @@ function M.step(name)
   end
 end
 
+-- The fields of a sleep step.
+local SLEEP_KNOWN = { seconds = true, ["until"] = true, needs = true, description = true, ["if"] = true, when = true }
+
+-- Never called: the runner sleeps for a sleep step (see `sleep_step`).
+local function sleeping() error("a sleep or wait step has no action", 2) end
+
+-- A sleep or wait step (`kind`) from its step fields, defined at `info`
+-- (the caller's frame); a bad field is an error at the user's line.
+local function waiting_step(kind, name, fields, info)
+  fields.run = sleeping
+  local s = { name = name, src = info and source_of(info.func), line = info and info.currentline, spec = fields }
+  for key, value in pairs(fields) do s[key] = value end
+  local problem = check_step(s)
+  if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 3) end
+  s.spec = nil
+  s["if"] = s["if"] or s.when
+  s.needs = s.needs or NO_NEEDS
+  if type(s.needs) == "string" then s.needs = { s.needs } end
+  return setmetatable(s, STEP)
+end
+
+--- workflow.sleep "name" { seconds = N } or { until = function(ctx) return
+--- epoch_seconds end }: a step that waits, on the runtime clock, until its
+--- deadline, recorded in the run's store when the wait starts.
+function M.sleep(name)
+  if type(name) ~= "string" or name == "" then
+    error(("bad argument #1 to 'sleep' (step name expected, got %s)")
+      :format(name == "" and "an empty string" or type(name)), 2)
+  end
+  return function(spec)
+    if type(spec) ~= "table" then
+      error(("sleep \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
+    end
+    local fields, problem = {}, nil
+    for key, value in pairs(spec) do
+      if not SLEEP_KNOWN[key] then
+        problem = ("unknown field %s (a sleep takes seconds or until, needs, if, description)"):format(key_shown(key))
+        break
+      end
+      fields[key] = value
+    end
+    local seconds, until_ = spec.seconds, spec["until"]
+    if not problem and (seconds == nil) == (until_ == nil) then
+      problem = "needs exactly one of 'seconds' (a number) or 'until' (a function returning epoch seconds)"
+    elseif not problem and seconds ~= nil and (not is_seconds(seconds) or seconds < 0) then
+      problem = ("'seconds' must be a non-negative number, got %s"):format(shown(seconds))
+    elseif not problem and until_ ~= nil and type(until_) ~= "function" then
+      problem = ("'until' must be a function, got %s"):format(type(until_))
+    end
+    if problem then error(("sleep \"%s\": %s"):format(name, problem), 2) end
+    fields.seconds, fields["until"] = nil, nil
+    local s = waiting_step("sleep", name, fields, debug and debug.getinfo(2, "fl"))
+    s.sleep = { seconds = seconds, ["until"] = until_ }
+    return s
+  end
+end
+
+-- The fields of a wait step.
+local WAIT_KNOWN = { signal = true, timeout = true, needs = true, description = true, ["if"] = true, when = true }
+
+--- workflow.wait "name" { signal = "approve", timeout = seconds }: a step
+--- that waits for the signal (`lunar runs signal RUN approve VALUE`) and
+--- outputs its value; with a timeout, it fails if none comes in time.
+function M.wait(name)
+  if type(name) ~= "string" or name == "" then
+    error(("bad argument #1 to 'wait' (step name expected, got %s)")
+      :format(name == "" and "an empty string" or type(name)), 2)
+  end
+  return function(spec)
+    if type(spec) ~= "table" then
+      error(("wait \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
+    end
+    local fields, problem = {}, nil
+    for key, value in pairs(spec) do
+      if not WAIT_KNOWN[key] then
+        problem = ("unknown field %s (a wait takes signal, timeout, needs, if, description)"):format(key_shown(key))
+        break
+      end
+      fields[key] = value
+    end
+    local signal, timeout = spec.signal, spec.timeout
+    if not problem and (type(signal) ~= "string" or signal == "") then
+      problem = ("'signal' must be a signal name, got %s")
+        :format(signal == "" and "an empty string" or type(signal))
+    elseif not problem and timeout ~= nil and (not is_seconds(timeout) or timeout <= 0) then
+      problem = ("'timeout' must be a positive number of seconds, got %s"):format(shown(timeout))
+    end
+    if problem then error(("wait \"%s\": %s"):format(name, problem), 2) end
+    fields.signal, fields.timeout = nil, nil
+    local s = waiting_step("wait", name, fields, debug and debug.getinfo(2, "fl"))
+    s.wait = { signal = signal, timeout = timeout }
+    return s
+  end
+end
+
 --- workflow "name" { step ..., ... }: checks the graph and returns the workflow.
 -- "file:line: " of a step's definition (the workflow call itself is often a
 -- tail call, `return workflow "x" {...}`, which leaves no position).
@@ -660,6 +755,50 @@ local function execute(wf, options, level)
     return RAN
   end
 
+  -- Waits until the deadline of sleep step `s` (position `i`): the one a
+  -- resumed run recorded, else now + seconds or what `until` returns. The
+  -- output says when it ended and how long this run waited.
+  local function sleep_step(s, i)
+    local deadline = s.sleep.seconds and now() + s.sleep.seconds
+    if not deadline then
+      local ok, result = pcall(s.sleep["until"], context_for(s))
+      if not ok then error(result, 0) end
+      if not is_seconds(result) then
+        error(at(s) .. ("step \"%s\": 'until' must return a time in seconds since the epoch, got %s")
+          :format(s.name, shown(result)), 0)
+      end
+      deadline = result
+    end
+    if recording then deadline = host.wait_deadline(run, i, deadline) end
+    local waited = math.max(0, deadline - now())
+    if waited > 0 then lunar.sleep(waited) end
+    return { deadline = deadline, waited = waited }
+  end
+
+  -- Waits for the signal of wait step `s` (position `i`) and returns its
+  -- value: the store is read every quarter second (real time), or at the
+  -- start and at the deadline under --clock virtual. A timeout's deadline
+  -- is recorded, so a resumed run waits only what is left of it.
+  local function wait_step(s, i)
+    local signal, timeout = s.wait.signal, s.wait.timeout
+    if not recording then
+      error(at(s) .. ("step \"%s\": a wait for a signal needs a run store (it was run with --no-store)")
+        :format(s.name), 0)
+    end
+    local deadline = timeout and host.wait_deadline(run, i, now() + timeout) or math.huge
+    local virtual = host.virtual_clock()
+    while true do
+      local got, value = host.signal(run, i, signal)
+      if got then return value end
+      local left = deadline - now()
+      if left <= 0 then
+        error(at(s) .. ("step \"%s\": no signal '%s' came within its timeout of %s seconds")
+          :format(s.name, name_text(signal), shown(timeout)), 0)
+      end
+      lunar.sleep(virtual and left or math.min(0.25, left))
+    end
+  end
+
   -- One attempt of step `i`: its condition and input (the first time),
   -- an earlier output to reuse, or its action. The runner says "started"
   -- itself for a step with no condition in a run it does not record;
@@ -694,6 +833,8 @@ local function execute(wf, options, level)
         end
       end
     end
+    if s.sleep then return ran(s, i, sleep_step(s, i)) end
+    if s.wait then return ran(s, i, wait_step(s, i)) end
     if s.durable then
       -- A job of the durable queue: a `lunar worker` runs it, anywhere.
       -- A resumed run waits for the job its interrupted run left, if any.

@@ -130,7 +130,7 @@ enum PostgresStoreSchema {
       """,
       "CREATE INDEX step_log_by_run ON step_log(run, id)",
     ],
-    // Submitted runs and schedules (issue 29), as in StoreSchema.
+    // Version 7: submitted runs and schedules, as in StoreSchema.
     [
       "ALTER TABLE run ADD COLUMN submit_key bytea",
       "ALTER TABLE run ADD COLUMN file_fingerprint bytea",
@@ -162,7 +162,7 @@ enum PostgresStoreSchema {
       )
       """,
     ],
-    // Run ownership: a running run is held by one process through a lease
+    // Version 8: run ownership: a running run is held by one process through a lease
     // with a fencing token (RunLease), and may be asked to cancel.
     [
       "ALTER TABLE run ADD COLUMN owner bigint NOT NULL DEFAULT 0",  // the owner's fencing token; 0: an older run
@@ -172,6 +172,32 @@ enum PostgresStoreSchema {
       "ALTER TABLE run ADD COLUMN stopped_by text",  // a cancelled run's signal, or 'request'
       "ALTER TABLE run ADD COLUMN plan bytea",  // LuaValueCodec: the names of the steps it was to run
       "ALTER TABLE run ADD COLUMN running bytea",  // LuaValueCodec: the steps running at the last heartbeat
+    ],
+    // Version 9: durable waits: sleep steps' deadlines and the signals
+    // sent to runs (WaitStore).
+    [
+      // The deadline of each workflow sleep step, recorded when its wait
+      // starts: a resumed run waits only what is left.
+      """
+      CREATE TABLE step_wait (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                    -- the step's name's bytes
+        fingerprint bytea,                      -- the step's inputs then
+        deadline_ms bigint NOT NULL,           -- when the wait ends, ms since the epoch
+        PRIMARY KEY (run, name)
+      )
+      """,
+      // The signals sent to runs (`lunar runs signal`), kept until the run
+      // is removed: a wait that starts after its signal came sees it.
+      """
+      CREATE TABLE run_signal (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                    -- the signal's name's bytes
+        value bytea NOT NULL,                   -- its value (LuaValueCodec)
+        sent_at bigint NOT NULL,               -- microseconds since the epoch
+        PRIMARY KEY (run, name)
+      )
+      """,
     ],
   ]
 

@@ -160,7 +160,7 @@ enum StoreSchema {
       ) WITHOUT ROWID
       """,
     ],
-    // Run ownership: a running run is held by one process through a lease
+    // Version 8: run ownership: a running run is held by one process through a lease
     // with a fencing token (RunLease), and may be asked to cancel.
     [
       "ALTER TABLE run ADD COLUMN owner INTEGER NOT NULL DEFAULT 0",  // the owner's fencing token; 0: an older run
@@ -170,6 +170,32 @@ enum StoreSchema {
       "ALTER TABLE run ADD COLUMN stopped_by TEXT",  // a cancelled run's signal, or 'request'
       "ALTER TABLE run ADD COLUMN plan BLOB",  // LuaValueCodec: the names of the steps it was to run
       "ALTER TABLE run ADD COLUMN running BLOB",  // LuaValueCodec: the steps running at the last heartbeat
+    ],
+    // Version 9: durable waits: sleep steps' deadlines and the signals
+    // sent to runs (WaitStore).
+    [
+      // The deadline of each workflow sleep step, recorded when its wait
+      // starts: a resumed run waits only what is left.
+      """
+      CREATE TABLE step_wait (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the step's name's bytes
+        fingerprint BLOB,                      -- the step's inputs then
+        deadline_ms INTEGER NOT NULL,          -- when the wait ends, ms since the epoch
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
+      // The signals sent to runs (`lunar runs signal`), kept until the run
+      // is removed: a wait that starts after its signal came sees it.
+      """
+      CREATE TABLE run_signal (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the signal's name's bytes
+        value BLOB NOT NULL,                   -- its value (LuaValueCodec)
+        sent_at INTEGER NOT NULL,              -- microseconds since the epoch
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
     ],
   ]
 
