@@ -84,6 +84,36 @@ local workflow = {}
 ---@return fun(spec: lunar.workflow.step_spec): lunar.workflow.step
 function workflow.step(name) end
 
+---The fields of `workflow.sleep "name" { ... }`: exactly one of `seconds` and `until`.
+---@class lunar.workflow.sleep_spec
+---@field seconds? number how long to wait (0 or more)
+---@field until? fun(ctx: lunar.workflow.context): number when to stop waiting, in seconds since the epoch
+---@field needs? string|string[] steps that must finish first
+---@field ["if"]? fun(ctx: lunar.workflow.context): boolean skip the step when false
+---@field when? fun(ctx: lunar.workflow.context): boolean the same as `if`
+---@field description? string a note for readers
+
+---The fields of `workflow.wait "name" { ... }`.
+---@class lunar.workflow.wait_spec
+---@field signal string the signal's name (`lunar runs signal RUN NAME [JSON]` sends it)
+---@field timeout? number seconds after which the step fails
+---@field needs? string|string[] steps that must finish first
+---@field ["if"]? fun(ctx: lunar.workflow.context): boolean skip the step when false
+---@field when? fun(ctx: lunar.workflow.context): boolean the same as `if`
+---@field description? string a note for readers
+
+---A step that waits, recorded in the run store so a resumed run waits only what is left:
+---`workflow.sleep "cool-down" { seconds = 3600 }`. Its output is `{ deadline = ..., waited = ... }`.
+---@param name string
+---@return fun(spec: lunar.workflow.sleep_spec): lunar.workflow.step
+function workflow.sleep(name) end
+
+---A step that waits for a signal sent to the run; the signal's value is its output:
+---`workflow.wait "approval" { signal = "approve", timeout = 86400 }`.
+---@param name string
+---@return fun(spec: lunar.workflow.wait_spec): lunar.workflow.step
+function workflow.wait(name) end
+
 ---True if `value` is a workflow.
 ---@param value any
 ---@return boolean
