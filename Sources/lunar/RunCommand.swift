@@ -40,6 +40,9 @@ enum RunCommand {
       OptionSpec(
         name: "force", value: "STEP", help: "workflows: with --resume, run STEP (and the steps that need it) again anyway (repeatable)"),
       OptionSpec(name: "journal", value: "FILE", help: "workflows: same as --store sqlite:FILE --resume"),
+      OptionSpec(
+        name: "adopt", value: "RUN:TOKEN",
+        help: "workflows: go on with run RUN of the store, which lunar worker claimed with TOKEN and hands over (its committed steps are reused)"),
       OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
       OptionSpec(name: "replay", value: "FILE", help: "replay a journal: no outside calls, divergence is an error"),
     ],
@@ -159,6 +162,15 @@ enum RunCommand {
     workflow.force = parsed.flagBytes["force"] ?? []
     if parsed.has("force") && !parsed.has("resume") && !parsed.has("journal") {
       throw UsageError(message: "--force STEP needs --resume (it reruns a step a resume would reuse)", command: "run")
+    }
+    if let text = parsed.value("adopt") {
+      guard let handover = RunHandover(text) else {
+        throw UsageError(message: "--adopt needs RUN:TOKEN (two positive numbers), got '\(text)'", command: "run")
+      }
+      for other in ["resume", "journal", "only", "from", "dry-run", "no-store", "force"] where parsed.has(other) {
+        throw UsageError(message: "--adopt runs a handed-over run whole: it cannot be used with --\(other)", command: "run")
+      }
+      workflow.adopt = handover
     }
     try workflow.checkResumeStore()
     configuration.store = try chooseStore(parsed, &workflow)

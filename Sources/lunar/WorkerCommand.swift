@@ -6,16 +6,19 @@ import LunarStore
 import Glibc
 #endif
 
-/// `lunar worker FILE`: loads FILE (which defines actions, or requires the
-/// plugins that do), then runs a `DurableWorker` on the store until SIGTERM
-/// or SIGINT, after which it finishes its running jobs and exits 0; jobs
-/// still running after the grace period, or at a second signal, are given
-/// back and the status is the signal's (130, 143).
+/// `lunar worker [FILE] [--runs N]`: with FILE (which defines actions, or
+/// requires the plugins that do), runs a `DurableWorker` on the store's
+/// durable queues; with `--runs N`, a `RunWorker` that fires schedules and
+/// runs submitted runs, N at once, each in a process of its own. Both until
+/// SIGTERM or SIGINT, after which running jobs and runs may finish for the
+/// grace period and the worker exits 0; jobs still running then, or at a
+/// second signal, are given back, runs are left to their processes, and
+/// the status is the signal's (130, 143).
 enum WorkerCommand {
   static let spec = CommandSpec(
     name: "worker",
-    summary: "Run the jobs of durable queues with the actions FILE defines.",
-    operands: "FILE",
+    summary: "Run the jobs of durable queues with the actions FILE defines, and with --runs N submitted and scheduled runs.",
+    operands: "[FILE]",
     options: [
       OptionSpec(name: "store", value: "URL", help: "the store whose queues to serve (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
@@ -24,15 +27,28 @@ enum WorkerCommand {
       OptionSpec(name: "max-lost-leases", value: "N", help: "abandon a job once N of its leases were lost: its workers ended running it (default 3)"),
       OptionSpec(name: "grace", value: "SECONDS", help: "after SIGTERM or Ctrl-C, how long running jobs may finish before they are cancelled and given back (default 10)"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
+      OptionSpec(name: "runs", value: "N", help: "also run submitted runs and fire schedules, at most N runs at once, each in a process of its own"),
+      OptionSpec(name: "root", value: "DIR", help: "with --runs: find workflow files by the path they were submitted with under DIR (default: the current folder)"),
     ],
     run: run
   )
 
   static func run(_ parsed: ParsedArguments) -> Int32 {
-    guard let file = parsed.operands.first else {
-      return LunarCommandLine.usageFailure(UsageError(message: "missing worker file", command: "worker"))
+    let runs: Int?
+    do {
+      runs = try parsed.value("runs").map { try positiveInteger($0, flag: "--runs") }
+      if runs == nil, parsed.has("root") { throw UsageError(message: "--root is for --runs", command: "worker") }
+    } catch let error as UsageError {
+      return LunarCommandLine.usageFailure(error)
+    } catch {
+      return 1
     }
-    guard parsed.operands.count == 1 else {
+    let file = parsed.operands.first
+    if file == nil && runs == nil {
+      return LunarCommandLine.usageFailure(
+        UsageError(message: "missing worker file (or --runs N, to run submitted runs)", command: "worker"))
+    }
+    guard parsed.operands.count <= 1 else {
       return LunarCommandLine.usageFailure(UsageError(message: "unexpected argument '\(parsed.operands[1])'", command: "worker"))
     }
     let concurrency: Int
@@ -70,6 +86,22 @@ enum WorkerCommand {
     } catch {
       return LunarCommandLine.usageFailure(usageError(error, parsed))
     }
+    Signals.catchStopRequests()
+    let startRunWorker = { () throws -> RunWorkerThread? in
+      guard let runs else { return nil }
+      return try RunWorkerThread.start(
+        location: location, runs: runs, root: parsed.value("root") ?? StoreLocation.currentFolder, grace: grace)
+    }
+    guard let file else {
+      do {
+        let runWorker = try startRunWorker()
+        runWorker?.wait()
+        return runWorker?.leftRunning == true ? Signals.stopStatus : 0
+      } catch {
+        Console.error("lunar: \(error)")
+        return 1
+      }
+    }
     let store: any QueueStore
     do {
       store = try location.openQueueStore()
@@ -86,7 +118,6 @@ enum WorkerCommand {
     configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
     // Jobs may submit further jobs to the worker's own store.
     configuration.store = location
-    Signals.catchStopRequests()
     let runtime: Runtime
     do {
       runtime = try Runtime(configuration)
@@ -106,9 +137,17 @@ enum WorkerCommand {
     } catch {
       return LunarCommandLine.usageFailure(usageError(error, parsed))
     }
+    let runWorker: RunWorkerThread?
+    do {
+      runWorker = try startRunWorker()
+    } catch {
+      Console.error("lunar: \(error)")
+      return 1
+    }
     let stop = worker.run(stopRequests: { Signals.stopRequests })
+    runWorker?.wait()
     fflush(nil)
-    guard stop == .finished else {
+    guard stop == .finished, runWorker?.leftRunning != true else {
       // Jobs were given back: the runtime may still be running one, which
       // nothing waits for.
       _exit(Signals.stopStatus)

@@ -19,12 +19,12 @@ enum SchedulingBehaviour {
     #expect(first.run.arguments == ["--day", "b\u{FF}"] && first.run.workflow == LuaString("nightly"))
     #expect(try store.submittedRun(first.run.id) == first.with(isNew: false))
     let second = try store.submit(try submission("other.lua"))
-    let claimed = try #require(try store.claimQueuedRun(host: "w1", pid: 42, at: at(5)))
+    let claimed = try #require(try store.claimQueuedRun(host: "w1", pid: 42, lease: .seconds(10), at: at(5)))
     #expect(claimed.run.id == first.run.id && claimed.run.status == .running && claimed.run.host == "w1")
     #expect(claimed.run.pid == 42 && claimed.run.startedAt == at(5))
     #expect(claimed.fileFingerprint == first.fileFingerprint)
-    #expect(try store.claimQueuedRun(host: "w2", pid: 43, at: at(6))?.run.id == second.run.id)
-    #expect(try store.claimQueuedRun(host: "w3", pid: 44, at: at(7)) == nil)
+    #expect(try store.claimQueuedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(6))?.run.id == second.run.id)
+    #expect(try store.claimQueuedRun(host: "w3", pid: 44, lease: .seconds(10), at: at(7)) == nil)
   }
 
   static func sameKeySameRun(_ store: any SchedulingStore) throws {
@@ -67,7 +67,7 @@ enum SchedulingBehaviour {
       try store.addSchedule(schedule(name, overlap: overlap))
       var outcomes = [try store.decideTick(at(300), of: name, submitting: try submission())]
       // The first run starts: it is running, no longer pending.
-      let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, at: at(301)))
+      let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(301)))
       for minute in [10, 15] {
         outcomes.append(try store.decideTick(at(Int64(minute * 60)), of: name, submitting: try submission()))
       }
@@ -81,13 +81,13 @@ enum SchedulingBehaviour {
       #expect(try store.schedule(named: name)?.lastTick == at(900))
       // A run that finished lets the next tick start.
       try store.finishRun(first.run.id, status: .succeeded, at: at(901))
-      while let run = try store.claimQueuedRun(host: "w", pid: 1, at: at(901)) {
+      while let run = try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(901)) {
         try store.finishRun(run.run.id, status: .succeeded, at: at(902))
       }
       if case .started = try store.decideTick(at(1200), of: name, submitting: try submission()) {} else {
         Issue.record("\(overlap): the tick after the runs finished did not start")
       }
-      while let run = try store.claimQueuedRun(host: "w", pid: 1, at: at(1201)) {
+      while let run = try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(1201)) {
         try store.finishRun(run.run.id, status: .succeeded, at: at(1202))
       }
     }
@@ -99,11 +99,11 @@ enum SchedulingBehaviour {
     let name = LuaString("q")
     try store.addSchedule(schedule(name, overlap: .queueOne))
     _ = try store.decideTick(at(300), of: name, submitting: try submission())
-    let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, at: at(301)))
+    let first = try #require(try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(301)))
     _ = try store.decideTick(at(600), of: name, submitting: try submission())
-    #expect(try store.claimQueuedRun(host: "w", pid: 1, at: at(601)) == nil)
+    #expect(try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(601)) == nil)
     try store.finishRun(first.run.id, status: .failed, at: at(602))
-    #expect(try store.claimQueuedRun(host: "w", pid: 1, at: at(603))?.schedule == name)
+    #expect(try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(603))?.schedule == name)
   }
 }
 

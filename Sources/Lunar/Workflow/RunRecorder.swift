@@ -11,23 +11,55 @@ final class RunRecorder {
   /// The run's id in the store.
   let run: RunID
   /// This process's fencing token for the run: every commit carries it.
-  let token = ClaimToken(1)
+  let token: ClaimToken
   /// The steps of the run this one resumes, by name; empty if none.
   let previous: [LuaString: StepRecord]
   /// The run this one resumes, if any.
   let resumes: RunID?
   /// The durable jobs the resumed run's steps waited for, by step name.
   private let previousJobs: [LuaString: StepJob]
+  /// True when `previous` are this run's own steps (a run a worker took
+  /// over): a step reused from them is already recorded as it is.
+  private let continuesItself: Bool
+  /// The steps an adopted run's lost owner was running at its last
+  /// heartbeat and never recorded: each lost one attempt.
+  let lostAttempts: Set<LuaString>
   private var batch: [StepRecord] = []
   private var logs: [StepLogChunk] = []
   private var committed: [(StoreError?) -> Void] = []
 
   /// Begins recording `run` in `store`, resuming the steps of `previous`
   /// and the durable jobs `previousJobs` they waited for.
-  init(store: any RunStore, run: NewRun, previous: [StepRecord], previousJobs: [StepJob] = []) throws(StoreError) {
+  convenience init(store: any RunStore, run: NewRun, previous: [StepRecord], previousJobs: [StepJob] = []) throws(StoreError) {
+    let id = try store.beginRun(run)
+    try self.init(
+      store: store, run: id, token: ClaimToken(1), resumes: previous.isEmpty ? nil : run.resumedFrom, previous: previous,
+      previousJobs: previousJobs, continuesItself: false, lostAttempts: [])
+  }
+
+  /// Goes on recording the run `lease` holds, adopted from the worker that
+  /// claimed it or took it over: its committed `steps` are reused and the
+  /// durable jobs `jobs` they waited for are waited for again; the steps
+  /// its lost owner was `running` lost an attempt each.
+  convenience init(
+    store: any RunStore, adopted lease: RunLease, steps: [StepRecord], jobs: [StepJob], running: [LuaString]
+  ) throws(StoreError) {
+    let recorded = Set(steps.map(\.name))
+    try self.init(
+      store: store, run: lease.run, token: lease.token, resumes: steps.isEmpty && running.isEmpty ? nil : lease.run,
+      previous: steps, previousJobs: jobs, continuesItself: true, lostAttempts: Set(running.filter { !recorded.contains($0) }))
+  }
+
+  private init(
+    store: any RunStore, run: RunID, token: ClaimToken, resumes: RunID?, previous: [StepRecord], previousJobs: [StepJob],
+    continuesItself: Bool, lostAttempts: Set<LuaString>
+  ) throws(StoreError) {
+    self.lostAttempts = lostAttempts
     self.store = store
-    resumes = previous.isEmpty ? nil : run.resumedFrom
-    self.run = try store.beginRun(run)
+    self.run = run
+    self.token = token
+    self.resumes = resumes
+    self.continuesItself = continuesItself
     var byName: [LuaString: StepRecord] = [:]
     for step in previous { byName[step.name] = step }
     self.previous = byName
@@ -39,7 +71,7 @@ final class RunRecorder {
       jobs[job.name] = job
       // This run holds them from its start, so a run that resumes it
       // finds them even if it is interrupted before its steps do.
-      try store.recordStepJob(job, of: self.run)
+      if !continuesItself { try store.recordStepJob(job, of: run) }
     }
     self.previousJobs = jobs
   }
@@ -71,6 +103,10 @@ final class RunRecorder {
   /// Adds `record` to the next commit; `then` runs once it is durable, or
   /// with the error that kept it from being so.
   func add(_ record: StepRecord, then: @escaping (StoreError?) -> Void) {
+    if continuesItself, record.status == .reused, previous[record.name] != nil {
+      then(nil)
+      return
+    }
     batch.append(record)
     committed.append(then)
   }

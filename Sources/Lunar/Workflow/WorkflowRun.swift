@@ -124,6 +124,10 @@ final class WorkflowRun {
           resumedAttempts[position] = earlier.attempts
           earlierAttempts[position] = earlier.attempts
         }
+        if recorder.lostAttempts.contains(step.name) {
+          resumedAttempts[position] += 1
+          earlierAttempts[position] += 1
+        }
       }
     }
     runStartedAt = clock.now

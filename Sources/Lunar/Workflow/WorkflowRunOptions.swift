@@ -28,6 +28,10 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var resumeStore: String?
   /// The earlier run whose unchanged steps are reused (`--resume [RUN]`).
   public var resume: RunReference?
+  /// A run a worker handed to this process (`lunar run --adopt RUN:TOKEN`):
+  /// it goes on with that run, reusing its committed steps, rather than
+  /// beginning a new one.
+  public var adopt: RunHandover?
   /// Steps a resume runs again even if unchanged (`--force STEP`), with
   /// the steps that need them.
   public var force: [LuaString] = []

@@ -173,6 +173,9 @@ final class WorkflowRuns {
     guard let location else { return (nil, [:]) }
     do {
       let store = try open(location)
+      if let handover = configured.adopt {
+        return (try adopt(handover, of: workflow, steps: steps, selection: selection, store: store), [:])
+      }
       var previous: RunRecord?
       switch resume {
       case .last?: previous = try store.lastRun(workflow: workflow, file: nil)
@@ -226,6 +229,33 @@ final class WorkflowRuns {
     } catch {
       throw BeginError(description: "\(error)")
     }
+  }
+
+  /// The recorder of the run `handover` names, adopted from the worker
+  /// that claimed it: every step of the workflow is planned, and the run's
+  /// committed steps are reused.
+  private func adopt(
+    _ handover: RunHandover, of workflow: LuaString, steps: [WorkflowStep], selection: WorkflowPlan.Selection,
+    store: any RunStore
+  ) throws(StoreError) -> RunRecorder {
+    guard selection == .all else {
+      throw StoreError(.badValue, "run \(handover.run) was handed over to run whole: --only and --from do not apply")
+    }
+    let running = try store.run(handover.run)?.running ?? []
+    guard
+      let lease = try store.adopt(
+        handover.run, from: handover.token, workflow: workflow, plan: steps.map(\.name), host: NewRun.currentHost,
+        pid: getpid(), lease: RunLease.defaultDuration, at: .now)
+    else {
+      let now = try store.run(handover.run)
+      throw StoreError(
+        .staleOwner,
+        "run \(handover.run) is no longer held with token \(handover.token.rawValue): \(now.map { "it is \($0.status.rawValue), held with token \($0.ownerToken.rawValue) by process \($0.pid) on \($0.host)" } ?? "it is gone")"
+      )
+    }
+    return try RunRecorder(
+      store: store, adopted: lease, steps: try store.steps(of: handover.run), jobs: try store.stepJobs(of: handover.run),
+      running: running)
   }
 
   private func open(_ location: StoreLocation) throws(StoreError) -> any RunStore {

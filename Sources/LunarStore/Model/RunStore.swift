@@ -47,6 +47,17 @@ public protocol RunStore: Sendable {
   func takeOver(_ run: RunID, host: String, pid: Int32, lease: Duration, at now: StoreTimestamp) throws(StoreError)
     -> RunLease?
 
+  /// Takes `run` over from the holder of `token` (a worker that claimed it
+  /// hands it to the process it starts), whatever its lease, and names its
+  /// workflow and plan as that process loaded them: the token becomes one
+  /// more, for the process `pid` on `host`, until `now + lease`. Nil when
+  /// `token` no longer holds the run or it is not running.
+  /// - Throws: `.noSuchRun`.
+  func adopt(
+    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: [LuaString], host: String, pid: Int32, lease: Duration,
+    at now: StoreTimestamp
+  ) throws(StoreError) -> RunLease?
+
   /// Asks the owner of `run` to cancel it, `by` whom (`request`); a run
   /// whose lease expired is recorded as cancelled at once.
   /// - Throws: `.runNotCancellable` for a run that already finished (the

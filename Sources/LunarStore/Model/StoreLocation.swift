@@ -137,6 +137,15 @@ public struct StoreLocation: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
+  /// The URL that names this location again, password included: for a
+  /// child process's `LUNAR_STORE`, never for a message.
+  public var url: String {
+    switch backend {
+    case .sqlite(let path): return "sqlite:" + path
+    case .postgres(let url): return url
+    }
+  }
+
   /// `sqlite:PATH`, or the PostgreSQL URL with any password hidden.
   public var description: String {
     switch backend {

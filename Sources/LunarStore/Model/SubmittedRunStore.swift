@@ -14,7 +14,15 @@ public protocol SubmittedRunStore: Sendable {
   func submittedRun(_ id: RunID) throws(StoreError) -> SubmittedRun?
 
   /// Takes the oldest queued run a worker may start, marking it `running`
-  /// on `host`/`pid` in one statement, or nil if none waits. A queued run of
+  /// on `host`/`pid` and held by the caller (one more fencing token, until
+  /// `time + lease`) in one statement, or nil if none waits. A queued run of
   /// a `queue-one` schedule waits while another run of its schedule runs.
-  func claimQueuedRun(host: String, pid: Int32, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun?
+  func claimQueuedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun?
+
+  /// Takes over the oldest submitted run whose owner's lease expired before
+  /// `time` (its worker or its process died), as `claimQueuedRun` takes a
+  /// queued one: one more fencing token, so the old owner's commits are
+  /// refused from then on. Nil if no submitted run lost its owner.
+  func takeOverExpiredRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
 }

@@ -34,12 +34,16 @@ extension PostgresRunStore: SubmittedRunStore {
     }
   }
 
-  public func claimQueuedRun(host: String, pid: Int32, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun? {
-    try withConnection { db in
+  public func claimQueuedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
+  {
+    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withConnection { db in
       // One statement; SKIP LOCKED lets concurrent workers take different runs.
       let rows = try db.query(
         """
-        UPDATE run SET status = 'running', host = $1, pid = $2, started_at = $3
+        UPDATE run SET status = 'running', host = $1, pid = $2, started_at = $3, owner = owner + 1, owned_since = $3,
+          lease_expires_at = $4
         WHERE status = 'queued' AND id = (
           SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
             q.schedule IS NOT NULL
@@ -47,7 +51,26 @@ extension PostgresRunStore: SubmittedRunStore {
             AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
           ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING \(Self.submittedColumns)
-        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds)])
+        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
+      return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
+    }
+  }
+
+  public func takeOverExpiredRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
+  {
+    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withConnection { db in
+      // The outer condition is checked again on the locked row: a heartbeat
+      // that renewed the lease meanwhile keeps the run its owner's.
+      let rows = try db.query(
+        """
+        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4
+        WHERE status = 'running' AND lease_expires_at <= $3 AND id = (
+          SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= $3 AND file_fingerprint IS NOT NULL
+          ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING \(Self.submittedColumns)
+        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
       return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
     }
   }

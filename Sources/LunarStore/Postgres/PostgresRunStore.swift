@@ -243,6 +243,31 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
+  public func adopt(
+    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: [LuaString], host: String, pid: Int32, lease: Duration,
+    at now: StoreTimestamp
+  ) throws(StoreError) -> RunLease? {
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    let planned = try Self.encode(plan.map { .string($0) }, root: "plan")
+    return try withConnection { db in
+      let rows = try db.query(
+        """
+        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4, workflow = $5, plan = $6
+        WHERE id = $7 AND status = 'running' AND owner = $8
+        RETURNING owner
+        """,
+        [.text(host), .integer(Int64(pid)), .integer(now.microseconds), .integer(expiry), .bytes(workflow.bytes), .bytes(planned),
+         .integer(run.rawValue), .integer(token.rawValue)])
+      if rows.count == 1 {
+        return RunLease(run: run, token: ClaimToken(rows.int64(0, 0)), expiresAt: StoreTimestamp(microseconds: expiry))
+      }
+      guard try self.ownerRow(db, run: run, locking: false) != nil else {
+        throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
+      }
+      return nil
+    }
+  }
+
   public func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome {
     try withConnection { db in
       try db.transaction {

@@ -36,15 +36,19 @@ extension SQLiteRunStore: SubmittedRunStore {
     }
   }
 
-  public func claimQueuedRun(host: String, pid: Int32, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun? {
-    try withDatabase { db in
-      try db.transaction {
+  public func claimQueuedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
+  {
+    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
         var claimed: SubmittedRun?
         // One statement: the run found queued is the run changed, whatever
         // other workers do at the same time.
         try db.query(
           """
-          UPDATE run SET status = 'running', host = ?, pid = ?, started_at = ?
+          UPDATE run SET status = 'running', host = ?, pid = ?, started_at = ?, owner = owner + 1, owned_since = ?,
+            lease_expires_at = ?
           WHERE id = (
             SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
               q.schedule IS NOT NULL
@@ -52,9 +56,32 @@ extension SQLiteRunStore: SubmittedRunStore {
               AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
             ORDER BY q.id LIMIT 1)
           RETURNING \(Self.submittedColumns)
-          """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds)]
+          """,
+          [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(time.microseconds), .integer(expiry)]
         ) { row in claimed = try self.readSubmitted(row, isNew: false) }
         return claimed
+      }
+    }
+  }
+
+  public func takeOverExpiredRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
+  {
+    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        var taken: SubmittedRun?
+        try db.query(
+          """
+          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?
+          WHERE id = (
+            SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= ? AND file_fingerprint IS NOT NULL
+            ORDER BY id LIMIT 1)
+          RETURNING \(Self.submittedColumns)
+          """,
+          [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry), .integer(time.microseconds)]
+        ) { row in taken = try self.readSubmitted(row, isNew: false) }
+        return taken
       }
     }
   }

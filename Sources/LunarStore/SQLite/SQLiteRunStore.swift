@@ -254,6 +254,30 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
+  public func adopt(
+    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: [LuaString], host: String, pid: Int32, lease: Duration,
+    at now: StoreTimestamp
+  ) throws(StoreError) -> RunLease? {
+    let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
+    let planned = try Self.encode(plan.map { .string($0) }, root: "plan")
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        try db.run(
+          """
+          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?, workflow = ?, plan = ?
+          WHERE id = ? AND status = 'running' AND owner = ?
+          """,
+          [.text(host), .integer(Int64(pid)), .integer(now.microseconds), .integer(expiry), .blob(workflow.bytes), .blob(planned),
+           .integer(run.rawValue), .integer(token.rawValue)])
+        if db.changes == 0 {
+          guard try self.ownerRow(db, run: run) != nil else { throw StoreError(.noSuchRun, "no run \(run) in \(self.location)") }
+          return nil
+        }
+        return RunLease(run: run, token: ClaimToken(token.rawValue + 1), expiresAt: StoreTimestamp(microseconds: expiry))
+      }
+    }
+  }
+
   public func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome {
     try withDatabase { db in
       try db.transaction(.immediate) {

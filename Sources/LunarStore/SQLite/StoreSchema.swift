@@ -197,6 +197,11 @@ enum StoreSchema {
       ) WITHOUT ROWID
       """,
     ],
+    // Version 10: workers look for submitted runs whose owner's lease
+    // expired (SubmittedRunStore.takeOverExpiredRun).
+    [
+      "CREATE INDEX run_running ON run(lease_expires_at) WHERE status = 'running'",
+    ],
   ]
 
   /// The version this Lunar writes.
