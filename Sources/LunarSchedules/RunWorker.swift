@@ -201,7 +201,7 @@ public final class RunWorker: Sendable {
     state.withLock { _ = $0.running.removeValue(forKey: id) }
     if let run = try? store.run(id), run.status == .running, run.ownerToken == handover.token {
       let why = status == 0 ? "it ran no workflow" : "its process exited with status \(status) before it began"
-      try? store.finishRun(id, status: .failed, stoppedBy: "refused: \(why)", owner: handover.token, at: .now)
+      try? store.finishRun(id, status: .failed, stoppedBy: "refused: \(why)", owner: handover.token, at: ScheduleTicker.timestamp(now()))
     }
     report(.ended(id, status: status))
     wake.signal()

@@ -41,6 +41,9 @@ enum RunCommand {
         name: "force", value: "STEP", help: "workflows: with --resume, run STEP (and the steps that need it) again anyway (repeatable)"),
       OptionSpec(name: "journal", value: "FILE", help: "workflows: same as --store sqlite:FILE --resume"),
       OptionSpec(
+        name: "lease", value: "SECONDS",
+        help: "workflows: how long the run stays this process's without a heartbeat (one a second; at least 3, default 10): then a worker may take it over"),
+      OptionSpec(
         name: "adopt", value: "RUN:TOKEN",
         help: "workflows: go on with run RUN of the store, which lunar worker claimed with TOKEN and hands over (its committed steps are reused)"),
       OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
@@ -171,6 +174,12 @@ enum RunCommand {
         throw UsageError(message: "--adopt runs a handed-over run whole: it cannot be used with --\(other)", command: "run")
       }
       workflow.adopt = handover
+    }
+    if let text = parsed.value("lease") {
+      guard let seconds = Double(text), seconds.isFinite, seconds >= 3, seconds < 366 * 86_400 else {
+        throw UsageError(message: "--lease needs a number of seconds from 3 to a year, got '\(text)'", command: "run")
+      }
+      workflow.lease = .milliseconds(Int64((seconds * 1000).rounded()))
     }
     try workflow.checkResumeStore()
     configuration.store = try chooseStore(parsed, &workflow)

@@ -20,6 +20,10 @@ enum RunDetails {
       ("duration", RunText.duration(of: run)),
     ]
     if let earlier = run.resumedFrom { header.append(("resumed from", "run \(earlier)")) }
+    // A worker's reason for failing a run it never ran (a changed file, a
+    // run abandoned after its processes kept dying).
+    if run.status == .failed, let why = run.stoppedBy { header.append(("why", RunText.printable(why))) }
+    if run.ownerToken.rawValue > 1 { header.append(("owner", "token \(run.ownerToken.rawValue), process \(run.pid) on \(RunText.printable(run.host))")) }
     let labelWidth = header.map(\.0.count).max() ?? 0
     var text = header.map { label, value in label.padded(to: labelWidth) + "  " + value + "\n" }.joined()
     text += "\n"

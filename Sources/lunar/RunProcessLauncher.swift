@@ -17,10 +17,13 @@ struct RunProcessLauncher: RunLauncher {
   var root: String
   /// The worker's environment, which each child inherits.
   var environment: [String: String]
+  /// The lease each child holds its run with (`lunar run --lease`).
+  var lease: Duration
 
   func launch(_ run: RunRecord, handover: RunHandover, file: String) throws -> any LaunchedRun {
     let executable = Self.executable
-    let arguments = [executable, "run", "--adopt", handover.description, "--", file] + run.arguments
+    let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+    let arguments = [executable, "run", "--adopt", handover.description, "--lease", "\(seconds)", "--", file] + run.arguments
     var environment = self.environment
     environment["LUNAR_STORE"] = store
     var attributes = posix_spawnattr_t()

@@ -14,17 +14,18 @@ final class RunWorkerThread: Sendable {
   }
 
   /// Opens the store at `location` and starts a worker of its submitted
-  /// runs, at most `runs` at once, from files under `root`.
-  static func start(location: StoreLocation, runs: Int, root: String, grace: Duration) throws -> RunWorkerThread {
+  /// runs, at most `runs` at once, from files under `root`, each held with
+  /// `lease`.
+  static func start(location: StoreLocation, runs: Int, root: String, lease: Duration, grace: Duration) throws -> RunWorkerThread {
     let store = try location.openSchedulingStore()
     let absoluteRoot = root.hasPrefix("/") ? root : (StoreLocation.currentFolder as NSString).appendingPathComponent(root)
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: absoluteRoot, isDirectory: &isFolder), isFolder.boolValue else {
       throw RunProcessError(description: "--root \(root): no such folder")
     }
-    let launcher = RunProcessLauncher(store: location.url, root: absoluteRoot, environment: Environment.current)
+    let launcher = RunProcessLauncher(store: location.url, root: absoluteRoot, environment: Environment.current, lease: lease)
     let worker = RunWorker(
-      store: store, options: RunWorker.Options(root: absoluteRoot, runs: runs), launcher: launcher,
+      store: store, options: RunWorker.Options(root: absoluteRoot, runs: runs, claimLease: lease), launcher: launcher,
       report: { event in if let line = Self.line(event) { Console.error("lunar worker: \(line)") } })
     let thread = RunWorkerThread(worker: worker)
     Thread {

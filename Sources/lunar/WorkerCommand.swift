@@ -23,7 +23,7 @@ enum WorkerCommand {
       OptionSpec(name: "store", value: "URL", help: "the store whose queues to serve (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
       OptionSpec(name: "concurrency", value: "N", help: "jobs run at once, each of a different queue (default 1)"),
-      OptionSpec(name: "lease", value: "SECONDS", help: "how long a job stays this worker's without a heartbeat (default 10)"),
+      OptionSpec(name: "lease", value: "SECONDS", help: "how long a job or a run stays its worker's without a heartbeat (default 10; at least 3 with --runs)"),
       OptionSpec(name: "max-lost-leases", value: "N", help: "abandon a job once N of its leases were lost: its workers ended running it (default 3)"),
       OptionSpec(name: "grace", value: "SECONDS", help: "after SIGTERM or Ctrl-C, how long running jobs may finish before they are cancelled and given back (default 10)"),
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
@@ -78,6 +78,10 @@ enum WorkerCommand {
       }
       queues = names
     }
+    if runs != nil, lease < .seconds(3) {
+      return LunarCommandLine.usageFailure(
+        UsageError(message: "--lease must be at least 3 seconds with --runs (a run heartbeats every second), got '\(parsed.value("lease") ?? "")'", command: "worker"))
+    }
     let options = DurableWorker.Options(
       worker: WorkerID(workerName()), queues: queues, concurrency: concurrency, lease: lease, lostLeaseLimit: lostLeaseLimit,
       gracePeriod: grace)
@@ -90,7 +94,7 @@ enum WorkerCommand {
     let startRunWorker = { () throws -> RunWorkerThread? in
       guard let runs else { return nil }
       return try RunWorkerThread.start(
-        location: location, runs: runs, root: parsed.value("root") ?? StoreLocation.currentFolder, grace: grace)
+        location: location, runs: runs, root: parsed.value("root") ?? StoreLocation.currentFolder, lease: lease, grace: grace)
     }
     guard let file else {
       do {

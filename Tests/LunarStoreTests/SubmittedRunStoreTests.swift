@@ -115,6 +115,57 @@ extension SubmittedRun {
   }
 }
 
+extension SchedulingBehaviour {
+  /// A claim holds the run for the worker (a token and a lease); the
+  /// process it hands the run to adopts it with that token only, once.
+  static func aClaimIsHeldAndAdoptedOnce(_ store: any SchedulingStore) throws {
+    let queued = try store.submit(try submission())
+    let claimed = try #require(try store.claimQueuedRun(host: "w1", pid: 42, lease: .seconds(10), at: at(5)))
+    #expect(claimed.run.ownerToken == ClaimToken(1) && claimed.run.leaseExpiresAt == at(15) && claimed.run.ownedSince == at(5))
+    // Held: no other worker takes it over before its lease ends.
+    #expect(try store.takeOverExpiredRun(host: "w2", pid: 43, lease: .seconds(10), at: at(14)) == nil)
+    // A wrong token adopts nothing; the right one adopts it, names its workflow and plan.
+    let adopt = { (token: Int64, time: Int64) throws -> RunLease? in
+      try store.adopt(
+        queued.run.id, from: ClaimToken(token), workflow: "nightly build", plan: ["a", "b\u{FF}"], host: "w1", pid: 50,
+        lease: .seconds(10), at: at(time))
+    }
+    #expect(try adopt(2, 6) == nil)
+    #expect(try adopt(1, 6) == RunLease(run: queued.run.id, token: ClaimToken(2), expiresAt: at(16)))
+    // Once: the claim's token adopts it no more.
+    #expect(try adopt(1, 7) == nil)
+    let run = try #require(try store.run(queued.run.id))
+    #expect(run.workflow == "nightly build" && run.plan == ["a", "b\u{FF}"] && run.pid == 50 && run.ownerToken == ClaimToken(2))
+    #expect(throws: StoreError.self) {
+      try store.adopt(RunID(999), from: ClaimToken(1), workflow: "x", plan: [], host: "h", pid: 1, lease: .seconds(1), at: at(0))
+    }
+  }
+
+  /// A submitted run whose owner's lease expired is taken over by one
+  /// worker, with the next token; a run begun by `lunar run` is not.
+  static func anExpiredSubmittedRunIsTakenOverOnce(_ store: any SchedulingStore) throws {
+    let begun = try store.beginRun(NewRun(workflow: "terminal", file: "t.lua", startedAt: at(0), host: "h", pid: 1, lease: .seconds(1)))
+    let queued = try store.submit(try submission())
+    _ = try #require(try store.claimQueuedRun(host: "w1", pid: 42, lease: .seconds(10), at: at(5)))
+    let adopted = try #require(
+      try store.adopt(queued.run.id, from: ClaimToken(1), workflow: "nightly", plan: ["a"], host: "w1", pid: 50, lease: .seconds(10), at: at(6)))
+    // A heartbeat at 10 holds it until 20.
+    _ = try store.heartbeat(queued.run.id, owner: adopted.token, lease: .seconds(10), running: ["a"], at: at(10))
+    #expect(try store.takeOverExpiredRun(host: "w2", pid: 43, lease: .seconds(10), at: at(19)) == nil)
+    let taken = try #require(try store.takeOverExpiredRun(host: "w2", pid: 43, lease: .seconds(10), at: at(21)))
+    #expect(taken.run.id == queued.run.id && taken.run.ownerToken == ClaimToken(3) && taken.run.host == "w2")
+    #expect(taken.run.running == ["a"] && taken.fileFingerprint == queued.fileFingerprint)
+    // Taken once: the next worker finds nothing, and the lost owner commits nothing.
+    #expect(try store.takeOverExpiredRun(host: "w3", pid: 44, lease: .seconds(10), at: at(22)) == nil)
+    #expect(throws: StoreError.self) {
+      try store.recordSteps([StepRecord(name: "a", position: 0, status: .succeeded, output: [])], of: queued.run.id, owner: adopted.token)
+    }
+    // The terminal's run, long expired, is never a worker's.
+    #expect(try store.run(begun)?.status == .running)
+    #expect(try store.takeOverExpiredRun(host: "w3", pid: 44, lease: .seconds(10), at: at(1000))?.run.id == queued.run.id)
+  }
+}
+
 @Suite struct SQLiteSubmittedRunTests {
   func with(_ body: (any SchedulingStore) throws -> Void) throws {
     let fixture = try StoreFixture.sqlite()
@@ -127,6 +178,8 @@ extension SubmittedRun {
   @Test func schedulesKept() throws { try with(SchedulingBehaviour.schedulesKept) }
   @Test func overlapPolicies() throws { try with(SchedulingBehaviour.overlapPolicies) }
   @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
+  @Test func aClaimIsHeldAndAdoptedOnce() throws { try with(SchedulingBehaviour.aClaimIsHeldAndAdoptedOnce) }
+  @Test func anExpiredSubmittedRunIsTakenOverOnce() throws { try with(SchedulingBehaviour.anExpiredSubmittedRunIsTakenOverOnce) }
 }
 
 @Suite(.enabled(if: TestPostgresSchema.isAvailable, "needs LUNAR_TEST_POSTGRES: run scripts/test, which starts a server"))
@@ -142,4 +195,6 @@ struct PostgresSubmittedRunTests {
   @Test func schedulesKept() throws { try with(SchedulingBehaviour.schedulesKept) }
   @Test func overlapPolicies() throws { try with(SchedulingBehaviour.overlapPolicies) }
   @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
+  @Test func aClaimIsHeldAndAdoptedOnce() throws { try with(SchedulingBehaviour.aClaimIsHeldAndAdoptedOnce) }
+  @Test func anExpiredSubmittedRunIsTakenOverOnce() throws { try with(SchedulingBehaviour.anExpiredSubmittedRunIsTakenOverOnce) }
 }

@@ -32,6 +32,10 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   /// it goes on with that run, reusing its committed steps, rather than
   /// beginning a new one.
   public var adopt: RunHandover?
+  /// How long a run recorded in a store stays this process's without a
+  /// heartbeat (one comes every second): after it, a worker may take the
+  /// run over. At least 3 seconds.
+  public var lease: Duration = RunLease.defaultDuration
   /// Steps a resume runs again even if unchanged (`--force STEP`), with
   /// the steps that need them.
   public var force: [LuaString] = []

@@ -151,7 +151,9 @@ final class WorkflowRuns {
   private func watch(_ id: Int, recorder: RunRecorder?, running: RunningSteps) -> RunWatch? {
     guard recorder != nil || runtime.configuration.catchesStopSignals else { return nil }
     let inbox = runtime.inbox
-    return RunWatch(store: recorder?.store, run: recorder?.run, token: recorder?.token ?? ClaimToken(0), running: running) { reason in
+    return RunWatch(
+      store: recorder?.store, run: recorder?.run, token: recorder?.token ?? ClaimToken(0), running: running, lease: options.lease
+    ) { reason in
       inbox.post { core in core.component(WorkflowRunsComponent.self).runs?.cancel(id, reason) }
     }
   }
@@ -213,7 +215,7 @@ final class WorkflowRuns {
       }
       var run = NewRun(
         workflow: workflow, file: configured.scriptFile ?? "", arguments: configured.scriptArguments,
-        resumedFrom: previous?.id)
+        resumedFrom: previous?.id, lease: configured.lease)
       let plan = WorkflowPlan(needs: steps.map(\.needs), selection: selection)
       run.plan = steps.indices.filter { plan.selected[$0] }.map { steps[$0].name }
       // A resumed run waits again for the durable jobs its steps left.
@@ -245,7 +247,7 @@ final class WorkflowRuns {
     guard
       let lease = try store.adopt(
         handover.run, from: handover.token, workflow: workflow, plan: steps.map(\.name), host: NewRun.currentHost,
-        pid: getpid(), lease: RunLease.defaultDuration, at: .now)
+        pid: getpid(), lease: options.lease, at: .now)
     else {
       let now = try store.run(handover.run)
       throw StoreError(

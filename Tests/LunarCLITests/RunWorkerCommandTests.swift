@@ -1,0 +1,198 @@
+import Foundation
+import LuaKit
+import LunarStore
+import Testing
+import TestSupport
+
+/// `lunar worker --runs N` running submitted runs in processes of their own,
+/// taking over the runs of a dead worker, and refusing changed files.
+@Suite struct RunWorkerCommandTests {
+  /// A folder with a workflow whose steps note each time they run (in
+  /// `marks`), whose step b holds until the file `go` exists, and a store.
+  struct Place {
+    let folder: TemporaryFolder
+    var path: String { folder.url.appendingPathComponent("store.db").path }
+    var store: String { "sqlite:" + path }
+    var marks: String { folder.url.appendingPathComponent("marks").path }
+    var go: String { folder.url.appendingPathComponent("go").path }
+
+    init() throws {
+      folder = try TemporaryFolder()
+      _ = try folder.write("flow.lua", Self.flow)
+    }
+
+    static let flow = """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      local tag = ...
+      local function mark(text)
+        local f = assert(io.open("marks", "a"))
+        f:write(text, "\\n")
+        f:close()
+      end
+      return workflow "flow" {
+        step "a" { run = function() mark("a " .. tag) return tag end },
+        step "b" { needs = "a", run = function(ctx)
+          mark("b " .. tag .. " attempt " .. ctx.attempt)
+          while not io.open("go") do lunar.sleep(0.02) end
+          return ctx.steps.a.output .. "!"
+        end },
+      }
+      """
+
+    func lunar(_ arguments: [String], timeout: TimeInterval = 20) async throws -> LunarProcess.Outcome {
+      try await LunarProcess.run([arguments[0], "--store", store] + arguments.dropFirst(), in: folder.url, timeout: timeout)
+    }
+
+    func worker(_ extra: [String] = []) throws -> LunarProcess.Running {
+      try LunarProcess.start(["worker", "--store", store, "--runs", "1", "--lease", "3"] + extra, in: folder.url)
+    }
+
+    func markLines() throws -> [String] {
+      (try? String(contentsOfFile: marks, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+    }
+
+    /// Waits until `marks` has `line`.
+    func waitForMark(_ line: String) async throws {
+      for _ in 0..<1500 {
+        if try markLines().contains(line) { return }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      Issue.record("never marked \(line): \(try markLines())")
+    }
+
+    func open() { _ = FileManager.default.createFile(atPath: go, contents: nil) }
+  }
+
+  @Test func twoWorkersRunEverySubmittedRunOnceWithItsArguments() async throws {
+    let place = try Place()
+    place.open()
+    for tag in ["t1", "t2", "t3", "t4"] {
+      let submitted = try await place.lunar(["submit", "flow.lua", tag])
+      #expect(submitted.status == 0, "\(submitted.stderr)")
+    }
+    let workers = [try place.worker(["--runs", "2"]), try place.worker()]
+    for run in 1...4 {
+      let waited = try await place.lunar(["runs", "wait", "\(run)", "--timeout", "60"], timeout: 70)
+      #expect(waited.status == 0 && waited.stdout == "succeeded\n", "run \(run): \(waited.stdout) \(waited.stderr)")
+    }
+    for worker in workers { worker.send(SIGTERM) }
+    for worker in workers {
+      let stopped = try await worker.wait()
+      #expect(stopped.status == 0, "\(stopped.stderr)")
+    }
+    let marks = try place.markLines().sorted()
+    #expect(marks == ["t1", "t2", "t3", "t4"].flatMap { ["a \($0)", "b \($0) attempt 1"] }.sorted(), "\(marks)")
+    let store = try SQLiteRunStore(path: place.path)
+    for run in 1...4 {
+      let steps = try store.steps(of: RunID(Int64(run)))
+      #expect(steps.first { $0.name == "b" }?.output == [.string(LuaString("t\(run)!"))], "\(steps)")
+      #expect(try store.run(RunID(Int64(run)))?.workflow == "flow")
+    }
+  }
+
+  @Test func aDeadWorkersRunIsTakenOverAndNoCommittedStepRunsAgain() async throws {
+    let place = try Place()
+    _ = try await place.lunar(["submit", "flow.lua", "t"])
+    let first = try place.worker()
+    try await place.waitForMark("b t attempt 1")
+    // Once a heartbeat recorded b as running, the host dies: its worker
+    // and the run's process, at once.
+    let store = try SQLiteRunStore(path: place.path)
+    var owner = try #require(try store.run(RunID(1)))
+    for _ in 0..<1500 where owner.running != ["b"] {
+      try await Task.sleep(for: .milliseconds(20))
+      owner = try #require(try store.run(RunID(1)))
+    }
+    #expect(owner.ownerToken == ClaimToken(2) && owner.pid != first.process.processIdentifier)
+    kill(owner.pid, SIGKILL)
+    first.send(SIGKILL)
+    _ = try await first.wait()
+    let second = try place.worker()
+    try await place.waitForMark("b t attempt 2")
+    place.open()
+    let waited = try await place.lunar(["runs", "wait", "1", "--timeout", "60"], timeout: 70)
+    #expect(waited.status == 0, "\(waited.stdout) \(waited.stderr)")
+    second.send(SIGTERM)
+    let stopped = try await second.wait()
+    #expect(stopped.stderr.contains("run 1: took over (its owner was lost)"), "\(stopped.stderr)")
+    // Step a committed before the host died: it never ran again.
+    #expect(try place.markLines() == ["a t", "b t attempt 1", "b t attempt 2"])
+    let steps = try store.steps(of: RunID(1))
+    #expect(steps.map(\.name) == ["a", "b"] && steps[1].attempts == 2 && steps[1].output == [.string("t!")], "\(steps)")
+    let shown = try await place.lunar(["runs", "show", "1"])
+    #expect(shown.stdout.contains("\nowner      token 4, process "), "\(shown.stdout)")
+  }
+
+  @Test func aFileChangedSinceItWasSubmittedIsRefusedWithBothFingerprints() async throws {
+    let place = try Place()
+    _ = try await place.lunar(["submit", "flow.lua", "t"])
+    let submitted = Fingerprint(ofContent: Array(Place.flow.utf8))
+    let changed = Place.flow + "-- changed\n"
+    _ = try place.folder.write("flow.lua", changed)
+    let worker = try place.worker()
+    let waited = try await place.lunar(["runs", "wait", "1", "--timeout", "60"], timeout: 70)
+    #expect(waited.status == 1 && waited.stdout == "failed\n", "\(waited.stdout) \(waited.stderr)")
+    worker.send(SIGTERM)
+    _ = try await worker.wait()
+    let why =
+      "refused: \(place.folder.url.path)/flow.lua is not the file that was submitted (submitted sha256 \(submitted.hex), found sha256 \(Fingerprint(ofContent: Array(changed.utf8)).hex))"
+    let shown = try await place.lunar(["runs", "show", "1"])
+    #expect(shown.stdout.contains("\nwhy        \(why)\n"), "\(shown.stdout)")
+    #expect(try place.markLines().isEmpty)
+  }
+
+  @Test func aWorkerFindsFilesUnderItsRoot() async throws {
+    let place = try Place()
+    place.open()
+    let sub = place.folder.url.appendingPathComponent("flows")
+    try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+    try Data(Place.flow.utf8).write(to: sub.appendingPathComponent("flow.lua"))
+    // Submitted from the root's parent as a path under it.
+    _ = try await place.lunar(["submit", "flows/flow.lua", "r"])
+    let worker = try LunarProcess.start(
+      ["worker", "--store", place.store, "--runs", "1", "--root", place.folder.url.path], in: FileManager.default.temporaryDirectory)
+    let waited = try await place.lunar(["runs", "wait", "1", "--timeout", "60"], timeout: 70)
+    #expect(waited.status == 0, "\(waited.stdout) \(waited.stderr)")
+    worker.send(SIGTERM)
+    _ = try await worker.wait()
+    // The run's process ran in the root: its marks are there.
+    #expect(try place.markLines() == ["a r", "b r attempt 1"])
+  }
+
+  @Test(arguments: [
+    (["worker", "--runs", "0"], "--runs needs a positive number, got '0'"),
+    (["worker", "--runs", "many"], "--runs needs a positive number, got 'many'"),
+    (["worker", "--root", "."], "--root is for --runs"),
+    (["worker"], "missing worker file (or --runs N, to run submitted runs)"),
+    (["worker", "--runs", "1", "--lease", "2"], "--lease must be at least 3 seconds with --runs"),
+    (["run", "--adopt", "1", "flow.lua"], "--adopt needs RUN:TOKEN (two positive numbers), got '1'"),
+    (["run", "--adopt", "0:1", "flow.lua"], "--adopt needs RUN:TOKEN (two positive numbers), got '0:1'"),
+    (["run", "--adopt", "1:1", "--resume", "flow.lua"], "--adopt runs a handed-over run whole: it cannot be used with --resume"),
+    (["run", "--lease", "1", "flow.lua"], "--lease needs a number of seconds from 3 to a year, got '1'"),
+  ])
+  func badFlagsAreUsageErrors(arguments: [String], message: String) async throws {
+    let place = try Place()
+    let outcome = try await place.lunar(arguments)
+    #expect(outcome.status == 2, "\(outcome.stderr)")
+    #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+  }
+
+  @Test func aMissingRootIsAnError() async throws {
+    let place = try Place()
+    let outcome = try await place.lunar(["worker", "--runs", "1", "--root", "/nonexistent/lunar-root"])
+    #expect(outcome.status == 1 && outcome.stderr == "lunar: --root /nonexistent/lunar-root: no such folder\n", "\(outcome.stderr)")
+  }
+
+  @Test func adoptingARunNoLongerHeldIsRefusedAndRecordsNothing() async throws {
+    let place = try Place()
+    place.open()
+    _ = try await place.lunar(["submit", "flow.lua", "t"])
+    // Token 7 never held run 1 (it is queued, not claimed).
+    let outcome = try await place.lunar(["run", "--adopt", "1:7", "flow.lua", "t"])
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.contains("run 1 is no longer held with token 7: it is queued"), "\(outcome.stderr)")
+    #expect(try place.markLines().isEmpty)
+    #expect(try SQLiteRunStore(path: place.path).run(RunID(1))?.status == .queued)
+  }
+}
