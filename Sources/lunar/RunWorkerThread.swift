@@ -18,7 +18,7 @@ final class RunWorkerThread: Sendable {
   /// `lease`.
   static func start(location: StoreLocation, runs: Int, root: String, lease: Duration, grace: Duration) throws -> RunWorkerThread {
     let store = try location.openSchedulingStore()
-    let absoluteRoot = root.hasPrefix("/") ? root : (StoreLocation.currentFolder as NSString).appendingPathComponent(root)
+    let absoluteRoot = ((root.hasPrefix("/") ? root : (StoreLocation.currentFolder as NSString).appendingPathComponent(root)) as NSString).standardizingPath
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: absoluteRoot, isDirectory: &isFolder), isFolder.boolValue else {
       throw RunProcessError(description: "--root \(root): no such folder")

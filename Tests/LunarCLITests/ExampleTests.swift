@@ -200,3 +200,18 @@ extension ExampleTests {
     #expect(refused.stderr.contains("--force STEP needs --resume"))
   }
 }
+
+extension ExampleTests {
+  @Test func theNightlyScheduleQueuesRunsAWorkerRuns() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("nightly.db").path
+    let outcome = try await LunarProcess.shell("nightly_schedule.sh", [store], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+    // Both runs (the trigger's and the keyed submit's) ran, in a worker's processes.
+    #expect(outcome.stdout.contains("succeeded\nsucceeded\n"), "\(outcome.stdout)")
+    #expect(outcome.stdout.contains("report for 2026-12-02: 30 orders\n"), "\(outcome.stdout)")
+    #expect(outcome.stderr.contains("lunar worker: run 1: started \(Self.examples.path)/nightly_report.lua\n"), "\(outcome.stderr)")
+    #expect(outcome.stderr.contains("lunar worker: run 2: started "), "\(outcome.stderr)")
+    #expect(outcome.stdout.hasSuffix("schedule 'nightly' removed (its runs stay in the store)\n"), "\(outcome.stdout)")
+  }
+}

@@ -58,8 +58,21 @@ struct LunarProcess {
     return try start(words, shown: shown, input: input, in: directory, environment: environment)
   }
 
+  /// Runs the shell script `script` with `arguments` in `directory`, with
+  /// the `lunar` under test first on `PATH`, as a user runs an example.
+  static func shell(
+    _ script: String, _ arguments: [String] = [], in directory: URL, timeout: TimeInterval = 60
+  ) async throws -> Outcome {
+    let path = URL(fileURLWithPath: binary).deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+    return try await start(
+      ([script] + arguments).map { Array($0.utf8) }, shown: ["sh", script] + arguments, input: nil, in: directory,
+      environment: ["PATH": path], executable: "/bin/sh"
+    ).wait(timeout: timeout)
+  }
+
   private static func start(
-    _ words: [[UInt8]], shown arguments: [String], input: String?, in directory: URL?, environment: [String: String]
+    _ words: [[UInt8]], shown arguments: [String], input: String?, in directory: URL?, environment: [String: String],
+    executable: String = binary
   ) throws -> Running {
     var env = ProcessInfo.processInfo.environment
     env["LUA_INIT"] = nil
@@ -79,7 +92,7 @@ struct LunarProcess {
     let stdout = try TemporaryFile()
     let stderr = try TemporaryFile()
     let process = try SpawnedProcess(
-      executable: binary, arguments: words, environment: env, directory: directory?.path,
+      executable: executable, arguments: words, environment: env, directory: directory?.path,
       stdin: reading.fileDescriptor, stdout: stdout.handle.fileDescriptor, stderr: stderr.handle.fileDescriptor)
     return Running(process: process, arguments: arguments, stdin: stdin, stdout: stdout, stderr: stderr, state: state)
   }
