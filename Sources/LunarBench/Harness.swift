@@ -72,6 +72,7 @@ enum BenchmarkSuite {
       ("workflow", WorkflowBenchmark.run),
       ("step-log", StepLogBenchmark.run),
       ("durable-steps", DurableStepBenchmark.run),
+      ("submitted-runs", SubmittedRunBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

@@ -164,7 +164,7 @@ public final class RunWorker: Sendable {
     if tookOver, (run.ownerToken.rawValue - 1) / 2 > Int64(options.takeoverLimit) {
       return refuse(
         handover,
-        "abandoned: its process was lost \(options.takeoverLimit) times (each time a worker took it over)", at: time)
+        "abandoned: its process was lost \(options.takeoverLimit == 1 ? "once" : "\(options.takeoverLimit) times") after a worker took it over", at: time)
     }
     let path = Self.path(of: run.file, under: options.root)
     let content: [UInt8]

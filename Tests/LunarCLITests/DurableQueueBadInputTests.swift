@@ -26,7 +26,7 @@ struct DurableQueueBadInputTests {
     let store = "sqlite:" + folder.url.appendingPathComponent("q.db").path
     let worker = try folder.write("worker.lua", "lunar.action('a', function() end)")
     let cases: [([String], String)] = [
-      ([], "missing worker file"),
+      ([], "missing worker file (or --runs N, to run submitted runs)"),
       ([worker, worker], "unexpected argument '\(worker)'"),
       (["--concurrency", "0", worker], "--concurrency needs a positive number, got '0'"),
       (["--concurrency", "-1", worker], "--concurrency needs a positive number, got '-1'"),

@@ -7,18 +7,30 @@ import TestSupport
 /// `lunar worker --runs N` running submitted runs in processes of their own,
 /// taking over the runs of a dead worker, and refusing changed files.
 @Suite struct RunWorkerCommandTests {
+  /// The stores the worker's main tests run on: SQLite, and PostgreSQL
+  /// when the test script's server is there.
+  static let backends = ["sqlite"] + (TestPostgresSchema.isAvailable ? ["postgres"] : [])
+
   /// A folder with a workflow whose steps note each time they run (in
   /// `marks`), whose step b holds until the file `go` exists, and a store.
   struct Place {
     let folder: TemporaryFolder
+    /// The PostgreSQL schema the store is in, for a place on PostgreSQL.
+    let schema: TestPostgresSchema?
     var path: String { folder.url.appendingPathComponent("store.db").path }
-    var store: String { "sqlite:" + path }
+    var store: String { schema?.url ?? "sqlite:" + path }
     var marks: String { folder.url.appendingPathComponent("marks").path }
     var go: String { folder.url.appendingPathComponent("go").path }
 
-    init() throws {
+    init(_ backend: String = "sqlite") throws {
       folder = try TemporaryFolder()
+      schema = backend == "postgres" ? try TestPostgresSchema() : nil
       _ = try folder.write("flow.lua", Self.flow)
+    }
+
+    /// The place's store, opened as a worker opens it.
+    func openStore() throws -> any SchedulingStore {
+      try StoreLocation(parsing: store, currentFolder: folder.url.path).openSchedulingStore()
     }
 
     static let flow = """
@@ -64,8 +76,8 @@ import TestSupport
     func open() { _ = FileManager.default.createFile(atPath: go, contents: nil) }
   }
 
-  @Test func twoWorkersRunEverySubmittedRunOnceWithItsArguments() async throws {
-    let place = try Place()
+  @Test(arguments: backends) func twoWorkersRunEverySubmittedRunOnceWithItsArguments(backend: String) async throws {
+    let place = try Place(backend)
     place.open()
     for tag in ["t1", "t2", "t3", "t4"] {
       let submitted = try await place.lunar(["submit", "flow.lua", tag])
@@ -83,7 +95,7 @@ import TestSupport
     }
     let marks = try place.markLines().sorted()
     #expect(marks == ["t1", "t2", "t3", "t4"].flatMap { ["a \($0)", "b \($0) attempt 1"] }.sorted(), "\(marks)")
-    let store = try SQLiteRunStore(path: place.path)
+    let store = try place.openStore()
     for run in 1...4 {
       let steps = try store.steps(of: RunID(Int64(run)))
       #expect(steps.first { $0.name == "b" }?.output == [.string(LuaString("t\(run)!"))], "\(steps)")
@@ -91,14 +103,14 @@ import TestSupport
     }
   }
 
-  @Test func aDeadWorkersRunIsTakenOverAndNoCommittedStepRunsAgain() async throws {
-    let place = try Place()
+  @Test(arguments: backends) func aDeadWorkersRunIsTakenOverAndNoCommittedStepRunsAgain(backend: String) async throws {
+    let place = try Place(backend)
     _ = try await place.lunar(["submit", "flow.lua", "t"])
     let first = try place.worker()
     try await place.waitForMark("b t attempt 1")
     // Once a heartbeat recorded b as running, the host dies: its worker
     // and the run's process, at once.
-    let store = try SQLiteRunStore(path: place.path)
+    let store = try place.openStore()
     var owner = try #require(try store.run(RunID(1)))
     for _ in 0..<1500 where owner.running != ["b"] {
       try await Task.sleep(for: .milliseconds(20))
@@ -124,8 +136,8 @@ import TestSupport
     #expect(shown.stdout.contains("\nowner      token 4, process "), "\(shown.stdout)")
   }
 
-  @Test func aFileChangedSinceItWasSubmittedIsRefusedWithBothFingerprints() async throws {
-    let place = try Place()
+  @Test(arguments: backends) func aFileChangedSinceItWasSubmittedIsRefusedWithBothFingerprints(backend: String) async throws {
+    let place = try Place(backend)
     _ = try await place.lunar(["submit", "flow.lua", "t"])
     let submitted = Fingerprint(ofContent: Array(Place.flow.utf8))
     let changed = Place.flow + "-- changed\n"
@@ -193,6 +205,6 @@ import TestSupport
     #expect(outcome.status == 1)
     #expect(outcome.stderr.contains("run 1 is no longer held with token 7: it is queued"), "\(outcome.stderr)")
     #expect(try place.markLines().isEmpty)
-    #expect(try SQLiteRunStore(path: place.path).run(RunID(1))?.status == .queued)
+    #expect(try place.openStore().run(RunID(1))?.status == .queued)
   }
 }

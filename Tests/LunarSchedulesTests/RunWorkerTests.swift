@@ -144,19 +144,20 @@ private final class EventLog: Sendable {
     let run = try submit()
     let clock = Mutex(Date())
     let worker = worker(takeoverLimit: 1, now: { clock.withLock { $0 } })
+    let now = { ScheduleTicker.timestamp(clock.withLock { $0 }) }
     worker.poll()
     // The process adopts the run, then dies without a trace: its lease expires.
-    _ = try store.adopt(run, from: ClaimToken(1), workflow: "w", plan: [], host: "w", pid: 8, lease: .seconds(10), at: .now)
+    _ = try store.adopt(run, from: ClaimToken(1), workflow: "w", plan: [], host: "w", pid: 8, lease: .seconds(10), at: now())
     launcher.process(0).end(137)
     try await waitForEnded(1)
     clock.withLock { $0 += 11 }
     #expect(worker.poll() == [.tookOver(run, file: file)])
     #expect(launcher.started.last?.handover == RunHandover(run: run, token: ClaimToken(3)))
-    _ = try store.adopt(run, from: ClaimToken(3), workflow: "w", plan: [], host: "w", pid: 9, lease: .seconds(10), at: .now)
+    _ = try store.adopt(run, from: ClaimToken(3), workflow: "w", plan: [], host: "w", pid: 9, lease: .seconds(10), at: now())
     launcher.process(1).end(137)
     try await waitForEnded(2)
-    clock.withLock { $0 += 22 }
-    let reason = "abandoned: its process was lost 1 times (each time a worker took it over)"
+    clock.withLock { $0 += 11 }
+    let reason = "abandoned: its process was lost once after a worker took it over"
     #expect(worker.poll() == [.refused(run, reason: reason)])
     #expect(try store.run(run)?.status == .failed)
   }
