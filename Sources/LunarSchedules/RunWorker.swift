@@ -58,6 +58,8 @@ public final class RunWorker: Sendable {
     case started(RunID, file: String)
     /// A run whose owner was lost was taken over and its process started.
     case tookOver(RunID, file: String)
+    /// A parked run came due (its wait ended, or a signal came) and its process started.
+    case woke(RunID, file: String)
     /// A run was not started, and is recorded as failed, for this reason.
     case refused(RunID, reason: String)
     /// A run's process ended with this status (0 success, 128 + N for signal N).
@@ -116,14 +118,18 @@ public final class RunWorker: Sendable {
       }
     }
     while state.withLock({ !$0.stopping && $0.running.count < options.runs }) {
-      let next: (SubmittedRun, tookOver: Bool)?
+      let next: (SubmittedRun, Taken)?
       do {
         if let taken = try store.takeOverExpiredRun(host: options.host, pid: options.pid, lease: options.claimLease, at: time) {
-          next = (taken, true)
+          next = (taken, .tookOver)
+        } else if let woken = try store.claimDueParkedRun(
+          host: options.host, pid: options.pid, lease: options.claimLease, at: time)
+        {
+          next = (woken, .woke)
         } else if let claimed = try store.claimQueuedRun(
           host: options.host, pid: options.pid, lease: options.claimLease, at: time)
         {
-          next = (claimed, false)
+          next = (claimed, .claimed)
         } else {
           next = nil
         }
@@ -131,8 +137,8 @@ public final class RunWorker: Sendable {
         events.append(.problem(error.message))
         break
       }
-      guard let (run, tookOver) = next else { break }
-      events.append(start(run, tookOver: tookOver, at: time))
+      guard let (run, taken) = next else { break }
+      events.append(start(run, taken, at: time))
     }
     for event in events { report(event) }
     return events
@@ -156,12 +162,13 @@ public final class RunWorker: Sendable {
   }
 
   /// Checks `run`'s file and starts its process, or records why not.
-  private func start(_ submitted: SubmittedRun, tookOver: Bool, at time: StoreTimestamp) -> Event {
+  /// How a worker came to hold a run.
+  private enum Taken { case claimed, tookOver, woke }
+
+  private func start(_ submitted: SubmittedRun, _ taken: Taken, at time: StoreTimestamp) -> Event {
     let run = submitted.run
     let handover = RunHandover(run: run.id, token: run.ownerToken)
-    // The claim took one token and each adoption another: a run taken
-    // over for the Nth time holds token 2N + 1.
-    if tookOver, (run.ownerToken.rawValue - 1) / 2 > Int64(options.takeoverLimit) {
+    if taken == .tookOver, submitted.takeovers > options.takeoverLimit {
       return refuse(
         handover,
         "abandoned: its process was lost \(options.takeoverLimit == 1 ? "once" : "\(options.takeoverLimit) times") after a worker took it over", at: time)
@@ -192,7 +199,11 @@ public final class RunWorker: Sendable {
       ended(run.id, handover: handover, status: status)
     }
     thread.start()
-    return tookOver ? .tookOver(run.id, file: path) : .started(run.id, file: path)
+    switch taken {
+    case .claimed: return .started(run.id, file: path)
+    case .tookOver: return .tookOver(run.id, file: path)
+    case .woke: return .woke(run.id, file: path)
+    }
   }
 
   /// Records a run its process left unadopted as failed: the file did not

@@ -68,6 +68,9 @@ enum RunText {
   /// says what cancelled it.
   static func status(of run: RunRecord) -> String {
     if run.leaseExpired() || (run.leaseExpiresAt != nil && processIsGone(run)) { return "interrupted" }
+    if run.status == .parked {
+      return run.wakeAt.map { "parked until \(localTime($0))" } ?? "parked (waits for a signal)"
+    }
     if run.status == .cancelled, let by = run.stoppedBy {
       return by == "request" ? "cancelled by request" : "cancelled (\(printable(by)))"
     }

@@ -51,6 +51,7 @@ final class RunWorkerThread: Sendable {
     switch event {
     case .started(let run, let file): "run \(run): started \(file)"
     case .tookOver(let run, let file): "run \(run): took over (its owner was lost), resuming \(file)"
+    case .woke(let run, let file): "run \(run): due (parked until now), resuming \(file)"
     case .refused(let run, let reason): "run \(run): \(reason)"
     case .ended(let run, let status): "run \(run): its process exited with status \(status)"
     case .fired(let fired):

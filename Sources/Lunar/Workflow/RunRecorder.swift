@@ -135,6 +135,19 @@ final class RunRecorder {
     for continuation in continuations { continuation(failure) }
   }
 
+  /// Whether this run parks when it only waits: one a worker handed over.
+  var parks: Bool { continuesItself }
+
+  /// Parks the run until `wakeAt` (seconds since the epoch; nil: until a
+  /// signal). A signal sent in the last second before parking wakes it
+  /// too: the waiting steps last read the store at most a quarter second ago.
+  func park(until wakeAt: Double?) throws(StoreError) {
+    let now = StoreTimestamp.now
+    try store.park(
+      run, owner: token, wakeAt: wakeAt.map { StoreTimestamp(microseconds: Int64(($0 * 1_000_000).rounded())) },
+      signalsSince: StoreTimestamp(microseconds: now.microseconds - 1_000_000), at: now)
+  }
+
   /// Records how the run ended.
   func finish(_ status: RunStatus, stoppedBy: String? = nil) throws(StoreError) {
     try store.finishRun(run, status: status, stoppedBy: stoppedBy, owner: token, at: .now)

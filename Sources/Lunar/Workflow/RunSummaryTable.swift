@@ -71,7 +71,13 @@ public final class RunSummaryTable: WorkflowReporter {
   private static func outcomeLine(_ report: RunReport) -> String {
     let continued = report.steps.filter { $0.status == .failed && $0.continuesOnError }.count
     let outcome =
-      report.cancelledBy.map { $0 == "request" ? "cancelled by request" : "cancelled by \($0)" }
+      report.cancelledBy.map {
+        switch $0 {
+        case "request": "cancelled by request"
+        case "parked": "parked in the store until it is due"
+        default: "cancelled by \($0)"
+        }
+      }
       ?? (report.succeeded ? "succeeded" : "failed")
     let note = continued == 0 ? "" : " (\(continued) step\(continued == 1 ? "" : "s") failed and continued)"
     return "workflow \(report.workflow.lossyString): \(outcome) in \(DurationText.format(report.duration))\(note)\n"

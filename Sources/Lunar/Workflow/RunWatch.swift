@@ -16,6 +16,10 @@ enum RunCancellation: Sendable, Equatable {
   /// The store refused this process's commit or heartbeat: another
   /// process holds the run now.
   case lostOwnership(String)
+  /// Every running step only waits: the run is parked in the store until
+  /// this time (seconds since the epoch; nil: until a signal) and its
+  /// process leaves it for a worker to take again.
+  case parked(wakeAt: Double?)
 
   /// What the store records as what stopped the run.
   var stoppedBy: String {
@@ -23,6 +27,7 @@ enum RunCancellation: Sendable, Equatable {
     case .signal(let signal): RunCancellation.signalName(signal)
     case .request(let who): who
     case .lostOwnership: "lost ownership"
+    case .parked: "parked"
     }
   }
 
@@ -32,6 +37,7 @@ enum RunCancellation: Sendable, Equatable {
     case .signal(let signal): "cancelled by \(RunCancellation.signalName(signal))"
     case .request: "cancelled by request"
     case .lostOwnership(let why): "cancelled: \(why)"
+    case .parked: "parked: the run waits in the store"
     }
   }
 

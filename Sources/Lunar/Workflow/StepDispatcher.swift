@@ -122,6 +122,9 @@ public struct StepDispatcher: Sendable {
   /// True once every selected step has finished.
   public var isFinished: Bool { unfinished == 0 }
 
+  /// True while a step is ready and waits only for a free job slot.
+  public var hasReady: Bool { readyHead < ready.count }
+
   /// The steps to start (up to the `jobs` limit) or skip now; call once at
   /// the start and after every `finished`.
   public mutating func next() -> [Decision] {

@@ -38,6 +38,7 @@ public struct WorkflowPlugin: LunarPlugin {
       ("submit_job", Self.submitJob(runs, runtime: runtime)),
       ("wait_deadline", Self.waitDeadline(runs)),
       ("signal", Self.signal(runs)),
+      ("waiting", Self.waiting(runs)),
       ("virtual_clock", Self.virtualClock(runtime)),
       ("graph", Self.graph),
       ("file_digest", Self.fileDigest),
@@ -204,6 +205,22 @@ public struct WorkflowPlugin: LunarPlugin {
       call.push(true)
       try call.push(value ?? .nil)
       return .values(2)
+    }
+  }
+
+  /// waiting(run, position, deadline) says step `position` waits until
+  /// `deadline` (false: for a signal only, nil: no more): a run a worker
+  /// handed over parks when all it does is wait
+  private static func waiting(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let position = Int(try call.integer(2)) - 1
+      switch call.type(3) {
+      case .nil, .none: run.endWait(position)
+      case .boolean: run.beginWait(position, until: nil)
+      default: run.beginWait(position, until: try call.number(3))
+      }
+      return .none
     }
   }
 

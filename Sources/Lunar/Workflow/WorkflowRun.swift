@@ -75,6 +75,14 @@ final class WorkflowRun {
   private(set) var cancellation: RunCancellation?
   /// The retry timers waiting, by step.
   private var retryTimers: [Int: Int] = [:]
+  /// The steps waiting in a sleep or a wait now, with when the wait ends
+  /// (seconds since the epoch; nil: only a signal ends it).
+  private var waiting: [Int: Double?] = [:]
+  /// Whether the run parks when all it does is wait (a run a worker
+  /// handed over, on the real clock).
+  var parks = false
+  /// The shortest wait a run parks for: a shorter one is waited out here.
+  static let parkingThreshold = 2.0
   /// Failures being told to the Lua side (`fail`), not concluded yet.
   private var failing = 0
   /// The steps running now, for the watch's heartbeats.
@@ -217,6 +225,30 @@ final class WorkflowRun {
     return try recorder.waitDeadline(of: steps[step].name, fingerprint: fingerprints[step], proposed: proposed)
   }
 
+  /// Step `step` waits until `deadline` (nil: for a signal only); a run
+  /// that parks parks now if nothing else runs.
+  func beginWait(_ step: Int, until deadline: Double?) {
+    waiting[step] = .some(deadline)
+    considerParking()
+  }
+
+  /// Step `step` stopped waiting.
+  func endWait(_ step: Int) {
+    waiting[step] = nil
+  }
+
+  /// Parks the run when every running step waits, no other step can start
+  /// and the nearest deadline is at least `parkingThreshold` away.
+  private func considerParking() {
+    guard parks, cancellation == nil, !finished, !abandoned, !waiting.isEmpty, failing == 0, retryTimers.isEmpty,
+      !dispatcher.hasReady, Set(live.keys) == Set(waiting.keys), !commitScheduled
+    else { return }
+    let deadlines = waiting.values.compactMap { $0 }
+    let wakeAt = deadlines.min()
+    if let wakeAt, wakeAt - clock.now < Self.parkingThreshold { return }
+    cancel(.parked(wakeAt: wakeAt))
+  }
+
   /// The value of signal `name` sent to this run (or the one it resumes),
   /// or nil if none was or the run is not recorded in a store.
   func signal(_ name: LuaString) throws(StoreError) -> LuaValue?? {
@@ -267,7 +299,7 @@ final class WorkflowRun {
         conclude(step, .skipped, detail: "needs \(steps[cause].name.lossyString)", decided: true)
       }
     }
-    if dispatcher.isFinished { finish() }
+    if dispatcher.isFinished { finish() } else if !waiting.isEmpty { considerParking() }
   }
 
   private func launch(_ step: Int, attempt: Int) {
@@ -298,6 +330,7 @@ final class WorkflowRun {
     task.onFinish.append { [weak self] task in
       guard let self else { return }
       live[step] = nil
+      waiting[step] = nil
       runningSteps.ended(step)
       attemptEnded(step, attempt, task)
     }
@@ -389,6 +422,12 @@ final class WorkflowRun {
       guard let self else { return }
       failing -= 1
       task.observed = true
+      // A parked run's waiting steps did not fail: they wait again when
+      // the run is taken again.
+      if case .parked? = cancellation {
+        conclude(step, .skipped, detail: "parked", records: false)
+        return
+      }
       if let recorder {
         recorder.add(
           StepRecord(
@@ -404,7 +443,9 @@ final class WorkflowRun {
 
   /// Reports how a step ended and lets the dispatcher go on; `decided`
   /// steps were skipped by the dispatcher itself.
-  private func conclude(_ step: Int, _ status: StepReport.Status, detail: String? = nil, decided: Bool = false) {
+  private func conclude(
+    _ step: Int, _ status: StepReport.Status, detail: String? = nil, decided: Bool = false, records: Bool = true
+  ) {
     let duration = startedAt[step].map { clock.now - $0 } ?? 0
     let report = StepReport(
       name: steps[step].name, status: status, attempts: status == .reused || status == .skipped ? 0 : attempts[step],
@@ -419,7 +460,7 @@ final class WorkflowRun {
       if let detail, status == .failed { fields.append(.init("error", .string(LuaString(detail)))) }
       scheduler.trace.emit("workflow.step.\(status.rawValue)", fields)
     }
-    if status == .skipped, let recorder {
+    if status == .skipped, records, let recorder {
       recorder.add(StepRecord(name: steps[step].name, position: step, status: .skipped, attempts: report.attempts)) { _ in }
       scheduleCommit()
     }
@@ -442,7 +483,7 @@ final class WorkflowRun {
       guard let self else { return }
       commitScheduled = false
       recorder.commit()
-      if cancellation != nil { advance() }
+      if cancellation != nil { advance() } else if !waiting.isEmpty { considerParking() }
     }
   }
 
@@ -507,7 +548,9 @@ final class WorkflowRun {
       for log in logs.values { recorder.add(logs: log.finish()) }
       logs.removeAll()
       if recorder.hasPending { recorder.commit() }
-      if let cancellation {
+      if case .parked(let wakeAt)? = cancellation {
+        try? recorder.park(until: wakeAt)
+      } else if let cancellation {
         try? recorder.finish(.cancelled, stoppedBy: cancellation.stoppedBy)
       } else {
         try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)

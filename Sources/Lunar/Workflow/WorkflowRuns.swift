@@ -120,6 +120,7 @@ final class WorkflowRuns {
       logLimit: options.storesLogs ? max(0, options.logLimit) : nil, earlierOutputs: begun.earlierOutputs,
       codes: fingerprints, forced: begun.forced,
       body: body, record: record, launcher: launcher, launcherThread: launcherThread)
+    run.parks = begun.recorder?.parks == true && !runtime.clock.isVirtual
     running[id] = run
     let ticker = begun.live.map { tick($0) }
     let watch = watch(id, recorder: begun.recorder, running: run.runningSteps)

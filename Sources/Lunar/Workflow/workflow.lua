@@ -771,7 +771,11 @@ local function execute(wf, options, level)
     end
     if recording then deadline = host.wait_deadline(run, i, deadline) end
     local waited = math.max(0, deadline - now())
-    if waited > 0 then lunar.sleep(waited) end
+    if waited > 0 then
+      if recording then host.waiting(run, i, deadline) end
+      lunar.sleep(waited)
+      if recording then host.waiting(run, i, nil) end
+    end
     return { deadline = deadline, waited = waited }
   end
 
@@ -787,9 +791,17 @@ local function execute(wf, options, level)
     end
     local deadline = timeout and host.wait_deadline(run, i, now() + timeout) or math.huge
     local virtual = host.virtual_clock()
+    local told = false
     while true do
       local got, value = host.signal(run, i, signal)
-      if got then return value end
+      if got then
+        host.waiting(run, i, nil)
+        return value
+      end
+      if not told then
+        host.waiting(run, i, deadline ~= math.huge and deadline)
+        told = true
+      end
       local left = deadline - now()
       if left <= 0 then
         error(at(s) .. ("step \"%s\": no signal '%s' came within its timeout of %s seconds")

@@ -5,11 +5,11 @@ enum RunColumns {
   /// The columns a `RunRecord` is read from, in its order.
   static let record = [
     "id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
-    "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running",
+    "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running", "wake_at",
   ]
 
   /// The columns a submitted run adds after `record`'s.
-  static let submission = ["file_fingerprint", "submit_key", "schedule"]
+  static let submission = ["file_fingerprint", "submit_key", "schedule", "takeovers"]
 
   /// The position of the first of `submission`'s columns.
   static let firstSubmissionColumn = record.count

@@ -36,14 +36,18 @@ public struct RunRecord: Sendable, Equatable {
   public var plan: [LuaString]
   /// The steps running at its owner's last heartbeat.
   public var running: [LuaString]
+  /// For a parked run, when its earliest wait ends (nil: only a signal wakes it).
+  public var wakeAt: StoreTimestamp?
 
   /// A record with every field given.
   public init(
     id: RunID, workflow: LuaString, file: String, arguments: [String], status: RunStatus,
     startedAt: StoreTimestamp, finishedAt: StoreTimestamp?, resumedFrom: RunID?, host: String, pid: Int32,
     ownerToken: ClaimToken = ClaimToken(0), ownedSince: StoreTimestamp? = nil, leaseExpiresAt: StoreTimestamp? = nil,
-    cancelRequest: String? = nil, stoppedBy: String? = nil, plan: [LuaString] = [], running: [LuaString] = []
+    cancelRequest: String? = nil, stoppedBy: String? = nil, plan: [LuaString] = [], running: [LuaString] = [],
+    wakeAt: StoreTimestamp? = nil
   ) {
+    self.wakeAt = wakeAt
     self.plan = plan
     self.running = running
     self.ownerToken = ownerToken

@@ -11,6 +11,9 @@ public enum RunStatus: String, Sendable, CaseIterable {
   /// Stopped before it finished without recording why (an older Lunar's
   /// Ctrl-C).
   case interrupted
+  /// Waiting, with no process, for a sleep's deadline or a signal: a
+  /// worker takes it again at `RunRecord.wakeAt` or when a signal is sent.
+  case parked
   /// Cancelled before it finished: by a signal (`RunRecord.stoppedBy` names
   /// it: `SIGTERM`) or by `lunar runs cancel` (`request`).
   case cancelled

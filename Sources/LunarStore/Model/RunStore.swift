@@ -58,6 +58,14 @@ public protocol RunStore: Sendable {
     at now: StoreTimestamp
   ) throws(StoreError) -> RunLease?
 
+  /// Parks `run`, held by `owner`: it only waits (sleeps, signals), so its
+  /// process leaves it. It is `parked` until `wakeAt` (nil: until a signal)
+  /// or until a signal sent at `signalsSince` or later; then a worker takes
+  /// it again (`SubmittedRunStore.claimDueParkedRun`).
+  /// - Throws: `.staleOwner` for a token that no longer holds the run; `.noSuchRun`.
+  func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, signalsSince: StoreTimestamp, at now: StoreTimestamp)
+    throws(StoreError)
+
   /// Asks the owner of `run` to cancel it, `by` whom (`request`); a run
   /// whose lease expired is recorded as cancelled at once.
   /// - Throws: `.runNotCancellable` for a run that already finished (the

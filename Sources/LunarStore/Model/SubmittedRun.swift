@@ -12,9 +12,14 @@ public struct SubmittedRun: Sendable, Equatable {
   public var schedule: LuaString?
   /// False when a submission with the same key had already recorded it.
   public var isNew: Bool
+  /// How many times a worker took it over from an owner that was lost.
+  public var takeovers: Int
 
   /// A submitted run with every field given.
-  public init(run: RunRecord, fileFingerprint: Fingerprint?, key: LuaString?, schedule: LuaString?, isNew: Bool) {
+  public init(
+    run: RunRecord, fileFingerprint: Fingerprint?, key: LuaString?, schedule: LuaString?, isNew: Bool, takeovers: Int = 0
+  ) {
+    self.takeovers = takeovers
     self.run = run
     self.fileFingerprint = fileFingerprint
     self.key = key

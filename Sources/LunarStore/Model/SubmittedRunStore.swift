@@ -25,4 +25,9 @@ public protocol SubmittedRunStore: Sendable {
   /// refused from then on. Nil if no submitted run lost its owner.
   func takeOverExpiredRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
+
+  /// Takes the oldest parked run that is due at `time` (its `wakeAt`
+  /// passed, or a signal was sent to it since it parked), as
+  /// `claimQueuedRun` takes a queued one; nil if none is due.
+  func claimDueParkedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError) -> SubmittedRun?
 }

@@ -65,10 +65,29 @@ extension PostgresRunStore: SubmittedRunStore {
       // that renewed the lease meanwhile keeps the run its owner's.
       let rows = try db.query(
         """
-        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4
+        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4, takeovers = takeovers + 1
         WHERE status = 'running' AND lease_expires_at <= $3 AND id = (
           SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= $3 AND file_fingerprint IS NOT NULL
           ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING \(Self.submittedColumns)
+        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
+      return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
+    }
+  }
+
+  public func claimDueParkedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
+  {
+    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withConnection { db in
+      let rows = try db.query(
+        """
+        UPDATE run SET status = 'running', owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4,
+          wake_at = NULL, parked_at = NULL
+        WHERE status = 'parked' AND id = (
+          SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= $3
+            OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
+          ORDER BY r.id LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING \(Self.submittedColumns)
         """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
       return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
@@ -90,6 +109,7 @@ extension PostgresRunStore: SubmittedRunStore {
     return SubmittedRun(
       run: try readRun(rows, row), fileFingerprint: rows.isNull(row, first) ? nil : Fingerprint(bytes: rows.bytes(row, first)),
       key: rows.isNull(row, first + 1) ? nil : LuaString(bytes: rows.bytes(row, first + 1)),
-      schedule: rows.isNull(row, first + 2) ? nil : LuaString(bytes: rows.bytes(row, first + 2)), isNew: isNew)
+      schedule: rows.isNull(row, first + 2) ? nil : LuaString(bytes: rows.bytes(row, first + 2)), isNew: isNew,
+      takeovers: Int(rows.int64(row, first + 3)))
   }
 }

@@ -268,16 +268,34 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
+  public func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, signalsSince: StoreTimestamp, at now: StoreTimestamp)
+    throws(StoreError)
+  {
+    try withConnection { db in
+      try db.transaction {
+        try self.checkOwner(db, run: run, token: owner, "park")
+        try db.query(
+          """
+          UPDATE run SET status = 'parked', wake_at = $1, parked_at = $2, lease_expires_at = NULL, running = NULL,
+            host = '', pid = 0
+          WHERE id = $3
+          """, [wakeAt.map { .integer($0.microseconds) } ?? .null, .integer(signalsSince.microseconds), .integer(run.rawValue)])
+      }
+    }
+  }
+
   public func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome {
     try withConnection { db in
       try db.transaction {
         guard let current = try self.ownerRow(db, run: run, locking: true) else {
           throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
         }
-        guard current.status == RunStatus.running.rawValue else {
+        let waits = [RunStatus.queued.rawValue, RunStatus.parked.rawValue].contains(current.status)
+        guard current.status == RunStatus.running.rawValue || waits else {
           throw RunFencing.finished(run, status: current.status, in: self.location)
         }
-        if let expiry = current.leaseExpiresAt, expiry <= now.microseconds {
+        // A queued or parked run has no process to ask: it is cancelled now.
+        if waits || (current.leaseExpiresAt.map { $0 <= now.microseconds } ?? false) {
           try db.query(
             """
             UPDATE run SET status = 'cancelled', stopped_by = $1, finished_at = $2, lease_expires_at = NULL,
@@ -393,12 +411,14 @@ public final class PostgresRunStore: RunStore {
         FROM recent LEFT JOIN step ON step.run = recent.id
         GROUP BY \(RunColumns.record(of: "recent")) ORDER BY recent.id DESC
         """, parameters)
+      // The counts follow the run's columns.
+      let counts = RunColumns.record.count
       var summaries: [RunSummary] = []
       for row in 0..<rows.count {
         summaries.append(
           RunSummary(
-            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, 17)), failed: Int(rows.int64(row, 18)),
-            skipped: Int(rows.int64(row, 19)), reused: Int(rows.int64(row, 20))))
+            run: try self.readRun(rows, row), succeeded: Int(rows.int64(row, counts)), failed: Int(rows.int64(row, counts + 1)),
+            skipped: Int(rows.int64(row, counts + 2)), reused: Int(rows.int64(row, counts + 3))))
       }
       return summaries
     }
@@ -431,7 +451,8 @@ public final class PostgresRunStore: RunStore {
       leaseExpiresAt: try checked.time(rows.isNull(row, 12) ? nil : rows.int64(row, 12), "lease_expires_at"),
       cancelRequest: rows.isNull(row, 13) ? nil : rows.text(row, 13), stoppedBy: rows.isNull(row, 14) ? nil : rows.text(row, 14),
       plan: try names(rows.isNull(row, 15) ? nil : rows.bytes(row, 15), "plan", of: id),
-      running: try names(rows.isNull(row, 16) ? nil : rows.bytes(row, 16), "running", of: id))
+      running: try names(rows.isNull(row, 16) ? nil : rows.bytes(row, 16), "running", of: id),
+      wakeAt: try checked.time(rows.isNull(row, 17) ? nil : rows.int64(row, 17), "wake_at"))
   }
 
   /// Runs `body` with the connection, alone, connecting again first if the

@@ -73,10 +73,34 @@ extension SQLiteRunStore: SubmittedRunStore {
         var taken: SubmittedRun?
         try db.query(
           """
-          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?
+          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?, takeovers = takeovers + 1
           WHERE id = (
             SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= ? AND file_fingerprint IS NOT NULL
             ORDER BY id LIMIT 1)
+          RETURNING \(Self.submittedColumns)
+          """,
+          [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry), .integer(time.microseconds)]
+        ) { row in taken = try self.readSubmitted(row, isNew: false) }
+        return taken
+      }
+    }
+  }
+
+  public func claimDueParkedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
+    -> SubmittedRun?
+  {
+    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
+    return try withDatabase { db in
+      try db.transaction(.immediate) {
+        var taken: SubmittedRun?
+        try db.query(
+          """
+          UPDATE run SET status = 'running', owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?,
+            wake_at = NULL, parked_at = NULL
+          WHERE id = (
+            SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= ?
+              OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
+            ORDER BY r.id LIMIT 1)
           RETURNING \(Self.submittedColumns)
           """,
           [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry), .integer(time.microseconds)]
@@ -107,6 +131,7 @@ extension SQLiteRunStore: SubmittedRunStore {
     return SubmittedRun(
       run: try readRun(row), fileFingerprint: row.isNull(first) ? nil : Fingerprint(bytes: row.blob(first)),
       key: row.isNull(first + 1) ? nil : LuaString(bytes: row.blob(first + 1)),
-      schedule: row.isNull(first + 2) ? nil : LuaString(bytes: row.blob(first + 2)), isNew: isNew)
+      schedule: row.isNull(first + 2) ? nil : LuaString(bytes: row.blob(first + 2)), isNew: isNew,
+      takeovers: Int(row.int64(first + 3)))
   }
 }

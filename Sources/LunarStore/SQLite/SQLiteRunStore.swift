@@ -278,16 +278,34 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
+  public func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, signalsSince: StoreTimestamp, at now: StoreTimestamp)
+    throws(StoreError)
+  {
+    try withDatabase { db in
+      try db.transaction(.immediate) {
+        try self.checkOwner(db, run: run, token: owner, "park")
+        try db.run(
+          """
+          UPDATE run SET status = 'parked', wake_at = ?, parked_at = ?, lease_expires_at = NULL, running = NULL,
+            host = '', pid = 0
+          WHERE id = ?
+          """, [wakeAt.map { .integer($0.microseconds) } ?? .null, .integer(signalsSince.microseconds), .integer(run.rawValue)])
+      }
+    }
+  }
+
   public func requestCancel(_ run: RunID, by: String, at now: StoreTimestamp) throws(StoreError) -> CancelRequestOutcome {
     try withDatabase { db in
       try db.transaction(.immediate) {
         guard let current = try self.ownerRow(db, run: run) else {
           throw StoreError(.noSuchRun, "no run \(run) in \(self.location)")
         }
-        guard current.status == RunStatus.running.rawValue else {
+        let waits = [RunStatus.queued.rawValue, RunStatus.parked.rawValue].contains(current.status)
+        guard current.status == RunStatus.running.rawValue || waits else {
           throw RunFencing.finished(run, status: current.status, in: self.location)
         }
-        if let expiry = current.leaseExpiresAt, expiry <= now.microseconds {
+        // A queued or parked run has no process to ask: it is cancelled now.
+        if waits || (current.leaseExpiresAt.map { $0 <= now.microseconds } ?? false) {
           try db.run(
             """
             UPDATE run SET status = 'cancelled', stopped_by = ?, finished_at = ?, lease_expires_at = NULL,
@@ -391,6 +409,8 @@ public final class SQLiteRunStore: RunStore {
   public func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary] {
     let filter = workflow == nil ? "" : "WHERE workflow = ?"
     let bindings: [SQLiteValue] = (workflow.map { [.blob($0.bytes)] } ?? []) + [.integer(Int64(limit))]
+    // The counts follow the run's columns.
+    let counts = Int32(RunColumns.record.count)
     return try withDatabase { db in
       var summaries: [RunSummary] = []
       // The newest runs first, then their steps: counting only what is listed.
@@ -406,8 +426,8 @@ public final class SQLiteRunStore: RunStore {
       ) { row in
         summaries.append(
           RunSummary(
-            run: try self.readRun(row), succeeded: Int(row.int64(17)), failed: Int(row.int64(18)),
-            skipped: Int(row.int64(19)), reused: Int(row.int64(20))))
+            run: try self.readRun(row), succeeded: Int(row.int64(counts)), failed: Int(row.int64(counts + 1)),
+            skipped: Int(row.int64(counts + 2)), reused: Int(row.int64(counts + 3))))
       }
       return summaries
     }
@@ -445,7 +465,8 @@ public final class SQLiteRunStore: RunStore {
       leaseExpiresAt: try checked.time(row.isNull(12) ? nil : row.int64(12), "lease_expires_at"),
       cancelRequest: row.isNull(13) ? nil : row.text(13), stoppedBy: row.isNull(14) ? nil : row.text(14),
       plan: try names(row.isNull(15) ? nil : row.blob(15), "plan", of: id),
-      running: try names(row.isNull(16) ? nil : row.blob(16), "running", of: id))
+      running: try names(row.isNull(16) ? nil : row.blob(16), "running", of: id),
+      wakeAt: try checked.time(row.isNull(17) ? nil : row.int64(17), "wake_at"))
   }
 
   /// Runs `body` with the connection, alone; any failure becomes a

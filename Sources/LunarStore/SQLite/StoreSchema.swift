@@ -202,6 +202,14 @@ enum StoreSchema {
     [
       "CREATE INDEX run_running ON run(lease_expires_at) WHERE status = 'running'",
     ],
+    // Version 11: parked runs: a run that only waits leaves its process and
+    // is taken again when it is due (SubmittedRunStore.claimDueParkedRun).
+    [
+      "ALTER TABLE run ADD COLUMN wake_at INTEGER",    // a parked run's earliest deadline, microseconds; NULL: a signal only
+      "ALTER TABLE run ADD COLUMN parked_at INTEGER",  // when it was parked: a signal sent since wakes it
+      "CREATE INDEX run_parked ON run(wake_at) WHERE status = 'parked'",
+      "ALTER TABLE run ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0",  // how often a worker took it over from a lost owner
+    ],
   ]
 
   /// The version this Lunar writes.
