@@ -208,3 +208,81 @@ import TestSupport
     #expect(try place.openStore().run(RunID(1))?.status == .queued)
   }
 }
+
+extension RunWorkerCommandTests {
+  /// A build, a wait for approval, a ship: each step marks when it runs.
+  static let approval = """
+    local workflow = require "lunar.workflow"
+    local step = workflow.step
+    local function mark(text)
+      local f = assert(io.open("marks", "a"))
+      f:write(text, "\\n")
+      f:close()
+    end
+    return workflow "release" {
+      step "build" { run = function() mark("build") return "v1" end },
+      workflow.wait "approval" { needs = "build", signal = "approve", timeout = 3600 },
+      workflow.sleep "cool-down" { needs = "approval", seconds = 3 },
+      step "ship" { needs = "cool-down", run = function(ctx)
+        mark("ship " .. ctx.steps.build.output .. " by " .. ctx.steps.approval.output.by)
+      end },
+    }
+    """
+
+  /// Waits until run 1 of `place` is parked, until another time than `earlier`'s.
+  private func waitUntilParked(_ place: Place, after earlier: RunRecord? = nil) async throws -> RunRecord {
+    let store = try place.openStore()
+    for _ in 0..<1500 {
+      if let run = try store.run(RunID(1)), run.status == .parked, run.wakeAt != earlier?.wakeAt { return run }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    throw StoreError(.database, "run 1 never parked: \(String(describing: try store.run(RunID(1))))")
+  }
+
+  @Test(arguments: backends) func aParkedRunIsResumedByASignalAndAfterItsSleepOnOtherWorkers(backend: String) async throws {
+    let place = try Place(backend)
+    _ = try place.folder.write("release.lua", Self.approval)
+    _ = try await place.lunar(["submit", "release.lua"])
+    // The first worker builds, then parks the run for its approval, and stops.
+    let first = try place.worker()
+    let parked = try await waitUntilParked(place)
+    // Until the signal, or at the latest the wait's timeout an hour on.
+    let timeout = (parked.wakeAt?.microseconds ?? 0) - StoreTimestamp.now.microseconds
+    #expect(timeout > 3_500_000_000 && timeout <= 3_600_000_000, "\(parked)")
+    first.send(SIGTERM)
+    #expect(try await first.wait().status == 0)
+    let listed = try await place.lunar(["runs"])
+    #expect(listed.stdout.contains(" parked until "), "\(listed.stdout)")
+    // A second worker takes it when the approval comes, and parks it for its cool-down.
+    let second = try place.worker()
+    let signalled = try await place.lunar(["runs", "signal", "1", "approve", #"{"by":"ada"}"#])
+    #expect(signalled.status == 0, "\(signalled.stderr)")
+    let sleeping = try await waitUntilParked(place, after: parked)
+    // Until the cool-down's end, 3 seconds after the approval.
+    #expect((sleeping.wakeAt?.microseconds ?? 0) < (parked.wakeAt?.microseconds ?? 0), "\(sleeping)")
+    second.send(SIGTERM)
+    let secondOutcome = try await second.wait()
+    #expect(secondOutcome.stderr.contains("run 1: due (parked until now)"), "\(secondOutcome.stderr)")
+    // A third, started later, ships once the cool-down's deadline passed.
+    let third = try place.worker()
+    let waited = try await place.lunar(["runs", "wait", "1", "--timeout", "60"], timeout: 70)
+    #expect(waited.status == 0 && waited.stdout == "succeeded\n", "\(waited.stdout) \(waited.stderr)")
+    third.send(SIGTERM)
+    _ = try await third.wait()
+    // Nothing committed ran twice.
+    #expect(try place.markLines() == ["build", "ship v1 by ada"])
+  }
+
+  @Test func cancellingAParkedRunCancelsItAtOnce() async throws {
+    let place = try Place()
+    _ = try place.folder.write("release.lua", Self.approval)
+    _ = try await place.lunar(["submit", "release.lua"])
+    let worker = try place.worker()
+    _ = try await waitUntilParked(place)
+    let cancelled = try await place.lunar(["runs", "cancel", "1"])
+    #expect(cancelled.status == 0, "\(cancelled.stderr)")
+    #expect(try place.openStore().run(RunID(1))?.status == .cancelled)
+    worker.send(SIGTERM)
+    _ = try await worker.wait()
+  }
+}

@@ -166,6 +166,54 @@ extension SchedulingBehaviour {
   }
 }
 
+extension SchedulingBehaviour {
+  /// A parked run holds no lease; a worker takes it again once its wake-up
+  /// time passed or a signal came after it parked, and not before.
+  static func aParkedRunIsTakenWhenDue(_ store: any SchedulingStore) throws {
+    let queued = try store.submit(try submission())
+    _ = try #require(try store.claimQueuedRun(host: "w1", pid: 42, lease: .seconds(10), at: at(1)))
+    let lease = try #require(
+      try store.adopt(queued.run.id, from: ClaimToken(1), workflow: "nightly", plan: ["a"], host: "w1", pid: 50, lease: .seconds(10), at: at(2)))
+    // Only the owner parks it.
+    #expect(throws: StoreError.self) {
+      try store.park(queued.run.id, owner: ClaimToken(1), wakeAt: at(100), signalsSince: at(2), at: at(3))
+    }
+    try store.park(queued.run.id, owner: lease.token, wakeAt: at(100), signalsSince: at(2), at: at(3))
+    let parked = try #require(try store.run(queued.run.id))
+    #expect(parked.status == .parked && parked.wakeAt == at(100) && parked.leaseExpiresAt == nil, "\(parked)")
+    // Not due: not taken, not even as an expired lease.
+    #expect(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(99)) == nil)
+    #expect(try store.takeOverExpiredRun(host: "w2", pid: 43, lease: .seconds(10), at: at(99)) == nil)
+    let woken = try #require(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(100)))
+    #expect(woken.run.id == queued.run.id && woken.run.status == .running && woken.run.ownerToken == ClaimToken(3))
+    #expect(woken.run.wakeAt == nil && woken.run.host == "w2")
+    #expect(try store.claimDueParkedRun(host: "w3", pid: 44, lease: .seconds(10), at: at(200)) == nil)
+  }
+
+  /// A run parked for a signal wakes when one is sent after it parked (or
+  /// in the second before), not for an older one.
+  static func aSignalWakesAParkedRun(_ store: any SchedulingStore) throws {
+    guard let waits = store as? any WaitStore else { throw StoreError(.database, "not a wait store") }
+    let queued = try store.submit(try submission())
+    _ = try #require(try store.claimQueuedRun(host: "w1", pid: 42, lease: .seconds(10), at: at(1)))
+    let lease = try #require(
+      try store.adopt(queued.run.id, from: ClaimToken(1), workflow: "nightly", plan: ["a"], host: "w1", pid: 50, lease: .seconds(10), at: at(2)))
+    try waits.sendSignal("early", value: .boolean(true), to: queued.run.id, at: at(3))
+    try store.park(queued.run.id, owner: lease.token, wakeAt: nil, signalsSince: at(5), at: at(6))
+    #expect(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(1000)) == nil)
+    try waits.sendSignal("approve", value: .string("ada"), to: queued.run.id, at: at(1001))
+    #expect(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(1002))?.run.id == queued.run.id)
+  }
+
+  /// Cancelling a queued or parked run cancels it at once: no process has it.
+  static func aQueuedOrParkedRunIsCancelledAtOnce(_ store: any SchedulingStore) throws {
+    let queued = try store.submit(try submission())
+    #expect(try store.requestCancel(queued.run.id, by: "request", at: at(1)) == .cancelledNow)
+    #expect(try store.run(queued.run.id)?.status == .cancelled)
+    #expect(try store.claimQueuedRun(host: "w", pid: 1, lease: .seconds(10), at: at(2)) == nil)
+  }
+}
+
 @Suite struct SQLiteSubmittedRunTests {
   func with(_ body: (any SchedulingStore) throws -> Void) throws {
     let fixture = try StoreFixture.sqlite()
@@ -180,6 +228,9 @@ extension SchedulingBehaviour {
   @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
   @Test func aClaimIsHeldAndAdoptedOnce() throws { try with(SchedulingBehaviour.aClaimIsHeldAndAdoptedOnce) }
   @Test func anExpiredSubmittedRunIsTakenOverOnce() throws { try with(SchedulingBehaviour.anExpiredSubmittedRunIsTakenOverOnce) }
+  @Test func aParkedRunIsTakenWhenDue() throws { try with(SchedulingBehaviour.aParkedRunIsTakenWhenDue) }
+  @Test func aSignalWakesAParkedRun() throws { try with(SchedulingBehaviour.aSignalWakesAParkedRun) }
+  @Test func aQueuedOrParkedRunIsCancelledAtOnce() throws { try with(SchedulingBehaviour.aQueuedOrParkedRunIsCancelledAtOnce) }
 }
 
 @Suite(.enabled(if: TestPostgresSchema.isAvailable, "needs LUNAR_TEST_POSTGRES: run scripts/test, which starts a server"))
@@ -197,4 +248,7 @@ struct PostgresSubmittedRunTests {
   @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
   @Test func aClaimIsHeldAndAdoptedOnce() throws { try with(SchedulingBehaviour.aClaimIsHeldAndAdoptedOnce) }
   @Test func anExpiredSubmittedRunIsTakenOverOnce() throws { try with(SchedulingBehaviour.anExpiredSubmittedRunIsTakenOverOnce) }
+  @Test func aParkedRunIsTakenWhenDue() throws { try with(SchedulingBehaviour.aParkedRunIsTakenWhenDue) }
+  @Test func aSignalWakesAParkedRun() throws { try with(SchedulingBehaviour.aSignalWakesAParkedRun) }
+  @Test func aQueuedOrParkedRunIsCancelledAtOnce() throws { try with(SchedulingBehaviour.aQueuedOrParkedRunIsCancelledAtOnce) }
 }
