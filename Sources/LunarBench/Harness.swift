@@ -73,6 +73,7 @@ enum BenchmarkSuite {
       ("step-log", StepLogBenchmark.run),
       ("durable-steps", DurableStepBenchmark.run),
       ("submitted-runs", SubmittedRunBenchmark.run),
+      ("schedule-ticks", ScheduleTickBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

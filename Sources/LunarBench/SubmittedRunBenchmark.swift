@@ -90,7 +90,7 @@ enum SubmittedRunBenchmark {
   }
 
   /// Starts `lunar` in `folder`, its output discarded.
-  private static func spawn(_ path: String, _ arguments: [String], in folder: URL) -> pid_t {
+  static func spawn(_ path: String, _ arguments: [String], in folder: URL) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -108,7 +108,7 @@ enum SubmittedRunBenchmark {
     return pid
   }
 
-  private static func wait(_ pid: pid_t) -> Int32 {
+  static func wait(_ pid: pid_t) -> Int32 {
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     return status
