@@ -30,6 +30,11 @@ struct DurableQueueCommandTests {
       note(ctx, input)
       error("boom " .. input.seq)
     end)
+    lunar.action("flaky", function(ctx, input)
+      note(ctx, input)
+      if ctx.attempt < 3 then error("flaky on attempt " .. ctx.attempt) end
+      return ctx.attempt
+    end)
     lunar.action("poison", function(ctx, input)
       note(ctx, input)
       os.exit(3)
@@ -250,6 +255,30 @@ struct DurableQueueCommandTests {
         """)
     #expect(bad.status == 1)
     #expect(bad.stderr.contains("'durable' needs 'queue' (the durable queue) and 'uses' (the action a worker runs)"), "\(bad.stderr)")
+  }
+
+  /// A durable step retried submits a job per attempt; the worker's action
+  /// sees the step's attempt, and a resume counts on.
+  @Test func aRetriedDurableStepsWorkerSeesTheStepsAttempt() async throws {
+    let fixture = try Fixture()
+    let (folder, store, log, worker) = (fixture.folder, fixture.store, fixture.log, fixture.worker)
+    let workflow = try folder.write(
+      "flaky.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "flaky" {
+        workflow.step "d" { queue = "q", durable = true, uses = "flaky", with = { queue = "q", seq = 1 },
+          retry = { attempts = 3, backoff = 0.01 } },
+      }
+      """)
+    let workers = try Self.startWorkers(1, file: worker, store: store)
+    let run = try await LunarProcess.run(["run", "--store", store, workflow], timeout: 60)
+    try await Self.stop(workers)
+    #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    let noted = try String(contentsOfFile: log, encoding: .utf8)
+    #expect(try Self.starts(in: log).map(\.attempt) == [1, 2, 3], "\(noted)")
+    let steps = try SQLiteRunStore(path: fixture.path).steps(of: RunID(1))
+    #expect(steps.first?.attempts == 3 && steps.first?.output == [.integer(3)], "\(steps)")
   }
 
   @Test func badQueueNamesAndInputsAreArgumentErrors() async throws {

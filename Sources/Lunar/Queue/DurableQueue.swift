@@ -25,8 +25,9 @@ final class DurableQueue {
     return "\(error) (a durable job's input must be a value: closures cannot cross processes)"
   }
 
-  /// Submits `action` with `input` to the end of the queue.
-  func submit(action: LuaString, input: LuaValue) throws -> DurableJobHandle {
+  /// Submits `action` with `input` to the end of the queue; its first
+  /// claim is attempt `firstAttempt` (a workflow step's, on a retry).
+  func submit(action: LuaString, input: LuaValue, firstAttempt: Int = 1) throws -> DurableJobHandle {
     let bytes: [UInt8]
     do {
       bytes = try LuaValueCodec.encode([input], root: "input")
@@ -34,7 +35,7 @@ final class DurableQueue {
       throw LuaArgumentError.invalid(3, error.description)
     }
     do {
-      let job = try store.enqueue(queue: name, action: action, input: bytes, policy: policy, at: .now)
+      let job = try store.enqueue(queue: name, action: action, input: bytes, policy: policy, firstAttempt: firstAttempt, at: .now)
       return DurableJobHandle(store: store, id: job.id, queue: job.queue, sequence: job.sequence)
     } catch {
       throw DurableQueueError("submit to durable queue \(name.quoted): \(error.message)")

@@ -261,7 +261,8 @@ public struct WorkflowPlugin: LunarPlugin {
     }
   }
 
-  /// submit_job(run, position, attempt, input) -> the handle of a new job
+  /// submit_job(run, position, attempt, input, counted) -> the handle of a new job
+  /// (whose action sees `ctx.attempt` counted on from `counted`, the step's attempt)
   /// of the step's durable queue, recorded as the attempt's before any Lua
   /// code runs again: an interrupt cannot fall between the two, so a
   /// resumed run always finds the job its interrupted run submitted.
@@ -282,7 +283,9 @@ public struct WorkflowPlugin: LunarPlugin {
         throw DurableQueueError("\(what): \(DurableQueue.inputProblem(error))")
       }
       let store = try runtime.component(DurableQueues.self).store(for: what)
-      let handle = try DurableQueue(name: queueName, policy: .continue, store: store).submit(action: action, input: input)
+      let counted = call.isNil(5) ? attempt : Int(try call.integer(5))
+      let handle = try DurableQueue(name: queueName, policy: .continue, store: store).submit(
+        action: action, input: input, firstAttempt: counted)
       do throws(StoreError) {
         try run.submitted(position, attempt: attempt, job: handle.id)
       } catch {

@@ -852,7 +852,7 @@ local function execute(wf, options, level)
       -- A resumed run waits for the job its interrupted run left, if any.
       local job = recording and attempt == 1 and host.unfinished_job(run, i) or nil
       if not job and recording then
-        job = host.submit_job(run, i, attempt, inputs[i])
+        job = host.submit_job(run, i, attempt, inputs[i], counted)
       elseif not job then
         durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
         job = durable_queues[s.queue]:submit(s.uses, inputs[i])

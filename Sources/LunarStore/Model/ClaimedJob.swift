@@ -13,8 +13,10 @@ public struct ClaimedJob: Sendable, Hashable {
   public var action: LuaString
   /// The action's input: LuaValueCodec bytes, as submitted.
   public var input: [UInt8]
-  /// 1 for the first claim; more when a worker holding it was lost and its
-  /// lease expired (the action may have run, or partly run, before).
+  /// The job's first attempt (1, or a workflow step's attempt for a
+  /// retried durable step) on its first claim; one more for each claim after
+  /// a worker holding it was lost and its lease expired (the action may
+  /// have run, or partly run, before).
   public var attempt: Int
   /// The fencing token of this claim.
   public var token: ClaimToken

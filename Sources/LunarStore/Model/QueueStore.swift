@@ -28,12 +28,15 @@ public protocol QueueStore: Sendable {
 
   /// Submits a job running `action` with `input` (LuaValueCodec bytes) to
   /// the end of `queue` (created by its first job), with `policy` for its
-  /// failure. Sequence numbers are assigned atomically: concurrent
-  /// submitters in any processes get distinct, increasing ones.
+  /// failure; its first claim is attempt `firstAttempt` (a workflow step's
+  /// retry submits a job that goes on from the step's attempts). Sequence
+  /// numbers are assigned atomically: concurrent submitters in any
+  /// processes get distinct, increasing ones.
   /// - Throws: `.badValue` for an empty or overlong queue or action name or
   ///   an input over `QueueLimits.maximumValueBytes`.
-  func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
-    throws(StoreError) -> EnqueuedJob
+  func enqueue(
+    queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, firstAttempt: Int, at now: StoreTimestamp
+  ) throws(StoreError) -> EnqueuedJob
 
   /// Claims for `worker` the head of one of `queues` (of every queue if
   /// nil) that may start: a waiting head of a queue that is not halted, or a
@@ -121,5 +124,14 @@ extension QueueStore {
     try complete(
       job: job, token: token, outcome: outcome, at: now, thenClaimFor: worker, queues: queues, lease: lease,
       lostLeaseLimit: QueueLimits.defaultLostLeaseLimit)
+  }
+}
+
+extension QueueStore {
+  /// Submits a job whose first claim is attempt 1.
+  public func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
+    throws(StoreError) -> EnqueuedJob
+  {
+    try enqueue(queue: queue, action: action, input: input, policy: policy, firstAttempt: 1, at: now)
   }
 }

@@ -55,7 +55,9 @@ public final class PostgresQueueStore: QueueStore {
         url: url, location: location, createIfMissing: createIfMissing, serverOptions: Self.sessionSettings))
   }
 
-  public func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
+  public func enqueue(
+    queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, firstAttempt: Int, at now: StoreTimestamp
+  )
     throws(StoreError) -> EnqueuedJob
   {
     try QueueLimits.check(name: queue, "queue")
@@ -77,14 +79,14 @@ public final class PostgresQueueStore: QueueStore {
         // The job is its queue's head when no earlier one is unfinished.
         let rows = try db.query(
           """
-          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at, head)
+          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at, head, first_attempt)
           SELECT $1, $2, $3, $4, $5, 'waiting', 0, $6,
-            NOT EXISTS (SELECT 1 FROM job h WHERE h.queue = $1 AND h.status IN ('waiting', 'running'))
+            NOT EXISTS (SELECT 1 FROM job h WHERE h.queue = $1 AND h.status IN ('waiting', 'running')), $7
           FROM (SELECT pg_notify('\(Self.notificationChannel)', encode($1, 'hex') || ' ' || current_schema())) AS notified
           RETURNING id
           """,
           [.bytes(queue.bytes), .integer(sequence), .bytes(action.bytes), .bytes(input), .text(policy.rawValue),
-           .integer(now.microseconds)], prepared: true)
+           .integer(now.microseconds), .integer(Int64(max(1, firstAttempt)))], prepared: true)
         return EnqueuedJob(id: JobID(rows.int64(0, 0)), queue: queue, sequence: sequence)
       }
     }
@@ -206,7 +208,7 @@ public final class PostgresQueueStore: QueueStore {
         started_at = $1, lease_expires_at = $3,
         lost_leases = job.lost_leases + CASE WHEN job.status = 'running' THEN 1 ELSE 0 END
       FROM head WHERE job.id = head.id
-      RETURNING job.id, job.queue, job.sequence, job.action, job.input, job.attempts, job.claim
+      RETURNING job.id, job.queue, job.sequence, job.action, job.input, job.first_attempt + job.attempts - 1, job.claim
       """, [.integer(now.microseconds), .text(request.worker.name), .integer(expiry)] + names, prepared: true)
     guard rows.count == 1 else { return nil }
     return ClaimedJob(

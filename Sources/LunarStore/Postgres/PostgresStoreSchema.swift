@@ -212,6 +212,11 @@ enum PostgresStoreSchema {
       "CREATE INDEX run_parked ON run(wake_at) WHERE status = 'parked'",
       "ALTER TABLE run ADD COLUMN takeovers bigint NOT NULL DEFAULT 0",  // how often a worker took it over from a lost owner
     ],
+    // Version 12: a durable step's job counts its attempts on from the
+    // step's (a retry submits a new job): the action's ctx.attempt.
+    [
+      "ALTER TABLE job ADD COLUMN first_attempt bigint NOT NULL DEFAULT 1",
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -20,7 +20,9 @@ public final class SQLiteQueueStore: QueueStore {
     self.connection = Mutex(try SQLiteStoreFile.open(path: path, createIfMissing: createIfMissing, options: options))
   }
 
-  public func enqueue(queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, at now: StoreTimestamp)
+  public func enqueue(
+    queue: LuaString, action: LuaString, input: [UInt8], policy: QueuePolicy, firstAttempt: Int, at now: StoreTimestamp
+  )
     throws(StoreError) -> EnqueuedJob
   {
     try QueueLimits.check(name: queue, "queue")
@@ -40,12 +42,12 @@ public final class SQLiteQueueStore: QueueStore {
         // The job is its queue's head when no earlier one is unfinished.
         try db.run(
           """
-          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at, head)
+          INSERT INTO job (queue, sequence, action, input, policy, status, attempts, enqueued_at, head, first_attempt)
           VALUES (?1, ?2, ?3, ?4, ?5, 'waiting', 0, ?6,
-            NOT EXISTS (SELECT 1 FROM job h WHERE h.queue = ?1 AND h.status IN ('waiting', 'running')))
+            NOT EXISTS (SELECT 1 FROM job h WHERE h.queue = ?1 AND h.status IN ('waiting', 'running')), ?7)
           """,
           [.blob(queue.bytes), .integer(sequence), .blob(action.bytes), .blob(input), .text(policy.rawValue),
-           .integer(now.microseconds)])
+           .integer(now.microseconds), .integer(Int64(max(1, firstAttempt)))])
         return EnqueuedJob(id: JobID(db.lastInsertedRowID), queue: queue, sequence: sequence)
       }
     }
@@ -153,7 +155,7 @@ public final class SQLiteQueueStore: QueueStore {
       UPDATE job SET status = 'running', attempts = attempts + 1,
         claim = (SELECT coalesce(max(claim), 0) + 1 FROM job WHERE claim IS NOT NULL), worker = ?, started_at = ?,
         lease_expires_at = ?, lost_leases = lost_leases + (status = 'running')
-      WHERE id = ? RETURNING attempts, claim
+      WHERE id = ? RETURNING first_attempt + attempts - 1, claim
       """, [.text(request.worker.name), .integer(now.microseconds), .integer(expiry), .integer(head.id)]
     ) { row in claimed = (row.int64(0), row.int64(1)) }
     guard let claimed else { throw StoreError(.database, "store \(self.path): job \(head.id) vanished while claimed") }
