@@ -59,6 +59,10 @@ enum DurableStepBenchmark {
         continue
       }
       let baseline = WorkflowBenchmark.best(of: 3) { WorkflowBenchmark.measure(python, [dbosScript.path, store.dbos(), String(steps)]) }
+      guard baseline.seconds.isFinite else {
+        print(String(format: "%-44@ %10.0f steps/s   (DBOS failed: no ratio)", name as NSString, rate))
+        continue
+      }
       let baselineRate = Double(steps) / baseline.seconds
       print(String(format: "%-44@ %10.0f steps/s   DBOS: %8.0f steps/s   %.1f× (goal: ≥ 5×)", name as NSString, rate, baselineRate,
         rate / baselineRate))
@@ -97,7 +101,7 @@ enum DurableStepBenchmark {
     from dbos import DBOS
 
     url, n = sys.argv[1], int(sys.argv[2])
-    DBOS(config={"name": "lunar-bench", "system_database_url": url, "database_url": url})
+    DBOS(config={"name": "lunar-bench", "system_database_url": url})
 
     @DBOS.step()
     def noop(i):

@@ -88,7 +88,11 @@ enum WorkflowBenchmark {
     var usage = rusage()
     wait4(pid, &status, 0, &usage)
     let seconds = (ContinuousClock.now - start).nanoseconds / 1e9
-    if status != 0 { print("    \(arguments.joined(separator: " ")) exited with status \(status)") }
+    // A child that failed gives no time: a ratio against it would be a lie.
+    if status != 0 {
+      print("    \(arguments.joined(separator: " ")) exited with status \(status)")
+      return Child(seconds: .infinity, peakMegabytes: Double(usage.ru_maxrss) / 1024)
+    }
     return Child(seconds: seconds, peakMegabytes: Double(usage.ru_maxrss) / 1024)
   }
 
