@@ -17,7 +17,7 @@ local writable = { read_only = false }
 
 -- --sandbox's chunk takes the unsafe parts of the standard library away
 -- and puts its own loaders in their place: writing them is its job.
-files["Lunar/sandbox.lua"] = {
+files["Lunar/Sandbox/sandbox.lua"] = {
   globals = { "io", "debug" },
   read_globals = {
     os = { fields = { execute = writable, remove = writable, rename = writable, tmpname = writable } },

@@ -875,7 +875,8 @@ local function execute(wf, options, level)
       local name = wf.steps[i].name
       local c = ctx_steps[name]
       results[name] = {
-        status = status, attempts = attempts[i], output = c and c.output, error = c and c.error, reason = reasons[i] or nil,
+        status = status, attempts = attempts[i], output = c and c.output, error = c and c.error,
+        reason = reasons[i] or nil,
       }
     end
   end

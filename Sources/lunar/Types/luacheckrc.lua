@@ -27,7 +27,9 @@ stds.lunar = {
             run_stubbed = {}, list = {}, set_limit = {},
           },
         },
-        workflow = { fields = { step = {}, sleep = {}, wait = {}, is = {}, plan = {}, graph = {}, execute = {}, run = {} } },
+        workflow = {
+          fields = { step = {}, sleep = {}, wait = {}, is = {}, plan = {}, graph = {}, execute = {}, run = {} },
+        },
         trace = { fields = { events = {}, summaries = {}, clear = {}, stop = {}, start = {}, recording = {} } },
         launches = {
           fields = {
