@@ -246,8 +246,8 @@ void lunar_cooperatestop(int on) {
 
 int lunar_stopsignal(void) { return atomic_load(&stop_signal); }
 
-int lunar_waitstopsignal(double seconds) {
-  make_stop_posted();
+// The realtime instant `seconds` (0 to a day) from now, for sem_timedwait.
+static struct timespec deadline_after(double seconds) {
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   double whole = (double)(long long)seconds;
@@ -257,6 +257,12 @@ int lunar_waitstopsignal(double seconds) {
     deadline.tv_sec += 1;
     deadline.tv_nsec -= 1000000000L;
   }
+  return deadline;
+}
+
+int lunar_waitstopsignal(double seconds) {
+  make_stop_posted();
+  struct timespec deadline = deadline_after(seconds);
   while (sem_timedwait(&stop_posted, &deadline) != 0) {
     if (errno != EINTR) return 0;
   }
@@ -314,15 +320,7 @@ int lunar_sleep(lua_State *L, double seconds) {
     return 1;
   }
   if (!(seconds <= LUNAR_SLEEP_MAX)) seconds = LUNAR_SLEEP_MAX;
-  struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  double whole = (double)(long long)seconds;
-  deadline.tv_sec += (time_t)whole;
-  deadline.tv_nsec += (long)((seconds - whole) * 1e9);
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec += 1;
-    deadline.tv_nsec -= 1000000000L;
-  }
+  struct timespec deadline = deadline_after(seconds);
   for (;;) {
     if (sem_timedwait(&c->wakeup, &deadline) == 0) return 1;
     if (errno == ETIMEDOUT) return 0;

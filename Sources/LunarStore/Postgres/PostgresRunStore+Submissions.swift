@@ -37,57 +37,59 @@ extension PostgresRunStore: SubmittedRunStore {
   public func claimQueuedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
   {
-    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
-    return try withConnection { db in
-      // One statement; SKIP LOCKED lets concurrent workers take different runs.
-      let rows = try db.query(
-        """
-        UPDATE run SET status = 'running', host = $1, pid = $2, started_at = $3, owner = owner + 1, owned_since = $3,
-          lease_expires_at = $4
-        WHERE status = 'queued' AND id = (
-          SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
-            q.schedule IS NOT NULL
-            AND EXISTS (SELECT 1 FROM schedule s WHERE s.name = q.schedule AND s.overlap <> 'allow')
-            AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
-          ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING \(Self.submittedColumns)
-        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
-      return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
-    }
+    try takeRun(
+      host: host, pid: pid, lease: lease, at: time, setting: ", status = 'running', started_at = $3",
+      still: "status = 'queued'",
+      chosenBy: """
+        SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
+          q.schedule IS NOT NULL
+          AND EXISTS (SELECT 1 FROM schedule s WHERE s.name = q.schedule AND s.overlap <> 'allow')
+          AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
+        ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED
+        """)
   }
 
   public func takeOverExpiredRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
   {
-    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
-    return try withConnection { db in
-      // The outer condition is checked again on the locked row: a heartbeat
-      // that renewed the lease meanwhile keeps the run its owner's.
-      let rows = try db.query(
-        """
-        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4, takeovers = takeovers + 1
-        WHERE status = 'running' AND lease_expires_at <= $3 AND id = (
-          SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= $3 AND file_fingerprint IS NOT NULL
-          ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-        RETURNING \(Self.submittedColumns)
-        """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
-      return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)
-    }
+    // A heartbeat that renewed the lease meanwhile keeps the run its owner's.
+    try takeRun(
+      host: host, pid: pid, lease: lease, at: time, setting: ", takeovers = takeovers + 1",
+      still: "status = 'running' AND lease_expires_at <= $3",
+      chosenBy: """
+        SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= $3 AND file_fingerprint IS NOT NULL
+        ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+        """)
   }
 
   public func claimDueParkedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
   {
+    try takeRun(
+      host: host, pid: pid, lease: lease, at: time, setting: ", status = 'running', wake_at = NULL, parked_at = NULL",
+      still: "status = 'parked'",
+      chosenBy: """
+        SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= $3
+          OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
+        ORDER BY r.id LIMIT 1 FOR UPDATE SKIP LOCKED
+        """)
+  }
+
+  /// Gives the run `chosen` selects to `host`/`pid` in one statement: one
+  /// more fencing token, held until `time + lease`, with `setting`'s other
+  /// changes, if the locked row is `still` so. SKIP LOCKED in `chosen` lets
+  /// concurrent workers take different runs. All three may use $1 (host),
+  /// $2 (pid), $3 (time) and $4 (the lease's end).
+  private func takeRun(
+    host: String, pid: Int32, lease: Duration, at time: StoreTimestamp, setting: String, still: String,
+    chosenBy chosen: String
+  ) throws(StoreError) -> SubmittedRun? {
     let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
     return try withConnection { db in
       let rows = try db.query(
         """
-        UPDATE run SET status = 'running', owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4,
-          wake_at = NULL, parked_at = NULL
-        WHERE status = 'parked' AND id = (
-          SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= $3
-            OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
-          ORDER BY r.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4\(setting)
+        WHERE \(still) AND id = (\(chosen))
         RETURNING \(Self.submittedColumns)
         """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)])
       return rows.count == 0 ? nil : try self.readSubmitted(rows, 0, isNew: false)

@@ -39,71 +39,58 @@ extension SQLiteRunStore: SubmittedRunStore {
   public func claimQueuedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
   {
-    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
-    return try withDatabase { db in
-      try db.transaction(.immediate) {
-        var claimed: SubmittedRun?
-        // One statement: the run found queued is the run changed, whatever
-        // other workers do at the same time.
-        try db.query(
-          """
-          UPDATE run SET status = 'running', host = ?, pid = ?, started_at = ?, owner = owner + 1, owned_since = ?,
-            lease_expires_at = ?
-          WHERE id = (
-            SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
-              q.schedule IS NOT NULL
-              AND EXISTS (SELECT 1 FROM schedule s WHERE s.name = q.schedule AND s.overlap <> 'allow')
-              AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
-            ORDER BY q.id LIMIT 1)
-          RETURNING \(Self.submittedColumns)
-          """,
-          [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(time.microseconds), .integer(expiry)]
-        ) { row in claimed = try self.readSubmitted(row, isNew: false) }
-        return claimed
-      }
-    }
+    // One statement: the run found queued is the run changed, whatever
+    // other workers do at the same time.
+    try takeRun(
+      host: host, pid: pid, lease: lease, at: time, setting: ", status = 'running', started_at = ?3",
+      chosenBy: """
+        SELECT q.id FROM run q WHERE q.status = 'queued' AND NOT (
+          q.schedule IS NOT NULL
+          AND EXISTS (SELECT 1 FROM schedule s WHERE s.name = q.schedule AND s.overlap <> 'allow')
+          AND EXISTS (SELECT 1 FROM run r WHERE r.schedule = q.schedule AND r.status = 'running'))
+        ORDER BY q.id LIMIT 1
+        """)
   }
 
   public func takeOverExpiredRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
   {
-    let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
-    return try withDatabase { db in
-      try db.transaction(.immediate) {
-        var taken: SubmittedRun?
-        try db.query(
-          """
-          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?, takeovers = takeovers + 1
-          WHERE id = (
-            SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= ? AND file_fingerprint IS NOT NULL
-            ORDER BY id LIMIT 1)
-          RETURNING \(Self.submittedColumns)
-          """,
-          [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry), .integer(time.microseconds)]
-        ) { row in taken = try self.readSubmitted(row, isNew: false) }
-        return taken
-      }
-    }
+    try takeRun(
+      host: host, pid: pid, lease: lease, at: time, setting: ", takeovers = takeovers + 1",
+      chosenBy: """
+        SELECT id FROM run WHERE status = 'running' AND lease_expires_at <= ?3 AND file_fingerprint IS NOT NULL
+        ORDER BY id LIMIT 1
+        """)
   }
 
   public func claimDueParkedRun(host: String, pid: Int32, lease: Duration, at time: StoreTimestamp) throws(StoreError)
     -> SubmittedRun?
   {
+    try takeRun(
+      host: host, pid: pid, lease: lease, at: time, setting: ", status = 'running', wake_at = NULL, parked_at = NULL",
+      chosenBy: """
+        SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= ?3
+          OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
+        ORDER BY r.id LIMIT 1
+        """)
+  }
+
+  /// Gives the run `chosen` selects to `host`/`pid` in one statement: one
+  /// more fencing token, held until `time + lease`, with `setting`'s other
+  /// changes. Both may use ?1 (host), ?2 (pid), ?3 (time) and ?4 (the lease's end).
+  private func takeRun(
+    host: String, pid: Int32, lease: Duration, at time: StoreTimestamp, setting: String, chosenBy chosen: String
+  ) throws(StoreError) -> SubmittedRun? {
     let expiry = time.microseconds + (try QueueLimits.microseconds(of: lease))
     return try withDatabase { db in
       try db.transaction(.immediate) {
         var taken: SubmittedRun?
         try db.query(
           """
-          UPDATE run SET status = 'running', owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?,
-            wake_at = NULL, parked_at = NULL
-          WHERE id = (
-            SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= ?
-              OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
-            ORDER BY r.id LIMIT 1)
+          UPDATE run SET owner = owner + 1, host = ?1, pid = ?2, owned_since = ?3, lease_expires_at = ?4\(setting)
+          WHERE id = (\(chosen))
           RETURNING \(Self.submittedColumns)
-          """,
-          [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry), .integer(time.microseconds)]
+          """, [.text(host), .integer(Int64(pid)), .integer(time.microseconds), .integer(expiry)]
         ) { row in taken = try self.readSubmitted(row, isNew: false) }
         return taken
       }
