@@ -186,9 +186,6 @@ function M.step(name)
   end
 end
 
--- The fields of a sleep step.
-local SLEEP_KNOWN = { seconds = true, ["until"] = true, needs = true, description = true, ["if"] = true, when = true }
-
 -- Never called: the runner sleeps for a sleep step (see `sleep_step`).
 local function sleeping() error("a sleep or wait step has no action", 2) end
 
@@ -207,79 +204,71 @@ local function waiting_step(kind, name, fields, info)
   return setmetatable(s, STEP)
 end
 
---- workflow.sleep "name" { seconds = N } or { until = function(ctx) return
---- epoch_seconds end }: a step that waits, on the runtime clock, until its
---- deadline, recorded in the run's store when the wait starts.
-function M.sleep(name)
-  if type(name) ~= "string" or name == "" then
-    error(("bad argument #1 to 'sleep' (step name expected, got %s)")
-      :format(name == "" and "an empty string" or type(name)), 2)
-  end
-  return function(spec)
-    if type(spec) ~= "table" then
-      error(("sleep \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
+-- The definer of a waiting step of `kind` (`workflow.sleep`,
+-- `workflow.wait`): it takes the fields in `known` (`takes` lists them in
+-- messages); `own(spec)` checks the kind's own fields and returns them as
+-- a table, or nil and the problem.
+local function waiting_definer(kind, known, takes, own)
+  return function(name)
+    if type(name) ~= "string" or name == "" then
+      error(("bad argument #1 to '%s' (step name expected, got %s)")
+        :format(kind, name == "" and "an empty string" or type(name)), 2)
     end
-    local fields, problem = {}, nil
-    for key, value in pairs(spec) do
-      if not SLEEP_KNOWN[key] then
-        problem = ("unknown field %s (a sleep takes seconds or until, needs, if, description)"):format(key_shown(key))
-        break
+    return function(spec)
+      if type(spec) ~= "table" then
+        error(("%s \"%s\": expected a table of fields, got %s"):format(kind, name, type(spec)), 2)
       end
-      fields[key] = value
+      local fields, problem, mine = {}, nil, nil
+      for key, value in pairs(spec) do
+        if not known[key] then
+          problem = ("unknown field %s (a %s takes %s)"):format(key_shown(key), kind, takes)
+          break
+        end
+        fields[key] = value
+      end
+      if not problem then mine, problem = own(spec) end
+      if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 2) end
+      for key in pairs(mine) do fields[key] = nil end
+      local s = waiting_step(kind, name, fields, debug and debug.getinfo(2, "fl"))
+      s[kind] = mine
+      return s
     end
-    local seconds, until_ = spec.seconds, spec["until"]
-    if not problem and (seconds == nil) == (until_ == nil) then
-      problem = "needs exactly one of 'seconds' (a number) or 'until' (a function returning epoch seconds)"
-    elseif not problem and seconds ~= nil and (not is_seconds(seconds) or seconds < 0) then
-      problem = ("'seconds' must be a non-negative number, got %s"):format(shown(seconds))
-    elseif not problem and until_ ~= nil and type(until_) ~= "function" then
-      problem = ("'until' must be a function, got %s"):format(type(until_))
-    end
-    if problem then error(("sleep \"%s\": %s"):format(name, problem), 2) end
-    fields.seconds, fields["until"] = nil, nil
-    local s = waiting_step("sleep", name, fields, debug and debug.getinfo(2, "fl"))
-    s.sleep = { seconds = seconds, ["until"] = until_ }
-    return s
   end
 end
 
--- The fields of a wait step.
-local WAIT_KNOWN = { signal = true, timeout = true, needs = true, description = true, ["if"] = true, when = true }
+--- workflow.sleep "name" { seconds = N } or { until = function(ctx) return
+--- epoch_seconds end }: a step that waits, on the runtime clock, until its
+--- deadline, recorded in the run's store when the wait starts.
+M.sleep = waiting_definer("sleep",
+  { seconds = true, ["until"] = true, needs = true, description = true, ["if"] = true, when = true },
+  "seconds or until, needs, if, description",
+  function(spec)
+    local seconds, until_ = spec.seconds, spec["until"]
+    if (seconds == nil) == (until_ == nil) then
+      return nil, "needs exactly one of 'seconds' (a number) or 'until' (a function returning epoch seconds)"
+    elseif seconds ~= nil and (not is_seconds(seconds) or seconds < 0) then
+      return nil, ("'seconds' must be a non-negative number, got %s"):format(shown(seconds))
+    elseif until_ ~= nil and type(until_) ~= "function" then
+      return nil, ("'until' must be a function, got %s"):format(type(until_))
+    end
+    return { seconds = seconds, ["until"] = until_ }
+  end)
 
 --- workflow.wait "name" { signal = "approve", timeout = seconds }: a step
 --- that waits for the signal (`lunar runs signal RUN approve VALUE`) and
 --- outputs its value; with a timeout, it fails if none comes in time.
-function M.wait(name)
-  if type(name) ~= "string" or name == "" then
-    error(("bad argument #1 to 'wait' (step name expected, got %s)")
-      :format(name == "" and "an empty string" or type(name)), 2)
-  end
-  return function(spec)
-    if type(spec) ~= "table" then
-      error(("wait \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
-    end
-    local fields, problem = {}, nil
-    for key, value in pairs(spec) do
-      if not WAIT_KNOWN[key] then
-        problem = ("unknown field %s (a wait takes signal, timeout, needs, if, description)"):format(key_shown(key))
-        break
-      end
-      fields[key] = value
-    end
+M.wait = waiting_definer("wait",
+  { signal = true, timeout = true, needs = true, description = true, ["if"] = true, when = true },
+  "signal, timeout, needs, if, description",
+  function(spec)
     local signal, timeout = spec.signal, spec.timeout
-    if not problem and (type(signal) ~= "string" or signal == "") then
-      problem = ("'signal' must be a signal name, got %s")
-        :format(signal == "" and "an empty string" or type(signal))
-    elseif not problem and timeout ~= nil and (not is_seconds(timeout) or timeout <= 0) then
-      problem = ("'timeout' must be a positive number of seconds, got %s"):format(shown(timeout))
+    if type(signal) ~= "string" or signal == "" then
+      return nil, ("'signal' must be a signal name, got %s"):format(signal == "" and "an empty string" or type(signal))
+    elseif timeout ~= nil and (not is_seconds(timeout) or timeout <= 0) then
+      return nil, ("'timeout' must be a positive number of seconds, got %s"):format(shown(timeout))
     end
-    if problem then error(("wait \"%s\": %s"):format(name, problem), 2) end
-    fields.signal, fields.timeout = nil, nil
-    local s = waiting_step("wait", name, fields, debug and debug.getinfo(2, "fl"))
-    s.wait = { signal = signal, timeout = timeout }
-    return s
-  end
-end
+    return { signal = signal, timeout = timeout }
+  end)
 
 --- workflow "name" { step ..., ... }: checks the graph and returns the workflow.
 -- "file:line: " of a step's definition (the workflow call itself is often a
