@@ -13,8 +13,15 @@ enum UnwritableFolderReader {
     if geteuid() == 0 {
       chmod(path, 0o755)
       for name in try FileManager.default.contentsOfDirectory(atPath: path) { chmod(path + "/" + name, 0o644) }
+      // The build may sit in a folder only root may enter (a checkout in
+      // `mktemp -d`): nobody runs a link to the binary from a folder of its own.
+      let place = try TemporaryFolder()
+      chmod(place.url.path, 0o755)
+      let binary = place.url.appendingPathComponent("lunar").path
+      if link(LunarProcess.binary, binary) != 0 { try FileManager.default.copyItem(atPath: LunarProcess.binary, toPath: binary) }
+      chmod(binary, 0o755)
       return try await ProgramRun.run(
-        "/usr/sbin/runuser", ["-u", "nobody", "--", LunarProcess.binary] + arguments, environment: ["LUNAR_STORE": ""],
+        "/usr/sbin/runuser", ["-u", "nobody", "--", binary] + arguments, environment: ["LUNAR_STORE": ""],
         in: URL(fileURLWithPath: "/"))
     }
     chmod(path, 0o555)
