@@ -216,3 +216,19 @@ extension ExampleTests {
     #expect(outcome.stdout.hasSuffix("schedule 'nightly' removed (its runs stay in the store)\n"), "\(outcome.stdout)")
   }
 }
+
+extension ExampleTests {
+  @Test func fanOutRerunsOnlyTheRegionThatWasDown() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("fan.db").path
+    let first = try await LunarProcess.run(["run", "--store", store, "fan_out.lua"], in: Self.examples, environment: ["DOWN": "us"])
+    #expect(first.status == 1)
+    #expect(first.stdout.contains("[fan-out] step deploy[2] failed: us is down"), "\(first.stdout)")
+    #expect(first.stdout.contains("[fan-out] step deploy[3] succeeded"), "\(first.stdout)")
+    let second = try await LunarProcess.run(["run", "--store", store, "--resume", "fan_out.lua"], in: Self.examples)
+    #expect(second.status == 0, "\(second.stderr)")
+    #expect(second.stdout.contains("deploying us (attempt 3)"), "\(second.stdout)")
+    #expect(!second.stdout.contains("deploying eu"), "\(second.stdout)")
+    #expect(second.stdout.contains("deployed: eu-ok, us-ok, ap-ok"), "\(second.stdout)")
+  }
+}

@@ -36,6 +36,23 @@ import TestSupport
       """)
   }
 
+  @Test func aStepThatFansOutIsDrawnAsAStack() async throws {
+    let script = """
+      local workflow = require "lunar.workflow"
+      return workflow "fan" {
+        workflow.step "regions" { map = function() return { "eu" } end, run = print },
+        workflow.step "report" { needs = "regions", run = print },
+      }
+      """
+    let mermaid = try await LunarProcess.run(["graph", "-"], input: script)
+    #expect(mermaid.status == 0, "\(mermaid.stderr)")
+    #expect(mermaid.stdout.contains("[[\"regions#91;each item#93;\"]]"), "\(mermaid.stdout)")
+    #expect(mermaid.stdout.contains("[\"report\"]"), "\(mermaid.stdout)")
+    let dot = try await LunarProcess.run(["graph", "--format", "dot", "-"], input: script)
+    #expect(dot.stdout.contains("[shape=box3d, label=\"regions[each item]\"]"), "\(dot.stdout)")
+    #expect(dot.stdout.contains("[shape=box, label=\"report\"]"), "\(dot.stdout)")
+  }
+
   @Test func nothingTheScriptWritesReachesTheDiagram() async throws {
     // print and io.write were silenced, io.stdout:write and child processes
     // were not: an SVG with a stray line before it is not well-formed.

@@ -107,4 +107,50 @@ import Testing
     #expect(StepDispatcher.queueOrderConflict(in: [Step(queue: 3), Step(needs: [0], queue: 3)]) == nil)
     #expect(StepDispatcher.queueOrderConflict(in: [Step(needs: [1]), Step(queue: 1), Step(queue: 1)]) == nil)
   }
+
+  @Test func aStepThatFansOutGivesUpItsSlotAndFinishesAfterItsChildren() {
+    // jobs 1: the parent's children could never start if it kept its slot.
+    var dispatcher = StepDispatcher(steps: [Step(), Step(needs: [0])], plan: WorkflowPlan(needs: [[], [0]]), jobs: 1)
+    #expect(dispatcher.next() == [.start(0)])
+    let children = dispatcher.fanOut(0, count: 3, maxParallel: nil)
+    #expect(children == 2..<5)
+    #expect(dispatcher.parent(of: 3) == 0 && dispatcher.parent(of: 1) == nil)
+    #expect(dispatcher.running == 0)
+    #expect(dispatcher.next() == [.start(2)], "the jobs limit holds children back too")
+    dispatcher.finished(2, .succeeded)
+    #expect(dispatcher.next() == [.start(3)])
+    dispatcher.finished(3, .failed)
+    #expect(dispatcher.next() == [.start(4)], "a child's failure stops no other child")
+    dispatcher.finished(4, .succeeded)
+    #expect(dispatcher.next() == [], "step 1 waits for step 0 itself, not its children")
+    #expect(!dispatcher.isFinished)
+    dispatcher.finished(0, .succeeded)
+    #expect(dispatcher.next() == [.start(1)])
+    dispatcher.finished(1, .succeeded)
+    #expect(dispatcher.isFinished && dispatcher.running == 0)
+  }
+
+  @Test func maxParallelReleasesChildrenOneAsAnotherEnds() {
+    var dispatcher = StepDispatcher(steps: [Step(), Step()], plan: WorkflowPlan(needs: [[], []]), jobs: 8)
+    #expect(dispatcher.next() == [.start(0), .start(1)])
+    _ = dispatcher.fanOut(0, count: 5, maxParallel: 2)
+    #expect(dispatcher.next() == [.start(2), .start(3)])
+    #expect(dispatcher.running == 3)
+    dispatcher.finished(3, .succeeded)
+    #expect(dispatcher.next() == [.start(4)])
+    dispatcher.finished(1, .succeeded)
+    #expect(dispatcher.next() == [], "a declared step's end releases no child")
+    dispatcher.finished(2, .succeeded)
+    dispatcher.finished(4, .succeeded)
+    #expect(dispatcher.next() == [.start(5), .start(6)])
+  }
+
+  @Test func aStepThatFansOutIntoNothingCanFinishAtOnce() {
+    var dispatcher = StepDispatcher(steps: [Step()], plan: WorkflowPlan(needs: [[]]), jobs: 2)
+    #expect(dispatcher.next() == [.start(0)])
+    #expect(dispatcher.fanOut(0, count: 0, maxParallel: 3).isEmpty)
+    #expect(dispatcher.next() == [])
+    dispatcher.finished(0, .succeeded)
+    #expect(dispatcher.isFinished && dispatcher.running == 0)
+  }
 }

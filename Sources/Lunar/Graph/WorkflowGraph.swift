@@ -3,7 +3,8 @@ import LuaKit
 /// Draws a workflow's steps and what each needs, as a Mermaid flowchart or
 /// a Graphviz digraph. Step names are Lua names (bytes): each gets its own
 /// id whatever its name (see `GraphIdentifiers`), and is shown with the
-/// action it uses, escaped for the language.
+/// action it uses, escaped for the language. A step that fans out (`map`)
+/// is drawn as a stack, its children being known only when it runs.
 public struct WorkflowGraph: Sendable {
   /// A step as the drawing needs it.
   public struct Step: Sendable {
@@ -13,12 +14,20 @@ public struct WorkflowGraph: Sendable {
     public var uses: LuaString?
     /// The steps it needs, by name.
     public var needs: [LuaString]
+    /// It fans out into one child per item (`map`).
+    public var fansOut: Bool
 
     /// A step from its parts.
-    public init(name: LuaString, uses: LuaString? = nil, needs: [LuaString] = []) {
+    public init(name: LuaString, uses: LuaString? = nil, needs: [LuaString] = [], fansOut: Bool = false) {
       self.name = name
       self.uses = uses
       self.needs = needs
+      self.fansOut = fansOut
+    }
+
+    /// The lines of its label: its name, `[each item]` if it fans out, the action it uses.
+    var label: [String] {
+      [GraphText.display(name) + (fansOut ? "[each item]" : "")] + (uses.map { [GraphText.display($0)] } ?? [])
     }
   }
 
@@ -42,8 +51,10 @@ public struct WorkflowGraph: Sendable {
     var ids = GraphIdentifiers(steps.map(\.name))
     var lines = ["---", "title: \(GraphText.mermaidTitle(GraphText.display(name)))", "---", "flowchart LR"]
     for step in steps {
-      let label = [step.name, step.uses].compactMap { $0 }.map { GraphText.mermaid(GraphText.display($0)) }
-      lines.append("  \(ids.id(for: step.name))[\"\(label.joined(separator: "<br/>"))\"]")
+      let label = step.label.map(GraphText.mermaid).joined(separator: "<br/>")
+      // A subroutine box (double sides) for a step that fans out.
+      let (open, close) = step.fansOut ? ("[[", "]]") : ("[", "]")
+      lines.append("  \(ids.id(for: step.name))\(open)\"\(label)\"\(close)")
     }
     for step in steps {
       for need in step.needs { lines.append("  \(ids.id(for: need)) --> \(ids.id(for: step.name))") }
@@ -56,8 +67,8 @@ public struct WorkflowGraph: Sendable {
     func node(_ step: LuaString) -> String { GraphText.dotIdentifier(ids.id(for: step)) }
     var lines = ["digraph \(GraphText.dot(GraphText.display(name))) {", "  rankdir=LR;"]
     for step in steps {
-      let label = [step.name, step.uses].compactMap { $0 }.map(GraphText.display).joined(separator: "\n")
-      lines.append("  \(node(step.name)) [shape=box, label=\(GraphText.dot(label))];")
+      let label = step.label.joined(separator: "\n")
+      lines.append("  \(node(step.name)) [shape=\(step.fansOut ? "box3d" : "box"), label=\(GraphText.dot(label))];")
     }
     for step in steps {
       for need in step.needs { lines.append("  \(node(need)) -> \(node(step.name));") }

@@ -22,28 +22,35 @@ struct ResumeReasons {
     for group in plan.groups {
       for position in group {
         let step = steps[position]
-        let earlier = previous[step.name]
-        let code = codes.indices.contains(position) ? codes[position] : nil
-        if forced.contains(position) {
-          reasons[position] = "forced (--force)"
-        } else if let earlier, earlier.code != nil || earlier.status == .succeeded || earlier.status == .reused,
-          earlier.code != code
-        {
-          // A skipped step's record has no code; a finished one's may come
-          // from a Lunar that did not record it.
-          reasons[position] = earlier.code == nil ? "code not recorded in run \(resumed)" : "code changed"
-        } else if let need = step.needs.first(where: { plan.selected[$0] && reasons[$0] != nil }) {
-          reasons[position] = "needs \(steps[need].name.lossyString)"
-        } else if let earlier {
-          switch earlier.status {
-          case .failed: reasons[position] = "failed in run \(resumed)"
-          case .skipped: reasons[position] = "skipped in run \(resumed)"
-          case .succeeded, .reused: break
-          }
-        } else {
-          reasons[position] = "did not finish in run \(resumed)"
-        }
+        let rerunNeed = step.needs.first { plan.selected[$0] && reasons[$0] != nil }
+        reasons[position] = Self.reason(
+          earlier: previous[step.name], code: codes.indices.contains(position) ? codes[position] : nil,
+          forced: forced.contains(position), rerunNeed: rerunNeed.map { steps[$0].name }, resumed: resumed)
       }
+    }
+  }
+
+  /// Why one step reruns (nil: reused unless its input changed), given its
+  /// record in run `resumed` (`earlier`), its code now, whether `--force`
+  /// names it, and the first step it needs that reruns. A fan-out's
+  /// children, known only once their step runs, are judged by it too.
+  static func reason(
+    earlier: StepRecord?, code: Fingerprint?, forced: Bool, rerunNeed: LuaString?, resumed: RunID
+  ) -> String? {
+    if forced { return "forced (--force)" }
+    if let earlier, earlier.code != nil || earlier.status == .succeeded || earlier.status == .reused,
+      earlier.code != code
+    {
+      // A skipped step's record has no code; a finished one's may come
+      // from a Lunar that did not record it.
+      return earlier.code == nil ? "code not recorded in run \(resumed)" : "code changed"
+    }
+    if let rerunNeed { return "needs \(rerunNeed.lossyString)" }
+    guard let earlier else { return "did not finish in run \(resumed)" }
+    switch earlier.status {
+    case .failed: return "failed in run \(resumed)"
+    case .skipped: return "skipped in run \(resumed)"
+    case .succeeded, .reused: return nil
     }
   }
 }

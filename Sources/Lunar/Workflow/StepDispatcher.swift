@@ -7,6 +7,10 @@
 /// them failed (unless that one continues on error) or was skipped. Steps
 /// sharing a queue run one at a time in declaration order: each waits for
 /// the queue's previous selected step to finish, however that ended.
+///
+/// A running step may fan out (`map`): it gives up its job slot and its
+/// children, steps added at the end, run like any other, at most its
+/// `max_parallel` at once; the step finishes after the last of them.
 public struct StepDispatcher: Sendable {
   /// What the dispatcher knows of a step.
   public struct Step: Sendable, Equatable {
@@ -39,8 +43,8 @@ public struct StepDispatcher: Sendable {
     case skip(Int, because: Int)
   }
 
-  private let steps: [Step]
-  private let dependents: [[Int]]
+  private var steps: [Step]
+  private var dependents: [[Int]]
   /// The selected step after each one in its queue, by position.
   private var nextInQueue: [Int?]
   /// How many selected needs (and queue predecessors) each step still waits for.
@@ -54,11 +58,20 @@ public struct StepDispatcher: Sendable {
   public private(set) var running = 0
   /// Selected steps not finished yet.
   public private(set) var unfinished: Int
+  /// Steps that fanned out: they hold no job slot while their children run.
+  private var fannedOut: Set<Int> = []
+  /// The children of each step that fanned out not released yet: the next
+  /// one and the end of their positions.
+  private var unreleasedChildren: [Int: (next: Int, end: Int)] = [:]
+  /// The step each child belongs to, by the child's position past the declared steps.
+  private var parents: [Int] = []
+  private let declaredCount: Int
 
   /// A dispatcher for `steps` (by declaration position) of which `plan`
   /// selects some, running at most `jobs` at once.
   public init(steps: [Step], plan: WorkflowPlan, jobs: Int) {
     self.steps = steps
+    declaredCount = steps.count
     dependents = plan.dependents
     self.jobs = max(1, jobs)
     var waitingOn = [Int](repeating: 0, count: steps.count)
@@ -86,7 +99,36 @@ public struct StepDispatcher: Sendable {
     selected = plan.selected
   }
 
-  private let selected: [Bool]
+  private var selected: [Bool]
+
+  /// Adds `count` children of the running step `parent`, at the positions
+  /// returned, and frees `parent`'s job slot: they become ready at most
+  /// `maxParallel` at a time (nil: all at once); `parent` is finished once
+  /// they all are. A child's failure stops nothing but its parent.
+  public mutating func fanOut(_ parent: Int, count: Int, maxParallel: Int?) -> Range<Int> {
+    precondition(!fannedOut.contains(parent), "a step fans out once")
+    let first = steps.count
+    let children = first..<(first + count)
+    steps.append(contentsOf: repeatElement(Step(), count: count))
+    dependents.append(contentsOf: repeatElement([], count: count))
+    nextInQueue.append(contentsOf: repeatElement(nil, count: count))
+    waitingOn.append(contentsOf: repeatElement(0, count: count))
+    blockedBy.append(contentsOf: repeatElement(nil, count: count))
+    selected.append(contentsOf: repeatElement(true, count: count))
+    parents.append(contentsOf: repeatElement(parent, count: count))
+    unfinished += count
+    fannedOut.insert(parent)
+    running -= 1
+    let released = min(count, max(1, maxParallel ?? count))
+    ready.append(contentsOf: first..<(first + released))
+    if released < count { unreleasedChildren[parent] = (first + released, children.upperBound) }
+    return children
+  }
+
+  /// The step that `child` is a child of, or nil for a declared step.
+  public func parent(of child: Int) -> Int? {
+    child < declaredCount ? nil : parents[child - declaredCount]
+  }
 
   /// The first step (by position) that could never start because its queue
   /// runs steps in declaration order while it needs, directly or not, a
@@ -153,8 +195,12 @@ public struct StepDispatcher: Sendable {
   /// Records that a started step ended with `outcome`; then call `next`.
   public mutating func finished(_ step: Int, _ outcome: Outcome) {
     assert(blockedBy[step] == nil, "a step skipped by next() was never started")
-    running -= 1
+    if fannedOut.remove(step) == nil { running -= 1 }
     finish(step, outcome)
+    if let parent = parent(of: step), let children = unreleasedChildren[parent] {
+      ready.append(children.next)
+      unreleasedChildren[parent] = children.next + 1 < children.end ? (children.next + 1, children.end) : nil
+    }
   }
 
   private mutating func finish(_ step: Int, _ outcome: Outcome) {

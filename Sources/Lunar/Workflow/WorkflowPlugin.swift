@@ -34,6 +34,8 @@ public struct WorkflowPlugin: LunarPlugin {
       ("run", Self.run(runs, runtime: runtime)),
       ("prepare", Self.prepare(runs)),
       ("accept", Self.accept(runs)),
+      ("fan_out", Self.fanOut(runs)),
+      ("children", Self.children(runs, runtime: runtime)),
       ("unfinished_job", Self.unfinishedJob(runs, runtime: runtime)),
       ("submit_job", Self.submitJob(runs, runtime: runtime)),
       ("wait_deadline", Self.waitDeadline(runs)),
@@ -166,6 +168,32 @@ public struct WorkflowPlugin: LunarPlugin {
       }
       run.accept(step, output: output)
       return .none
+    }
+  }
+
+  /// fan_out(run, position, count) -> the position of the first of the
+  /// `count` children step `position` fans out into
+  private static func fanOut(_ runs: WorkflowRuns) -> LuaFunction {
+    { call in
+      let run = try runs.run(Int(try call.integer(1)))
+      let position = Int(try call.integer(2)) - 1
+      let count = try call.integer(3)
+      guard run.steps.indices.contains(position), run.steps[position].fansOut, count >= 0, count <= Int64(Int32.max)
+      else { throw LuaArgumentError.invalid(3, "a count of children expected") }
+      call.push(run.fanOut(position, count: Int(count)) + 1)
+      return .one
+    }
+  }
+
+  /// children(run, position) -> nothing, once the children of step
+  /// `position` have all ended; raises if any failed
+  private static func children(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
+    { [unowned runtime] call in
+      let run = try runs.run(Int(try call.integer(1)))
+      guard let wait = run.children(of: Int(try call.integer(2)) - 1) else {
+        throw LuaArgumentError.invalid(2, "a step that fanned out expected")
+      }
+      return runtime.scheduler.suspend(call, on: wait)
     }
   }
 
@@ -320,7 +348,8 @@ public struct WorkflowPlugin: LunarPlugin {
       steps: steps.map { step in
         WorkflowGraph.Step(
           name: step["name"].luaStringValue ?? "", uses: step["uses"].luaStringValue,
-          needs: step["needs"].tableValue?.array.compactMap(\.luaStringValue) ?? [])
+          needs: step["needs"].tableValue?.array.compactMap(\.luaStringValue) ?? [],
+          fansOut: step["map"].isTruthy)
       })
     call.push(graph.render(as: GraphFormat.allCases.first { LuaString($0.rawValue) == format } ?? .mermaid))
     return .one

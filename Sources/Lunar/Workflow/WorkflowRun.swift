@@ -5,7 +5,9 @@ import LunarStore
 /// decides which steps start; each attempt of a step is a task running the
 /// Lua body workflow.lua gives (condition, input, action); retries, timeouts
 /// and the store's commits are kept here; reporters hear every event. Per
-/// step it does constant work plus the step's edges.
+/// step it does constant work plus the step's edges. A step that fans out
+/// (`map`) adds its children as steps past the declared ones, each run,
+/// retried, recorded and resumed on its own.
 final class WorkflowRun {
   /// What a step's Lua body returns first: how its attempt went.
   enum BodyOutcome: Int64 {
@@ -21,8 +23,9 @@ final class WorkflowRun {
 
   /// The workflow's name.
   let workflow: LuaString
-  /// Every step, in declaration order.
-  let steps: [WorkflowStep]
+  /// Every step, in declaration order, then the children of the steps that
+  /// fanned out, in the order they did.
+  private(set) var steps: [WorkflowStep]
   private let plan: WorkflowPlan
   private var dispatcher: StepDispatcher
   private unowned let scheduler: Scheduler
@@ -55,7 +58,21 @@ final class WorkflowRun {
   private var outputs: [[LuaValue]?]
   private var fingerprints: [Fingerprint?]
   /// Each step's code fingerprint (workflow.lua's `step_code`); nil without a store.
-  private let codes: [Fingerprint?]
+  private var codes: [Fingerprint?]
+  /// The steps that fanned out, by position.
+  private var fanOuts: [Int: FanOut] = [:]
+
+  /// A step that fanned out: its children's positions, and what is known
+  /// of how they ended.
+  private struct FanOut {
+    let children: Range<Int>
+    var unfinished: Int
+    var failed: [Int] = []
+    /// What stands for the outputs of the steps it needs in each child's fingerprint.
+    var needsFingerprint: Fingerprint?
+    /// Completed when the last child has ended; the step's body waits for it.
+    let wait: Wait
+  }
   /// Steps `--force` reruns.
   private let forced: Set<Int>
   /// Why a step of a resumed run runs again rather than being reused.
@@ -178,10 +195,13 @@ final class WorkflowRun {
   func prepare(_ step: Int, input: LuaValue) throws(LuaValueCodecError) -> [LuaValue]? {
     if let recorder {
       var identity: [LuaValue] = [.string(steps[step].uses ?? steps[step].name), input]
-      for need in steps[step].needs {
-        let output = outputs[need] ?? []
-        identity.append(.integer(Int64(output.count)))
-        identity.append(contentsOf: output)
+      if let parent = dispatcher.parent(of: step) {
+        // One fingerprint of the needs' outputs stands for them: a fan-out
+        // of n children encodes them once, not n times. The other items
+        // are not part of it: a child is reused when items are added.
+        identity.append(.string(LuaString(bytes: try needsFingerprint(of: parent).bytes)))
+      } else {
+        identity.append(contentsOf: needsIdentity(of: step))
       }
       let fingerprint = try Fingerprint(of: identity)
       fingerprints[step] = fingerprint
@@ -205,6 +225,26 @@ final class WorkflowRun {
     }
     markStarted(step)
     return nil
+  }
+
+  /// The outputs of the steps `step` needs, each after its count of values.
+  private func needsIdentity(of step: Int) -> [LuaValue] {
+    var identity: [LuaValue] = []
+    for need in steps[step].needs {
+      let output = outputs[need] ?? []
+      identity.append(.integer(Int64(output.count)))
+      identity.append(contentsOf: output)
+    }
+    return identity
+  }
+
+  /// The fingerprint of the outputs step `parent`, which fans out, needs;
+  /// made once, for its first child.
+  private func needsFingerprint(of parent: Int) throws(LuaValueCodecError) -> Fingerprint {
+    if let fingerprint = fanOuts[parent]?.needsFingerprint { return fingerprint }
+    let fingerprint = try Fingerprint(of: needsIdentity(of: parent))
+    fanOuts[parent]?.needsFingerprint = fingerprint
+    return fingerprint
   }
 
   /// Whether the body calls `prepare`, which says the step started; for
@@ -314,7 +354,7 @@ final class WorkflowRun {
     let task = scheduler.spawn(on: thread.L, function: thread.top - 3, arguments: 3, label: "step \(steps[step].name.lossyString)")
     task.journalScope = steps[step].name
     if let logLimit {
-      let log = StepLog(step: steps[step].name, position: step, attempt: attempts[step], limit: logLimit)
+      let log = StepLog(step: steps[step].name, position: recordedPosition(step), attempt: attempts[step], limit: logLimit)
       log.onPending = { [weak self] in self?.scheduleLogFlush() }
       task.stepLog = log
       logs[step] = log
@@ -322,7 +362,7 @@ final class WorkflowRun {
     thread.pop(4)
     live[step] = task
     runningSteps.started(step, steps[step].name)
-    if let timeout = steps[step].timeout {
+    if let timeout = steps[step].timeout, !steps[step].fansOut {
       // Whether the attempt waits or computes (see Scheduler.setDeadline).
       let message = "step \"\(steps[step].name.lossyString)\": timed out after \(LuaValue.number(timeout).formattedSeconds)s"
       scheduler.setDeadline(task, after: timeout, message: message)
@@ -357,7 +397,9 @@ final class WorkflowRun {
     let counted = attempts[step]
     // A step the resumed run left failed has a budget of its own here.
     let spent = counted - resumedAttempts[step]
-    guard spent < steps[step].attempts, !abandoned, cancellation == nil else { return fail(step, message) }
+    // A step that fans out gives its retries to its children.
+    let allowed = steps[step].fansOut ? 1 : steps[step].attempts
+    guard spent < allowed, !abandoned, cancellation == nil else { return fail(step, message) }
     let delay = steps[step].backoff * Double(1 << min(max(spent - 1, 0), 52))
     for reporter in reporters { reporter.attemptFailed(steps[step].name, attempt: counted, error: message, retryingAfter: delay) }
     if scheduler.trace.isEnabled {
@@ -393,7 +435,7 @@ final class WorkflowRun {
     guard let recorder else { return conclude(step, status) }
     outputs[step] = output
     let record = StepRecord(
-      name: steps[step].name, position: step, status: status == .reused ? .reused : .succeeded,
+      name: steps[step].name, position: recordedPosition(step), status: status == .reused ? .reused : .succeeded,
       attempts: status == .reused ? 0 : attempts[step], startedAt: startedAt[step].map(timestamp),
       finishedAt: timestamp(clock.now), fingerprint: fingerprints[step], code: codes[step], output: output)
     recorder.add(record) { [weak self] error in
@@ -431,7 +473,7 @@ final class WorkflowRun {
       if let recorder {
         recorder.add(
           StepRecord(
-            name: steps[step].name, position: step, status: .failed, attempts: attempts[step],
+            name: steps[step].name, position: recordedPosition(step), status: .failed, attempts: attempts[step],
             startedAt: startedAt[step].map(timestamp), finishedAt: timestamp(clock.now), fingerprint: fingerprints[step],
             code: codes[step], error: LuaString(message))
         ) { _ in }
@@ -461,7 +503,9 @@ final class WorkflowRun {
       scheduler.trace.emit("workflow.step.\(status.rawValue)", fields)
     }
     if status == .skipped, records, let recorder {
-      recorder.add(StepRecord(name: steps[step].name, position: step, status: .skipped, attempts: report.attempts)) { _ in }
+      recorder.add(
+        StepRecord(name: steps[step].name, position: recordedPosition(step), status: .skipped, attempts: report.attempts)
+      ) { _ in }
       scheduleCommit()
     }
     guard !decided else { return }
@@ -473,7 +517,86 @@ final class WorkflowRun {
       case .skipped: .skipped
       }
     dispatcher.finished(step, outcome)
+    if let parent = dispatcher.parent(of: step) { childEnded(step, of: parent, outcome) }
     advance()
+  }
+
+  // MARK: Fan-out
+
+  /// Where a step's records sit in the store: a child at its parent's
+  /// declaration position (`runs show` lists it under the parent).
+  private func recordedPosition(_ step: Int) -> Int { dispatcher.parent(of: step) ?? step }
+
+  /// Step `parent`, running, fans out into `count` children, named
+  /// `parent[1]`… and added at the positions from the one returned; they
+  /// start once the step's body has gone on to `children(of:)`. Each is
+  /// judged for a resume as a declared step is.
+  func fanOut(_ parent: Int, count: Int) -> Int {
+    let children = dispatcher.fanOut(parent, count: count, maxParallel: steps[parent].maxParallel)
+    for index in 0..<count {
+      let child = steps[parent].child(index + 1)
+      steps.append(child)
+      attempts.append(0)
+      startedAt.append(nil)
+      reports.append(nil)
+      accepted.append(nil)
+      outputs.append(nil)
+      fingerprints.append(nil)
+      codes.append(codes[parent])
+      var earlier = 0
+      var reason: String?
+      if let recorder, let resumed = recorder.resumes {
+        let record = recorder.previous[child.name]
+        if record?.status == .failed { earlier = record?.attempts ?? 0 }
+        if recorder.lostAttempts.contains(child.name) { earlier += 1 }
+        let rerunNeed = child.needs.first { plan.selected[$0] && rerunReasons[$0] != nil }
+        reason = ResumeReasons.reason(
+          earlier: record, code: codes[parent], forced: forced.contains(parent),
+          rerunNeed: rerunNeed.map { steps[$0].name }, resumed: resumed)
+      }
+      earlierAttempts.append(earlier)
+      resumedAttempts.append(earlier)
+      rerunReasons.append(reason)
+      if let reason { reportRerun(steps.count - 1, reason) }
+    }
+    let wait = Wait(subject: "the children of step \(steps[parent].name.lossyString)")
+    fanOuts[parent] = FanOut(children: children, unfinished: count, wait: wait)
+    if count == 0 { scheduler.complete(wait, .values([])) }
+    // Started from the loop: the body names its children first.
+    scheduler.later { [weak self] _ in self?.advance() }
+    return children.lowerBound
+  }
+
+  /// What the body of a step that fanned out waits for: its last child's
+  /// end; it fails if a child failed.
+  func children(of parent: Int) -> Wait? { fanOuts[parent]?.wait }
+
+  private func childEnded(_ child: Int, of parent: Int, _ outcome: StepDispatcher.Outcome) {
+    guard var fan = fanOuts[parent] else { return }
+    fan.unfinished -= 1
+    if outcome == .failed || outcome == .skipped { fan.failed.append(child) }
+    fanOuts[parent] = fan
+    guard fan.unfinished == 0 else { return }
+    if fan.failed.isEmpty { return scheduler.complete(fan.wait, .values([])) }
+    let names = fan.failed.prefix(5).map { steps[$0].name.lossyString }.joined(separator: ", ")
+    let more = fan.failed.count > 5 ? " and \(fan.failed.count - 5) more" : ""
+    scheduler.complete(
+      fan.wait,
+      .failure(
+        message: "step \"\(steps[parent].name.lossyString)\": \(fan.failed.count) of \(fan.children.count) "
+          + "children failed: \(names)\(more)"))
+  }
+
+  /// The positions of the selected steps in report order: each declared
+  /// step, then its children.
+  private var reportOrder: [Int] {
+    var order: [Int] = []
+    order.reserveCapacity(steps.count)
+    for position in plan.selected.indices where plan.selected[position] {
+      order.append(position)
+      if let fan = fanOuts[position] { order.append(contentsOf: fan.children) }
+    }
+    return order
   }
 
   private func scheduleCommit() {
@@ -529,7 +652,7 @@ final class WorkflowRun {
   private func finish() {
     guard !finished else { return }
     finished = true
-    let selected = steps.indices.filter { plan.selected[$0] }
+    let selected = reportOrder
     let report = RunReport(
       workflow: workflow,
       steps: selected.map {
@@ -563,15 +686,12 @@ final class WorkflowRun {
   /// What `workflow.run`'s host call returns: whether the run succeeded,
   /// the names of the steps that failed it, and each step's status (false
   /// if not selected), attempts and, in a resumed run, why it ran again
-  /// (false if it did not), by declaration position.
+  /// (false if it did not), by position (children after the declared steps).
   func results(_ report: RunReport) -> [LuaValue] {
     var statuses = [LuaValue](repeating: .boolean(false), count: steps.count)
     var attempts = [LuaValue](repeating: .integer(0), count: steps.count)
     let reasons = rerunReasons.map { $0.map { LuaValue.string(LuaString($0)) } ?? .boolean(false) }
-    var next = 0
-    for position in steps.indices where plan.selected[position] {
-      let step = report.steps[next]
-      next += 1
+    for (position, step) in zip(reportOrder, report.steps) {
       statuses[position] = .string(LuaString(step.status.rawValue))
       attempts[position] = .integer(Int64(step.attempts))
     }

@@ -22,11 +22,17 @@ public struct WorkflowStep: Sendable, Equatable {
   public var uses: LuaString?
   /// It has a condition (`if`): whether it starts is known only once it ran.
   public var hasCondition: Bool
+  /// It fans out (`map`): one child per item runs its action, and its
+  /// retry and timeout rules are each child's.
+  public var fansOut: Bool
+  /// The most children of a step that fans out running at once (nil: no limit but `jobs`).
+  public var maxParallel: Int?
 
   /// A step with these rules.
   public init(
     name: LuaString, needs: [Int] = [], queue: LuaString? = nil, continuesOnError: Bool = false,
-    attempts: Int = 1, backoff: Double = 0, timeout: Double? = nil, uses: LuaString? = nil, hasCondition: Bool = false
+    attempts: Int = 1, backoff: Double = 0, timeout: Double? = nil, uses: LuaString? = nil, hasCondition: Bool = false,
+    fansOut: Bool = false, maxParallel: Int? = nil
   ) {
     self.name = name
     self.needs = needs
@@ -37,11 +43,25 @@ public struct WorkflowStep: Sendable, Equatable {
     self.timeout = timeout
     self.uses = uses
     self.hasCondition = hasCondition
+    self.fansOut = fansOut
+    self.maxParallel = maxParallel
+  }
+
+  /// Child `index` (from 1) of this step, which fans out: `name[index]`,
+  /// with this step's needs, action, queue (a durable one's jobs go there)
+  /// and retry and timeout rules.
+  func child(_ index: Int) -> WorkflowStep {
+    var child = self
+    child.name = LuaString(bytes: name.bytes + Array("[\(index)]".utf8))
+    child.hasCondition = false
+    child.fansOut = false
+    child.maxParallel = nil
+    return child
   }
 
   /// The steps workflow.lua describes in the table at `index` of `stack`:
   /// columns `{ count = n, name = {...}, needs = { { positions from 1 }, ... }, queue, continue_on_error,
-  /// attempts, backoff, timeout, uses, condition }`, each a list by step position, which the Lua side has
+  /// attempts, backoff, timeout, uses, condition, map, max_parallel }`, each a list by step position, which the Lua side has
   /// already checked; nil if it is not that. Read with raw access: a workflow may have tens of thousands of steps.
   static func read(_ stack: some LuaStack, at index: Int32) -> [WorkflowStep]? {
     let table = stack.absoluteIndex(index)
@@ -51,7 +71,10 @@ public struct WorkflowStep: Sendable, Equatable {
     stack.pushField("count", of: table)
     guard let total = stack.integer(at: -1), total >= 0, total <= Int64(Int32.max) else { return nil }
     let count = Int(total)
-    let keys = ["name", "needs", "queue", "continue_on_error", "attempts", "backoff", "timeout", "uses", "condition"]
+    let keys = [
+      "name", "needs", "queue", "continue_on_error", "attempts", "backoff", "timeout", "uses", "condition", "map",
+      "max_parallel",
+    ]
     var columns: [Int32] = []
     for key in keys {
       guard stack.pushField(key, of: table) == .table else { return nil }
@@ -59,6 +82,7 @@ public struct WorkflowStep: Sendable, Equatable {
     }
     let (names, needLists, queues, continues, attemptCounts, backoffs, timeouts, actions, conditions) =
       (columns[0], columns[1], columns[2], columns[3], columns[4], columns[5], columns[6], columns[7], columns[8])
+    let (maps, parallelLimits) = (columns[9], columns[10])
     /// Pushes column `column`'s entry for the step at `position`, runs `read` on it, and pops it.
     func entry<T>(_ column: Int32, _ position: Int, _ read: (Int32) -> T) -> T {
       stack.pushField(position + 1, of: column)
@@ -94,7 +118,9 @@ public struct WorkflowStep: Sendable, Equatable {
           attempts: Int(clamping: entry(attemptCounts, position) { stack.integer(at: $0) } ?? 1),
           backoff: entry(backoffs, position) { stack.number(at: $0) } ?? 0,
           timeout: entry(timeouts, position) { stack.number(at: $0) }, uses: string(actions, position),
-          hasCondition: entry(conditions, position) { stack.boolean(at: $0) }))
+          hasCondition: entry(conditions, position) { stack.boolean(at: $0) },
+          fansOut: entry(maps, position) { stack.boolean(at: $0) },
+          maxParallel: entry(parallelLimits, position) { stack.integer(at: $0) }.map { Int(clamping: $0) }))
     }
     return steps
   }

@@ -27,7 +27,7 @@ local STEP = { __name = "lunar.workflow.step" }
 local KNOWN = {
   uses = true, run = true, with = true, needs = true, queue = true, durable = true, retry = true, timeout = true,
   ["if"] = true, when = true, continue_on_error = true, services = true, description = true,
-  cache = true, version = true,
+  cache = true, version = true, map = true, max_parallel = true,
 }
 
 -- The short source (`x.lua`) of the functions that define steps, by function.
@@ -92,6 +92,18 @@ local function check_step(s)
     end
     for i, need in ipairs(s.needs) do
       if type(need) ~= "string" then return ("needs[%d] must be a step name, got %s"):format(i, type(need)) end
+    end
+  end
+  if s.map ~= nil and type(s.map) ~= "function" then
+    return ("'map' must be a function returning the list of items, got %s"):format(type(s.map))
+  end
+  if s.map ~= nil and s.with ~= nil and type(s.with) ~= "function" then
+    return ("'with' of a step with 'map' must be a function (ctx, item), got %s"):format(type(s.with))
+  end
+  if s.max_parallel ~= nil then
+    if s.map == nil then return "'max_parallel' is for a step with 'map'" end
+    if math.type(s.max_parallel) ~= "integer" or s.max_parallel < 1 then
+      return ("'max_parallel' must be a positive integer, got %s"):format(shown(s.max_parallel))
     end
   end
   if s.retry ~= nil then
@@ -387,6 +399,7 @@ local function describe(wf)
   -- Columns, one list per field, rather than a table per step: a workflow
   -- may have tens of thousands of steps.
   local name, needs, queues, continues, attempts, backoff, timeout, uses, condition = {}, {}, {}, {}, {}, {}, {}, {}, {}
+  local map, max_parallel = {}, {}
   for i, s in ipairs(wf.steps) do
     name[i] = s.name
     if #s.needs > 0 then
@@ -397,10 +410,11 @@ local function describe(wf)
     queues[i], continues[i], timeout[i], uses[i] = s.queue, s.continue_on_error, s.timeout, s.uses
     if s.retry then attempts[i], backoff[i] = s.retry.attempts, s.retry.backoff end
     if s["if"] ~= nil then condition[i] = true end
+    if s.map ~= nil then map[i], max_parallel[i] = true, s.max_parallel end
   end
   described = {
     count = #wf.steps, name = name, needs = needs, queue = queues, continue_on_error = continues, attempts = attempts,
-    backoff = backoff, timeout = timeout, uses = uses, condition = condition,
+    backoff = backoff, timeout = timeout, uses = uses, condition = condition, map = map, max_parallel = max_parallel,
   }
   descriptions[wf] = described
   return described
@@ -461,7 +475,7 @@ function M.graph(wf, format)
     error(("bad argument #2 to 'graph' (format must be 'mermaid' or 'dot', got %s)"):format(got), 2)
   end
   local steps = {}
-  for i, s in ipairs(wf.steps) do steps[i] = { name = s.name, uses = s.uses, needs = s.needs } end
+  for i, s in ipairs(wf.steps) do steps[i] = { name = s.name, uses = s.uses, needs = s.needs, map = s.map ~= nil } end
   return host.graph(wf.name, steps, format or "mermaid")
 end
 
@@ -702,7 +716,13 @@ local function execute(wf, options, level)
   local inputs = {}
   local durable_queues = {}
   local views = {}
+  -- The children of the steps that fanned out (`map`), by position: each
+  -- runs its parent's action on one item.
+  local children = {}
+  local function step_at(i) return wf.steps[i] or children[i] end
+  -- A child sees the steps its parent needs.
   local function view_for(s)
+    s = s.parent or s
     local view = views[s]
     if view == nil then
       view = steps_view(wf, s, ctx_steps)
@@ -715,9 +735,18 @@ local function execute(wf, options, level)
     return { workflow = wf.name, step = s.name, steps = view_for(s), now = now }
   end
 
+  -- Child `k` of step `s`, which fans out, for `item`.
+  local function child_of(s, k, item)
+    return {
+      name = s.name .. "[" .. k .. "]", parent = s, item = item, uses = s.uses, run = s.run, with = s.with,
+      needs = s.needs, queue = s.queue, durable = s.durable, src = s.src, line = s.line,
+    }
+  end
+
   local action_names = {}
   local function action_for(s)
     if s.uses then return s.uses end
+    s = s.parent or s
     local name = "workflow " .. wf.name .. "/" .. s.name
     if not action_names[name] then
       actions.define_checked(name, s.services, function(ctx, input)
@@ -740,8 +769,23 @@ local function execute(wf, options, level)
       local _, problem = host.accept(run, i, ...)
       if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
     end
-    ctx_steps[s.name] = { status = "succeeded", output = (...) }
+    if s.parent then s.output = (...) else ctx_steps[s.name] = { status = "succeeded", output = (...) } end
     return RAN
+  end
+
+  -- Runs the children of step `s` (position `i`), one per item of its
+  -- list: their outputs, in item order, are its output.
+  local function fan_out(s, i, items)
+    local first = host.fan_out(run, i, #items)
+    local mine = {}
+    for k = 1, #items do
+      local c = child_of(s, k, items[k])
+      children[first + k - 1], mine[k] = c, c
+    end
+    host.children(run, i)
+    local outputs = {}
+    for k = 1, #mine do outputs[k] = mine[k].output end
+    return ran(s, i, outputs)
   end
 
   -- Waits until the deadline of sleep step `s` (position `i`): the one a
@@ -807,10 +851,10 @@ local function execute(wf, options, level)
   -- `counted` is the attempt as ctx.attempt numbers it (on from the
   -- attempts of a resumed run).
   local function body(i, attempt, counted)
-    local s = wf.steps[i]
+    local s = step_at(i)
     if attempt == 1 then
       local condition, input = s["if"], s.with
-      local ctx = (condition or type(input) == "function") and context_for(s) or nil
+      local ctx = (condition or type(input) == "function" or s.map) and context_for(s) or nil
       if condition then
         local ok, go = pcall(condition, ctx)
         if not ok then return FAILED, tostring(go) end
@@ -819,7 +863,23 @@ local function execute(wf, options, level)
           return SKIPPED
         end
       end
-      if type(input) == "function" then
+      if s.map then
+        -- A step that fans out: its input is its list of items.
+        local ok
+        ok, input = pcall(s.map, ctx)
+        if not ok then return FAILED, tostring(input) end
+        if not is_list(input) then
+          return FAILED, at(s) .. ("step \"%s\": 'map' must return a list of items, got %s")
+            :format(name_text(s.name), type(input) == "table" and "a table with other keys" or type(input))
+        end
+      elseif s.parent then
+        input = s.item
+        if type(s.with) == "function" then
+          local ok
+          ok, input = pcall(s.with, ctx, s.item)
+          if not ok then return FAILED, tostring(input) end
+        end
+      elseif type(input) == "function" then
         local ok
         ok, input = pcall(input, ctx)
         if not ok then return FAILED, tostring(input) end
@@ -829,11 +889,12 @@ local function execute(wf, options, level)
         local prepared, reused, output = pcall(host.prepare, run, i, input)
         if not prepared then return FAILED, at(s) .. ("step \"%s\": %s"):format(s.name, reused) end
         if reused then
-          ctx_steps[s.name] = { status = "reused", output = output }
+          if s.parent then s.output = output else ctx_steps[s.name] = { status = "reused", output = output } end
           return REUSED
         end
       end
     end
+    if s.map then return fan_out(s, i, inputs[i]) end
     if s.sleep then return ran(s, i, sleep_step(s, i)) end
     if s.wait then return ran(s, i, wait_step(s, i)) end
     if s.durable then
@@ -853,7 +914,8 @@ local function execute(wf, options, level)
 
   -- A step failed for good: its context says so.
   local function record(i, message)
-    ctx_steps[wf.steps[i].name] = { status = "failed", error = message }
+    local s = step_at(i)
+    if s.parent then s.error = message else ctx_steps[s.name] = { status = "failed", error = message } end
   end
 
   local codes = recording and step_codes(wf) or nil
@@ -861,8 +923,9 @@ local function execute(wf, options, level)
   local results = {}
   for i, status in ipairs(statuses) do
     if status then
-      local name = wf.steps[i].name
-      local c = ctx_steps[name]
+      local s = step_at(i)
+      local name = s.name
+      local c = s.parent and { output = s.output, error = s.error } or ctx_steps[name]
       results[name] = {
         status = status, attempts = attempts[i], output = c and c.output, error = c and c.error,
         reason = reasons[i] or nil,

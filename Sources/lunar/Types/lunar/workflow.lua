@@ -22,7 +22,9 @@ local workflow = {}
 ---@class lunar.workflow.step_spec
 ---@field uses? string an action (`NAME.x` loads plugin `NAME` on first use)
 ---@field run? fun(ctx: lunar.workflow.run_context, input: any): any a Lua function, run as an action
----@field with? table|fun(ctx: lunar.workflow.context): any the action's input
+---@field with? table|fun(ctx: lunar.workflow.context, item?: any): any the action's input (with `map`: a function of each item)
+---@field map? fun(ctx: lunar.workflow.context): any[] the items: one child step `name[k]` runs the action per item; the output is the list of their outputs
+---@field max_parallel? integer with `map`: the most children running at once
 ---@field needs? string|string[] steps that must finish first
 ---@field queue? string steps sharing a queue run one at a time, in declaration order
 ---@field durable? boolean with `queue` and `uses`: a job of that durable queue, run by `lunar worker`
