@@ -21,53 +21,14 @@ struct RunProcessLauncher: RunLauncher {
   var lease: Duration
 
   func launch(_ run: RunRecord, handover: RunHandover, file: String) throws -> any LaunchedRun {
-    let executable = Self.executable
     let seconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-    let arguments = [executable, "run", "--adopt", handover.description, "--lease", "\(seconds)", "--", file] + run.arguments
+    let arguments =
+      [ChildProcess.executable, "run", "--adopt", handover.description, "--lease", "\(seconds)", "--", file] + run.arguments
     var environment = self.environment
     environment["LUNAR_STORE"] = store
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-    posix_spawnattr_setpgroup(&attributes, 0)
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    if let changeDirectory = Self.changeDirectory {
-      _ = root.withCString { changeDirectory(&actions, $0) }
-    }
-    var pid: pid_t = 0
-    let status = Self.withCStrings(arguments) { argv in
-      Self.withCStrings(environment.map { "\($0.key)=\($0.value)" }) { envp in
-        posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-      }
-    }
-    guard status == 0 else { throw RunProcessError(description: "cannot start \(executable): \(String(cString: strerror(status)))") }
-    return RunProcess(pid: pid)
-  }
-
-  /// This binary, so a worker's runs run with its own version.
-  static var executable: String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    return length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-  }
-
-  // glibc has it since 2.29, but Swift's Glibc module does not declare
-  // this GNU extension: it is looked up. Without it (another libc), the
-  // child runs in the worker's folder, and the file's path still holds
-  // the root.
-  private typealias ChangeDirectory =
-    @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-  private static let changeDirectory: ChangeDirectory? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np")
-    .map { unsafeBitCast($0, to: ChangeDirectory.self) }
-
-  private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
-    var pointers = strings.map { strdup($0) }
-    pointers.append(nil)
-    defer { for pointer in pointers { free(pointer) } }
-    return body(pointers)
+    // Without posix_spawn_file_actions_addchdir_np the child runs in the
+    // worker's folder, and the file's path still holds the root.
+    return RunProcess(pid: try ChildProcess.spawn(arguments, environment: environment, folder: root, ownGroup: true))
   }
 }
 
@@ -75,17 +36,10 @@ struct RunProcessLauncher: RunLauncher {
 struct RunProcess: LaunchedRun {
   let pid: pid_t
 
-  func waitForExit() -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-      guard errno == EINTR else { return 1 }
-    }
-    let signal = status & 0x7F
-    return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
-  }
+  func waitForExit() -> Int32 { ChildProcess.waitForExit(pid) }
 }
 
-/// Why a run's process could not start.
+/// Why a run's worker could not start.
 struct RunProcessError: Error, CustomStringConvertible {
   var description: String
 }
