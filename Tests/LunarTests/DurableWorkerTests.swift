@@ -73,6 +73,16 @@ import TestSupport
     #expect(log.all == ["stopping: finishing 1 running job"])
   }
 
+  @Test func anIdleWorkerStopsWithoutAWord() async throws {
+    let fixture = try await DurableFixture(workerSource: Self.actions)
+    let log = WorkerLog()
+    let worker = try fixture.worker(log: log)
+    let thread = WorkerThread(running: worker)
+    worker.stop()
+    await thread.join()
+    #expect(log.all.isEmpty, "\(log.all)")
+  }
+
   @Test func theRunnerRunsAClaimedJobsActionWithItsAttempt() async throws {
     let fixture = try await DurableFixture(workerSource: Self.actions)
     let store = fixture.store

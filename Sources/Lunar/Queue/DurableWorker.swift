@@ -203,7 +203,11 @@ private final class DurableWorkerLoop {
       if requests >= 2 { return stopAtOnce() }
       if requests == 1, case .serving = phase {
         phase = .draining(until: Self.monotonic + Self.seconds(options.gracePeriod))
-        worker.log("stopping: finishing \(running.count) running job\(running.count == 1 ? "" : "s")")
+        // An idle worker stops without a word (a `--processes` run stops
+        // its workers after every run).
+        if !running.isEmpty {
+          worker.log("stopping: finishing \(running.count) running job\(running.count == 1 ? "" : "s")")
+        }
       }
       let serving = if case .serving = phase { true } else { false }
       // A job's completion claims its successor in the same transaction;
