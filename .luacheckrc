@@ -28,7 +28,8 @@ stds.lunar = {
           },
         },
         workflow = {
-          fields = { step = {}, sleep = {}, wait = {}, is = {}, plan = {}, graph = {}, execute = {}, run = {} },
+          fields = { step = {}, sleep = {}, wait = {}, is = {}, plan = {}, graph = {}, execute = {}, run = {},
+            _serve = {} },
         },
         trace = { fields = { events = {}, summaries = {}, clear = {}, stop = {}, start = {}, recording = {} } },
         launches = {

@@ -30,7 +30,8 @@ enum RunCommand {
       OptionSpec(name: "from", value: "STEP", help: "workflows: run STEP and everything after it"),
       OptionSpec(name: "summary", value: "DETAIL", help: "workflows: 'full' lists every step in the summary (default: all of a run of up to 20 steps; above, the counts and the failed, retried and slowest)"),
       OptionSpec(name: "dry-run", help: "workflows: print the plan (order, parallel groups), run nothing"),
-      OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4)"),
+      OptionSpec(name: "jobs", short: "j", value: "N", help: "workflows: steps run at once (default 4; N with --processes N)"),
+      OptionSpec(name: "processes", value: "N", help: "workflows: run the steps in N worker processes sharing the run's store (a temporary one with --no-store)"),
       OptionSpec(name: "store", value: "URL", help: "workflows: record runs in URL (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "no-store", help: "workflows: record nothing"),
       OptionSpec(name: "no-logs", help: "workflows: keep steps' printed output out of the store (it is still shown)"),
@@ -57,16 +58,23 @@ enum RunCommand {
     var configuration: RuntimeConfiguration
     let chromeTrace: ChromeTraceFile?
     let file: String
+    let processes: StepProcesses?
     do {
       // The flags' values first: `--timeout f.lua` is a bad --timeout, not
       // a missing file.
-      configuration = try makeConfiguration(parsed)
+      processes = try stepProcesses(parsed)
+      configuration = try makeConfiguration(parsed, processes: processes)
       let traceFile = try TraceFileOption.parse(parsed, command: "run")
       guard let operand = parsed.operands.first else {
         throw UsageError(message: parsed.missing("missing script file"), command: "run")
       }
       file = operand
       chromeTrace = try traceFile?.install(in: &configuration, process: "lunar run \(file)")
+      if let processes, let store = configuration.store, !parsed.has("dry-run") {
+        try processes.start(
+          store: store, file: file, arguments: Array(parsed.operands.dropFirst()),
+          pluginDirectories: configuration.pluginDirectories)
+      }
     } catch let error as UsageError {
       return LunarCommandLine.usageFailure(error)
     } catch {
@@ -79,6 +87,7 @@ enum RunCommand {
       interpreterArguments: parsed.prefix
     )
     let outcome: Result<[LuaValue], RunFailure>
+    defer { processes?.stop() }
     do {
       outcome = try Runtime.runOnCurrentThread(configuration, script)
       fflush(nil)
@@ -106,8 +115,24 @@ enum RunCommand {
     return report(outcome)
   }
 
-  /// The runtime configuration the flags ask for.
-  static func makeConfiguration(_ parsed: ParsedArguments) throws -> RuntimeConfiguration {
+  /// The worker processes `--processes N` asks for (not started yet), or nil.
+  static func stepProcesses(_ parsed: ParsedArguments) throws -> StepProcesses? {
+    guard let text = parsed.value("processes") else { return nil }
+    guard let count = Int(text), count > 0, count <= StepProcesses.limit else {
+      throw UsageError(message: "--processes needs a number from 1 to \(StepProcesses.limit), got '\(text)'", command: "run")
+    }
+    for other in ["sandbox", "record", "replay", "adopt"] where parsed.has(other) {
+      throw UsageError(message: "--processes cannot be used with --\(other)", command: "run")
+    }
+    if parsed.operands.first == "-" {
+      throw UsageError(message: "--processes needs a script FILE its workers can load, not standard input", command: "run")
+    }
+    return try StepProcesses(count: count, temporary: parsed.has("no-store"))
+  }
+
+  /// The runtime configuration the flags ask for; `processes` run the
+  /// steps of the workflow the file returns.
+  static func makeConfiguration(_ parsed: ParsedArguments, processes: StepProcesses? = nil) throws -> RuntimeConfiguration {
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
     configuration.catchesInterrupts = true
@@ -183,6 +208,10 @@ enum RunCommand {
     }
     try workflow.checkResumeStore()
     configuration.store = try chooseStore(parsed, &workflow)
+    if let processes {
+      workflow.processQueues = processes.queues
+      configuration.store = configuration.store ?? processes.temporaryStore
+    }
     workflow.scriptFile = parsed.operands.first
     workflow.scriptArguments = Array(parsed.operands.dropFirst())
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain

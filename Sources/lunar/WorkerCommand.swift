@@ -13,12 +13,14 @@ import Glibc
 /// SIGTERM or SIGINT, after which running jobs and runs may finish for the
 /// grace period and the worker exits 0; jobs still running then, or at a
 /// second signal, are given back, runs are left to their processes, and
-/// the status is the signal's (130, 143).
+/// the status is the signal's (130, 143). With `--steps`, FILE returns a
+/// workflow whose steps are its actions, loaded with ARGS: the worker
+/// processes `lunar run --processes` starts.
 enum WorkerCommand {
   static let spec = CommandSpec(
     name: "worker",
     summary: "Run the jobs of durable queues with the actions FILE defines, and with --runs N submitted and scheduled runs.",
-    operands: "[FILE]",
+    operands: "[FILE [ARGS...]]",
     options: [
       OptionSpec(name: "store", value: "URL", help: "the store whose queues to serve (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
       OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
@@ -29,6 +31,8 @@ enum WorkerCommand {
       OptionSpec(name: "plugin-dir", value: "DIR", help: "search DIR for Lua plugins (repeatable)"),
       OptionSpec(name: "runs", value: "N", help: "also run submitted runs and fire schedules, at most N runs at once, each in a process of its own"),
       OptionSpec(name: "root", value: "DIR", help: "with --runs: find workflow files by the path they were submitted with under DIR (default: the current folder)"),
+      OptionSpec(name: "steps", help: "FILE returns a workflow: its steps are the actions, and ARGS its arguments (what lunar run --processes starts)"),
+      OptionSpec(name: "parent", value: "PID", help: "stop, as at SIGTERM, once process PID is no longer this worker's parent"),
     ],
     run: run
   )
@@ -44,11 +48,28 @@ enum WorkerCommand {
       return 1
     }
     let file = parsed.operands.first
+    if parsed.has("steps") && (file == nil || runs != nil) {
+      return LunarCommandLine.usageFailure(
+        UsageError(message: "--steps needs a workflow FILE, and cannot be used with --runs", command: "worker"))
+    }
     if file == nil && runs == nil {
       return LunarCommandLine.usageFailure(
         UsageError(message: "missing worker file (or --runs N, to run submitted runs)", command: "worker"))
     }
-    guard parsed.operands.count <= 1 else {
+    let parent: pid_t?
+    do {
+      parent = try parsed.value("parent").map { text in
+        guard let pid = pid_t(exactly: try positiveInteger(text, flag: "--parent")) else {
+          throw UsageError(message: "--parent needs a process id, got '\(text)'", command: "worker")
+        }
+        return pid
+      }
+    } catch let error as UsageError {
+      return LunarCommandLine.usageFailure(error)
+    } catch {
+      return 1
+    }
+    guard parsed.operands.count <= 1 || parsed.has("steps") else {
       return LunarCommandLine.usageFailure(UsageError(message: "unexpected argument '\(parsed.operands[1])'", command: "worker"))
     }
     let concurrency: Int
@@ -91,6 +112,7 @@ enum WorkerCommand {
       return LunarCommandLine.usageFailure(usageError(error, parsed))
     }
     Signals.catchStopRequests()
+    if let parent { ParentWatch.start(parent) }
     let startRunWorker = { () throws -> RunWorkerThread? in
       guard let runs else { return nil }
       return try RunWorkerThread.start(
@@ -118,6 +140,7 @@ enum WorkerCommand {
     configuration.environment = Environment.current
     var workflow = WorkflowRunOptions()
     workflow.scriptFile = file
+    workflow.servesSteps = parsed.has("steps")
     configuration.plugins = [WorkflowPlugin(options: workflow)] + DefaultPlugins.all
     configuration.pluginDirectories = parsed.flags["plugin-dir"] ?? []
     // Jobs may submit further jobs to the worker's own store.
@@ -129,7 +152,8 @@ enum WorkerCommand {
       Console.error("lunar: \(error)")
       return 1
     }
-    let loaded = runtime.runBlocking(Script(source: .file(file), arguments: [], interpreterArguments: parsed.prefix))
+    let arguments = parsed.has("steps") ? Array(parsed.operands.dropFirst()) : []
+    let loaded = runtime.runBlocking(Script(source: .file(file), arguments: arguments, interpreterArguments: parsed.prefix))
     fflush(nil)
     if case .failure = loaded { return RunCommand.report(loaded) }
 

@@ -232,3 +232,15 @@ extension ExampleTests {
     #expect(second.stdout.contains("deployed: eu-ok, us-ok, ap-ok"), "\(second.stdout)")
   }
 }
+
+extension ExampleTests {
+  @Test func everyCoreCountsTheSamePrimesInWorkerProcesses() async throws {
+    let here = try await LunarProcess.run(["run", "--no-store", "every_core.lua", "2000"], in: Self.examples)
+    let spread = try await LunarProcess.run(
+      ["run", "--no-store", "--processes", "2", "every_core.lua", "2000"], in: Self.examples, timeout: 60)
+    #expect(here.status == 0 && spread.status == 0, "\(here.stderr) \(spread.stderr)")
+    // Primes below 2001, 2002, 2003, 2004: 2003 is the first one more.
+    #expect(here.stdout.contains("primes: 303, 303, 303, 304"), "\(here.stdout)")
+    #expect(spread.stdout.contains("primes: 303, 303, 303, 304"), "\(spread.stdout)")
+  }
+}

@@ -2,7 +2,8 @@ import LuaKit
 
 /// What `lunar run` does with a workflow that a script's main chunk
 /// returns: runs it with the run's workflow options, or, in drawing mode,
-/// draws it. Refuses, as usage errors, workflow options for a script that
+/// draws it, or, in a step worker (`lunar worker --steps`), makes its
+/// steps actions. Refuses, as usage errors, workflow options for a script that
 /// returned no workflow and a run flag given after the script's name.
 enum ReturnedWorkflow {
   /// Handles `results` (see `ScriptRunner.handleResults`): a returned
@@ -34,6 +35,13 @@ enum ReturnedWorkflow {
       try state.call(arguments: 2, results: 1)
       if let drawing = state.bytes(at: -1) { drawings.add(drawing) }
       state.top = chunkResults
+      return nil
+    }
+    if options.servesSteps {
+      state.pushField("_serve", of: module)
+      state.pushValue(at: returned)
+      try state.call(arguments: 1, results: 0)
+      state.top = results.base
       return nil
     }
     if let misplaced = options.misplacedFlag {

@@ -83,7 +83,9 @@ public struct WorkflowPlugin: LunarPlugin {
 
   /// begin(name, steps, options) -> run, the earlier run's outputs of the
   /// steps before `--from` by name, whether the run is recorded (the body
-  /// then gives every output); or nil and why the run cannot begin
+  /// then gives every output), and the queues of the worker processes that
+  /// run its steps (for `options._processes` under `--processes`; else
+  /// nil); or nil and why the run cannot begin
   private static func begin(_ runs: WorkflowRuns) -> LuaFunction {
     { call in
       let name = try call.bytes(1)
@@ -103,7 +105,13 @@ public struct WorkflowPlugin: LunarPlugin {
       call.push(id)
       try call.push(.table(earlier))
       call.push(runs.records(id))
-      return .values(3)
+      let queues = runs.processQueues(options, recorded: runs.records(id))
+      if !queues.isEmpty {
+        try call.push(.table(LuaTable(array: queues.map { .string($0) })))
+      } else {
+        call.pushNil()
+      }
+      return .values(4)
     }
   }
 
@@ -289,9 +297,10 @@ public struct WorkflowPlugin: LunarPlugin {
     }
   }
 
-  /// submit_job(run, position, attempt, input, counted) -> the handle of a new job
-  /// (whose action sees `ctx.attempt` counted on from `counted`, the step's attempt)
-  /// of the step's durable queue, recorded as the attempt's before any Lua
+  /// submit_job(run, position, attempt, input, counted [, queue, action]) -> the handle
+  /// of a new job (whose action sees `ctx.attempt` counted on from `counted`, the step's
+  /// attempt) of the step's durable queue and action, or of `queue` running `action`
+  /// (a `--processes` worker's), recorded as the attempt's before any Lua
   /// code runs again: an interrupt cannot fall between the two, so a
   /// resumed run always finds the job its interrupted run submitted.
   private static func submitJob(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
@@ -301,7 +310,9 @@ public struct WorkflowPlugin: LunarPlugin {
       let attempt = Int(try call.integer(3))
       let step = run.steps[position]
       let what = "step \"\(step.name.lossyString)\""
-      guard let queueName = step.queue, let action = step.uses else {
+      guard let queueName = call.isNil(6) ? step.queue : try call.bytes(6),
+        let action = call.isNil(7) ? step.uses : try call.bytes(7)
+      else {
         throw DurableQueueError("\(what): a durable step needs a queue and an action")
       }
       let input: LuaValue

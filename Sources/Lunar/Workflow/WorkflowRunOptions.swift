@@ -45,6 +45,14 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   public var scriptArguments: [String] = []
   /// How progress is drawn.
   public var progress = Progress.plain
+  /// The durable queues of the worker processes that run a returned
+  /// workflow's steps (`lunar run --processes N`: one queue per process,
+  /// which only it serves); empty: steps run in this process.
+  public var processQueues: [LuaString] = []
+  /// This process serves the steps of the workflow its file returns
+  /// (`lunar worker --steps`): each becomes an action, and the workflow is
+  /// not run.
+  public var servesSteps = false
   /// How many rows the summary shows (`--summary full`: every step).
   public var summary = RunSummaryTable.Detail.automatic
   /// Whether what each step prints is also kept in the run store, per
@@ -87,6 +95,7 @@ public struct WorkflowRunOptions: Sendable, Equatable {
     if jobs != nil { return "--jobs" }
     if resumeStore != nil { return "--journal" }
     if summary != .automatic { return "--summary" }
+    if !processQueues.isEmpty { return "--processes" }
     return nil
   }
 
@@ -105,6 +114,7 @@ public struct WorkflowRunOptions: Sendable, Equatable {
     if dryRun { table["dry_run"] = true }
     if let jobs { table["jobs"] = .integer(Int64(jobs)) }
     table["progress"] = .string(LuaString(progress.rawValue))
+    if !processQueues.isEmpty { table["_processes"] = true }
     return .table(table)
   }
 }

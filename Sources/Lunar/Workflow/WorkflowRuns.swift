@@ -100,9 +100,26 @@ final class WorkflowRuns {
     let id = nextID
     nextID += 1
     begun[id] = Begun(
-      workflow: workflow, steps: steps, plan: plan, jobs: Int(options["jobs"].integerValue ?? 4), reporters: reporters,
+      workflow: workflow, steps: steps, plan: plan,
+      jobs: options["jobs"].integerValue.map { Int(clamping: $0) } ?? defaultJobs(options, recorded: recorder != nil),
+      reporters: reporters,
       live: live, recorder: recorder, earlierOutputs: earlier, forced: forced)
     return (id, earlierTable)
+  }
+
+  /// How many steps run at once when the run's options do not say: one
+  /// per `--processes` worker (each step is one job in flight, and a
+  /// worker is free for it), else 4.
+  private func defaultJobs(_ options: LuaValue, recorded: Bool) -> Int {
+    let queues = processQueues(options, recorded: recorded)
+    return queues.isEmpty ? 4 : queues.count
+  }
+
+  /// The queues of the `--processes` workers that run the steps of a run
+  /// with `options` (`_processes`: the workflow the file returns), which
+  /// must be `recorded` in the store they share; empty if none.
+  func processQueues(_ options: LuaValue, recorded: Bool) -> [LuaString] {
+    options["_processes"] == .boolean(true) && recorded ? self.options.processQueues : []
   }
 
   /// Starts run `id`, whose attempts run `body`; returns it (the caller

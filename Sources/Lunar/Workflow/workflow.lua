@@ -650,7 +650,12 @@ local RAN, REUSED, SKIPPED, FAILED = 1, 2, 3, 4
 -- The arguments of workflow.execute and workflow.run (`fname`), checked;
 -- errors point at the code that called it. Returns the options table.
 -- The options `run` and `execute` take.
-local OPTIONS = { only = true, from = true, dry_run = true, jobs = true, journal = true, quiet = true, progress = true }
+-- `_processes` is the command line's: the workflow a file returns runs its
+-- steps in the `lunar run --processes` workers.
+local OPTIONS = {
+  only = true, from = true, dry_run = true, jobs = true, journal = true, quiet = true, progress = true,
+  _processes = true,
+}
 local OPTION_LIST = "dry_run, from, jobs, journal, only, progress, quiet"
 
 -- "unknown option 'x' (options are ...)" for the first key of `options`
@@ -695,6 +700,24 @@ end
 
 local function now() return lunar.now() end
 
+-- The name of the action that runs `run` step `s` of workflow `wf`.
+local function step_action_name(wf, s) return "workflow " .. wf.name .. "/" .. s.name end
+
+--- Defines the action of each `run` step of `wf`, for a worker process of
+--- `lunar run --processes` (`lunar worker --steps`): its job is `{ input =,
+--- steps = }`, the outputs of the steps it needs directly.
+function M._serve(wf)
+  if not M.is(wf) then error(("bad argument #1 to '_serve' (workflow expected, got %s)"):format(type(wf)), 2) end
+  for _, s in ipairs(wf.steps) do
+    if s.run and not s.sleep and not s.wait then
+      actions.define_checked(step_action_name(wf, s), s.services, function(ctx, job)
+        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, type(job) == "table" and job.steps or {}
+        return s.run(ctx, type(job) == "table" and job.input or nil)
+      end)
+    end
+  end
+end
+
 -- Runs the workflow; returns the results by step and whether all succeeded.
 -- Errors about the options point `level` frames up. The runner (Swift)
 -- decides what runs when; each attempt of a step runs `body` as a task.
@@ -705,9 +728,9 @@ local function execute(wf, options, level)
     print(M.plan(wf, options))
     return { ok = true, results = {} }
   end
-  local run, earlier, recording = host.begin(wf.name, describe(wf), {
-    only = only, from = from, jobs = math.tointeger(options.jobs or 4), progress = options.progress,
-    quiet = options.quiet and true or nil, journal = options.journal,
+  local run, earlier, recording, process_queues = host.begin(wf.name, describe(wf), {
+    only = only, from = from, jobs = options.jobs and math.tointeger(options.jobs), progress = options.progress,
+    quiet = options.quiet and true or nil, journal = options.journal, _processes = options._processes,
   })
   if not run then error(earlier, level + 1) end
 
@@ -747,7 +770,7 @@ local function execute(wf, options, level)
   local function action_for(s)
     if s.uses then return s.uses end
     s = s.parent or s
-    local name = "workflow " .. wf.name .. "/" .. s.name
+    local name = step_action_name(wf, s)
     if not action_names[name] then
       actions.define_checked(name, s.services, function(ctx, input)
         -- The action's context (services, ctx:run, ctx:event) is the step's.
@@ -844,6 +867,44 @@ local function execute(wf, options, level)
     end
   end
 
+  -- MARK: Steps in worker processes (--processes)
+
+  -- The jobs each worker process's queue holds now, by queue.
+  local loads = {}
+  if process_queues then
+    for _, q in ipairs(process_queues) do loads[q] = 0 end
+  end
+
+  -- The least busy worker's queue (the first, among equals).
+  local function free_queue()
+    local best
+    for _, q in ipairs(process_queues) do
+      if best == nil or loads[q] < loads[best] then best = q end
+    end
+    return best
+  end
+
+  -- Runs attempt `attempt` of step `s` (position `i`) as a job of a
+  -- worker process: a `run` function as the action `_serve` defines for
+  -- it, given its input and the outputs of the steps it needs directly;
+  -- a `uses` step's action with its input.
+  local function in_process(s, i, attempt, counted)
+    local owner = s.parent or s
+    local action, payload = s.uses, inputs[i]
+    if not s.uses then
+      local outputs = {}
+      for _, need in ipairs(owner.needs) do outputs[need] = ctx_steps[need] end
+      action, payload = step_action_name(wf, owner), { input = inputs[i], steps = outputs }
+    end
+    local q = free_queue()
+    local job = host.submit_job(run, i, attempt, payload, counted, q, action)
+    loads[q] = loads[q] + 1
+    local ok, output = pcall(job.await, job)
+    loads[q] = loads[q] - 1
+    if not ok then error(output, 0) end
+    return ran(s, i, output)
+  end
+
   -- One attempt of step `i`: its condition and input (the first time),
   -- an earlier output to reuse, or its action. The runner says "started"
   -- itself for a step with no condition in a run it does not record;
@@ -897,6 +958,7 @@ local function execute(wf, options, level)
     if s.map then return fan_out(s, i, inputs[i]) end
     if s.sleep then return ran(s, i, sleep_step(s, i)) end
     if s.wait then return ran(s, i, wait_step(s, i)) end
+    if process_queues and not s.durable then return in_process(s, i, attempt, counted) end
     if s.durable then
       -- A job of the durable queue: a `lunar worker` runs it, anywhere.
       -- A resumed run waits for the job its interrupted run left, if any.

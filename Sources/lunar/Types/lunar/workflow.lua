@@ -22,8 +22,8 @@ local workflow = {}
 ---@class lunar.workflow.step_spec
 ---@field uses? string an action (`NAME.x` loads plugin `NAME` on first use)
 ---@field run? fun(ctx: lunar.workflow.run_context, input: any): any a Lua function, run as an action
----@field with? table|fun(ctx: lunar.workflow.context, item?: any): any the action's input (with `map`: a function of each item)
----@field map? fun(ctx: lunar.workflow.context): any[] the items: one child step `name[k]` runs the action per item; the output is the list of their outputs
+---@field with? table|fun(ctx: lunar.workflow.context, item?: any): any the action's input (with `map`: of each item)
+---@field map? fun(ctx: lunar.workflow.context): any[] the items: a child step `name[k]` per item; output: their outputs
 ---@field max_parallel? integer with `map`: the most children running at once
 ---@field needs? string|string[] steps that must finish first
 ---@field queue? string steps sharing a queue run one at a time, in declaration order
@@ -146,5 +146,10 @@ function workflow.execute(wf, options) end
 ---@param options? lunar.workflow.options
 ---@return lunar.workflow.outcome
 function workflow.run(wf, options) end
+
+---Internal: defines each `run` step's action in a `lunar run --processes`
+---worker (`lunar worker --steps`); a script has no use for it.
+---@param wf lunar.workflow
+function workflow._serve(wf) end
 
 return workflow

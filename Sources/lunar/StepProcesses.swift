@@ -1,0 +1,67 @@
+import Foundation
+import Glibc
+import LuaKit
+import LunarStore
+
+/// The worker processes of `lunar run --processes N`: N `lunar worker
+/// --steps` children, each serving a durable queue of its own in the run's
+/// store, which load the run's file with its arguments and run the steps'
+/// jobs the run submits, so CPU-bound steps use N cores. Under
+/// `--no-store` the store is a temporary one, removed with the workers.
+final class StepProcesses {
+  /// The most worker processes a run may start.
+  static let limit = 256
+
+  /// One queue per worker process, named after this run's process so no
+  /// other run's workers serve it.
+  let queues: [LuaString]
+  /// The temporary store's folder, under `--no-store`.
+  private let temporaryFolder: String?
+  private var pids: [pid_t] = []
+
+  /// `count` workers' queues; a temporary store too if `temporary`.
+  init(count: Int, temporary: Bool) throws {
+    let token = "\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+    queues = (1...count).map { LuaString("lunar.processes/\(token)/\($0)") }
+    if temporary {
+      var template = Array((NSTemporaryDirectory() + "/lunar-processes-XXXXXX").utf8CString)
+      guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
+        throw ChildProcessError(description: "cannot make a temporary store for --processes: \(String(cString: strerror(errno)))")
+      }
+      temporaryFolder = String(cString: made)
+    } else {
+      temporaryFolder = nil
+    }
+  }
+
+  /// The temporary store, under `--no-store`.
+  var temporaryStore: StoreLocation? {
+    temporaryFolder.map { StoreLocation(.sqlite(path: $0 + "/store.db")) }
+  }
+
+  /// Starts the workers on `store`, each loading `file` with `arguments`
+  /// (and Lua plugins from `pluginDirectories`) in this folder, writing
+  /// to this process's standard output and error.
+  func start(store: StoreLocation, file: String, arguments: [String], pluginDirectories: [String]) throws {
+    var environment = Environment.current
+    environment["LUNAR_STORE"] = store.url
+    let directories = pluginDirectories.flatMap { ["--plugin-dir", $0] }
+    for queue in queues {
+      let command =
+        [ChildProcess.executable, "worker", "--steps", "--queues", queue.lossyString, "--parent", "\(getpid())", "--grace", "1"]
+        + directories + ["--", file] + arguments
+      pids.append(try ChildProcess.spawn(command, environment: environment))
+    }
+  }
+
+  /// Stops the workers (SIGTERM: a job still running may finish for a
+  /// second) and waits for them; removes the temporary store.
+  func stop() {
+    for pid in pids { kill(pid, SIGTERM) }
+    for pid in pids { _ = ChildProcess.waitForExit(pid) }
+    pids.removeAll()
+    if let temporaryFolder { try? FileManager.default.removeItem(atPath: temporaryFolder) }
+  }
+
+  deinit { stop() }
+}
