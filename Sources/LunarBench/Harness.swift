@@ -74,6 +74,7 @@ enum BenchmarkSuite {
       ("durable-steps", DurableStepBenchmark.run),
       ("submitted-runs", SubmittedRunBenchmark.run),
       ("schedule-ticks", ScheduleTickBenchmark.run),
+      ("every-core", EveryCoreBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {
