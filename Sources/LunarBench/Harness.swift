@@ -75,6 +75,7 @@ enum BenchmarkSuite {
       ("submitted-runs", SubmittedRunBenchmark.run),
       ("schedule-ticks", ScheduleTickBenchmark.run),
       ("every-core", EveryCoreBenchmark.run),
+      ("submitted-drain", SubmittedDrainBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {
