@@ -107,12 +107,10 @@ enum SubmittedDrainBenchmark {
   /// seconds until the last result.
   static let dbosScript = """
     import sys, time
-    from dbos import DBOS, Queue
+    from dbos import DBOS
 
     url, n = sys.argv[1], int(sys.argv[2])
     DBOS(config={"name": "lunar-bench-drain", "system_database_url": url})
-    queue = Queue("runs", polling_interval_sec=0.1)
-
     @DBOS.step()
     def a(i):
         return i
@@ -130,6 +128,7 @@ enum SubmittedDrainBenchmark {
         return c(b(a(i)))
 
     DBOS.launch()
+    queue = DBOS.register_queue("runs", polling_interval_sec=0.1)
     start = time.monotonic()
     handles = [queue.enqueue(three, i) for i in range(n)]
     enqueued = time.monotonic() - start
