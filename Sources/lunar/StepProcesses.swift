@@ -2,12 +2,15 @@ import Foundation
 import Glibc
 import LuaKit
 import LunarStore
+import Synchronization
 
 /// The worker processes of `lunar run --processes N`: N `lunar worker
 /// --steps` children, each serving a durable queue of its own in the run's
 /// store, which load the run's file with its arguments and run the steps'
 /// jobs the run submits, so CPU-bound steps use N cores. Under
 /// `--no-store` the store is a temporary one, removed with the workers.
+/// A worker that ends while the run goes on stops the run (SIGTERM to
+/// this process): its queue would never be served again.
 final class StepProcesses {
   /// The most worker processes a run may start.
   static let limit = 256
@@ -18,6 +21,10 @@ final class StepProcesses {
   /// The temporary store's folder, under `--no-store`.
   private let temporaryFolder: String?
   private var pids: [pid_t] = []
+  /// What the threads waiting for the workers share with `stop`.
+  private let watch = WorkerWatch()
+  /// How long `stop` waits for the workers before it kills them.
+  static let stopGrace = 5.0
 
   /// `count` workers' queues; a temporary store too if `temporary`.
   init(count: Int, temporary: Bool) throws {
@@ -50,18 +57,51 @@ final class StepProcesses {
       let command =
         [ChildProcess.executable, "worker", "--steps", "--queues", queue.lossyString, "--parent", "\(getpid())", "--grace", "1"]
         + directories + ["--", file] + arguments
-      pids.append(try ChildProcess.spawn(command, environment: environment))
+      let pid = try ChildProcess.spawn(command, environment: environment)
+      pids.append(pid)
+      startWatching(pid)
+    }
+  }
+
+  /// Waits for worker `pid` on a thread of its own; if it ends before
+  /// `stop`, says so and stops the run.
+  private func startWatching(_ pid: pid_t) {
+    let watch = watch
+    Thread.detachNewThread {
+      let status = ChildProcess.waitForExit(pid)
+      if !watch.stopping.load(ordering: .acquiring) {
+        Console.error("lunar: step worker \(pid) ended (status \(status)) while the run needed it: stopping the run")
+        kill(getpid(), SIGTERM)
+      }
+      watch.ended.signal()
     }
   }
 
   /// Stops the workers (SIGTERM: a job still running may finish for a
   /// second) and waits for them; removes the temporary store.
   func stop() {
+    watch.stopping.store(true, ordering: .releasing)
     for pid in pids { kill(pid, SIGTERM) }
-    for pid in pids { _ = ChildProcess.waitForExit(pid) }
+    let deadline = DispatchTime.now() + Self.stopGrace
+    var waiting = pids.count
+    while waiting > 0, watch.ended.wait(timeout: deadline) == .success { waiting -= 1 }
+    if waiting > 0 {
+      // A worker stuck in a long call: its jobs are the run's, which is over.
+      for pid in pids { kill(pid, SIGKILL) }
+      while waiting > 0 {
+        watch.ended.wait()
+        waiting -= 1
+      }
+    }
     pids.removeAll()
     if let temporaryFolder { try? FileManager.default.removeItem(atPath: temporaryFolder) }
   }
 
   deinit { stop() }
+}
+
+/// One signal per worker that ended, and whether `stop` began.
+private final class WorkerWatch: Sendable {
+  let ended = DispatchSemaphore(value: 0)
+  let stopping = Atomic<Bool>(false)
 }

@@ -108,6 +108,35 @@ import TestSupport
     #expect(Self.processes(mentioning: script).isEmpty, "the worker saw its parent die and stopped")
   }
 
+  @Test func aWorkerThatDiesStopsTheRunInsteadOfHangingIt() async throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write(
+      "exits.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "exits" { workflow.step "gone" { run = function() os.exit(3) end } }
+      """)
+    let outcome = try await LunarProcess.run(["run", "--no-store", "--processes", "1", script], in: folder.url, timeout: 30)
+    #expect(outcome.status == 143, "\(outcome.stdout) \(outcome.stderr)")
+    #expect(outcome.stderr.contains(#/step worker \d+ ended \(status 3\) while the run needed it: stopping the run/#), "\(outcome.stderr)")
+  }
+
+  @Test func aFileThatRunsItsWorkflowItselfIsRefusedInTheWorkers() async throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write(
+      "runs.lua",
+      """
+      local workflow = require "lunar.workflow"
+      local wf = workflow "itself" { workflow.step "a" { run = function() lunar.sleep(5) end } }
+      workflow.run(wf)
+      """)
+    let outcome = try await LunarProcess.run(["run", "--no-store", "--processes", "2", script], in: folder.url, timeout: 30)
+    #expect(outcome.status != 0)
+    #expect(
+      outcome.stderr.contains("a file run with --processes must return its workflow, not run it (its workers load the file)"),
+      "\(outcome.stderr)")
+  }
+
   @Test func badProcessesFlagsAreUsageErrors() async throws {
     let folder = try TemporaryFolder()
     let script = try folder.write("plain.lua", "print('not a workflow')\n")

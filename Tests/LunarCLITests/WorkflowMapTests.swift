@@ -202,6 +202,24 @@ import TestSupport
     }
   }
 
+  @Test func aStepNamedAsAChildOfAMappedStepIsRefused() async throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write(
+      "twins.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "twins" {
+        workflow.step "x" { map = function() return { 1 } end, run = print },
+        workflow.step "x[1]" { run = print },
+      }
+      """)
+    let outcome = try await LunarProcess.run(["run", "--no-store", script])
+    #expect(outcome.status == 1)
+    #expect(
+      outcome.stderr.contains("twins.lua:4: workflow \"twins\": step \"x[1]\" has the name of a child of step \"x\", which has 'map'"),
+      "\(outcome.stderr)")
+  }
+
   @Test func aStoreRefusesAChildsInputThatCannotBeStored() async throws {
     let folder = try TemporaryFolder()
     let script = try folder.write(

@@ -55,6 +55,13 @@ final class WorkflowRuns {
   /// and, for `--from`, the earlier run's outputs of the steps before it:
   /// `{ [name] = { output = value } }`.
   func begin(workflow: LuaString, steps: [WorkflowStep], options: LuaValue) throws(BeginError) -> (Int, LuaTable) {
+    if self.options.servesSteps {
+      // Else every worker would run the whole workflow beside the run.
+      throw BeginError(
+        description:
+          "workflow \"\(workflow.lossyString)\": a file run with --processes must return its workflow, not run it (its workers load the file)"
+      )
+    }
     if let conflict = StepDispatcher.queueOrderConflict(in: WorkflowStep.dispatcherSteps(steps)) {
       let step = steps[conflict]
       throw BeginError(

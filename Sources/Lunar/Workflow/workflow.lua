@@ -312,6 +312,12 @@ local function define(name, steps, where)
     wf.by_name[s.name] = s
   end
   for _, s in ipairs(wf.steps) do
+    -- `x[2]` is the name of a child of a mapped step `x`: no other step may have it.
+    local parent = s.name:match("^(.*)%[%d+%]$")
+    if parent and wf.by_name[parent] and wf.by_name[parent].map then
+      error(at(s) .. ("workflow \"%s\": step \"%s\" has the name of a child of step \"%s\", which has 'map'")
+        :format(name, s.name, parent), 0)
+    end
     for _, need in ipairs(s.needs) do
       if not wf.by_name[need] then
         error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0)
