@@ -16,7 +16,8 @@ final class StepProcesses {
   static let limit = 256
 
   /// One queue per worker process, named after this run's process so no
-  /// other run's workers serve it.
+  /// other run's workers serve it, with the private prefix so no worker of
+  /// every queue takes its jobs.
   let queues: [LuaString]
   /// The temporary store's folder, under `--no-store`.
   private let temporaryFolder: String?
@@ -29,7 +30,7 @@ final class StepProcesses {
   /// `count` workers' queues; a temporary store too if `temporary`.
   init(count: Int, temporary: Bool) throws {
     let token = "\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
-    queues = (1...count).map { LuaString("lunar.processes/\(token)/\($0)") }
+    queues = (1...count).map { LuaString(bytes: QueueLimits.privateQueuePrefix + Array("\(token)/\($0)".utf8)) }
     if temporary {
       var template = Array((NSTemporaryDirectory() + "/lunar-processes-XXXXXX").utf8CString)
       guard let made = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {

@@ -23,7 +23,7 @@ enum WorkerCommand {
     operands: "[FILE [ARGS...]]",
     options: [
       OptionSpec(name: "store", value: "URL", help: "the store whose queues to serve (sqlite:PATH or postgres://...; default $LUNAR_STORE or ~/.local/state/lunar/lunar.db)"),
-      OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue)"),
+      OptionSpec(name: "queues", value: "A,B", help: "serve only these queues (default: every queue but those of `lunar run --processes`)"),
       OptionSpec(name: "concurrency", value: "N", help: "jobs run at once, each of a different queue (default 1)"),
       OptionSpec(name: "lease", value: "SECONDS", help: "how long a job or a run stays its worker's without a heartbeat (default 10; at least 3 with --runs)"),
       OptionSpec(name: "max-lost-leases", value: "N", help: "abandon a job once N of its leases were lost: its workers ended running it (default 3)"),

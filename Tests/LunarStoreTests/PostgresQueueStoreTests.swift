@@ -31,6 +31,9 @@ struct PostgresQueueStoreTests {
   @Test func aReleasedJobIsClaimedAgainAtOnceWithoutALostLease() throws {
     try QueueStoreBehaviour.aReleasedJobIsClaimedAgainAtOnceWithoutALostLease(.postgres())
   }
+  @Test func aClaimOfEveryQueueNeverTakesAPrivateQueuesJob() throws {
+    try QueueStoreBehaviour.aClaimOfEveryQueueNeverTakesAPrivateQueuesJob(.postgres())
+  }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.postgres()) }
   @Test func badRequestsAreRefusedInOneLine() throws { try QueueStoreBehaviour.badRequestsAreRefusedInOneLine(.postgres()) }
 

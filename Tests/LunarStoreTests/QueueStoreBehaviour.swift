@@ -389,6 +389,27 @@ enum QueueStoreBehaviour {
     #expect(missing?.kind == .noSuchJob)
   }
 
+  /// A run's private queue (`lunar run --processes`) is served only by a
+  /// worker that names it: a claim of every queue passes over its waiting
+  /// job and its job whose lease expired, and takes the others.
+  static func aClaimOfEveryQueueNeverTakesAPrivateQueuesJob(_ fixture: QueueFixture) throws {
+    let store = fixture.store
+    let privateQueue = LuaString(bytes: QueueLimits.privateQueuePrefix + Array("4711.9/1".utf8))
+    let lost = try store.submit(privateQueue, at: 1)
+    let waiting = try store.submit(privateQueue, at: 1)
+    let mine = try store.submit("lunar.process", at: 1)
+    let held = try #require(try store.claim(bob, [privateQueue], at: 2))
+    #expect(held.id == lost.id)
+    // Bob's lease ends at second 12: at 100 only a worker naming the queue takes it over.
+    #expect(try store.claim(alice, at: 100)?.id == mine.id)
+    #expect(try store.claim(alice, at: 100) == nil)
+    let takenOver = try #require(try store.claim(alice, [privateQueue], at: 100))
+    #expect(takenOver.id == lost.id && takenOver.attempt == 2)
+    try store.succeed(takenOver, at: 101)
+    #expect(try store.claim(alice, at: 102) == nil)
+    #expect(try store.claim(alice, [privateQueue], at: 102)?.id == waiting.id)
+  }
+
   static func aCompletionClaimsTheNextHeadInItsTransaction(_ fixture: QueueFixture) throws {
     let store = fixture.store
     let other = try fixture.reopen()

@@ -28,6 +28,9 @@ import TestSupport
   @Test func aReleasedJobIsClaimedAgainAtOnceWithoutALostLease() throws {
     try QueueStoreBehaviour.aReleasedJobIsClaimedAgainAtOnceWithoutALostLease(.sqlite())
   }
+  @Test func aClaimOfEveryQueueNeverTakesAPrivateQueuesJob() throws {
+    try QueueStoreBehaviour.aClaimOfEveryQueueNeverTakesAPrivateQueuesJob(.sqlite())
+  }
   @Test func workersRacingForOneHeadGetItOnce() throws { try QueueStoreBehaviour.workersRacingForOneHeadGetItOnce(.sqlite()) }
   @Test func aLostLeaseCountOutOfRangeIsRefusedNotAddedTo() throws {
     let fixture = try QueueFixture.sqlite()

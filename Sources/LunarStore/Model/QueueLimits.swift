@@ -19,6 +19,11 @@ public enum QueueLimits {
       + " (lunar worker --max-lost-leases sets how many leases may be lost)"
   }
 
+  /// The prefix of the queues a run's own worker processes serve (`lunar
+  /// run --processes`): a claim of every queue (no queue named) skips
+  /// them, so a worker of the whole store never takes another run's step.
+  public static let privateQueuePrefix: [UInt8] = Array("lunar.processes/".utf8)
+
   /// `maximumValueBytes` as messages say it: `16 MiB`.
   public static let maximumValueText = "\(maximumValueBytes / (1024 * 1024)) MiB"
 

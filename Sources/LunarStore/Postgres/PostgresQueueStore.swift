@@ -126,7 +126,7 @@ public final class PostgresQueueStore: QueueStore {
   /// its lease's end. Before taking an expired job, the claim abandons
   /// those whose lost leases reach the request's limit.
   private func claim(_ request: ClaimRequest, at now: StoreTimestamp, on db: PostgresConnection) throws -> ClaimedJob? {
-    let names: [PostgresValue] = (request.queues ?? []).map { .bytes($0.bytes) }
+    let names: [PostgresValue] = request.queues.map { $0.map { .bytes($0.bytes) } } ?? [.bytes(QueueLimits.privateQueuePrefix)]
     let expiry = now.microseconds + request.leaseMicroseconds
     // The limit is a number of ours, written into the statement.
     let expired = "j.status = 'running' AND j.lease_expires_at <= $1 AND j.lost_leases + 1 < \(request.lostLeaseLimit)"
@@ -147,6 +147,16 @@ public final class PostgresQueueStore: QueueStore {
     return try take(expired, request, names, now, expiry, on: db)
   }
 
+  /// The condition that keeps a claim to the request's queues, whose names
+  /// are the parameters from `$firstParameter`; with no queue named, to
+  /// every queue but the private ones, whose prefix is that parameter.
+  private static func queueFilter(_ request: ClaimRequest, firstParameter: Int) -> String {
+    guard let queues = request.queues else {
+      return "AND substring(j.queue FROM 1 FOR \(QueueLimits.privateQueuePrefix.count)) <> $\(firstParameter)"
+    }
+    return "AND j.queue IN (" + queues.indices.map { "$\($0 + firstParameter)" }.joined(separator: ", ") + ")"
+  }
+
   /// Fails as abandoned each running job of the request's queues whose
   /// lease expired and was its `lostLeaseLimit`th lost one, each in a
   /// transaction of its own unless the caller's is open; true if any was.
@@ -154,8 +164,7 @@ public final class PostgresQueueStore: QueueStore {
   private func abandonPoisoned(_ request: ClaimRequest, _ names: [PostgresValue], at now: StoreTimestamp, on db: PostgresConnection)
     throws -> Bool
   {
-    let filter =
-      request.queues == nil ? "" : "AND j.queue IN (" + (0..<names.count).map { "$\($0 + 2)" }.joined(separator: ", ") + ")"
+    let filter = Self.queueFilter(request, firstParameter: 2)
     var abandoned = false
     // Each pass abandons a job for good or finds it gone: bounded anyway.
     for _ in 0..<1_000 {
@@ -194,8 +203,7 @@ public final class PostgresQueueStore: QueueStore {
     on db: PostgresConnection
   ) throws -> ClaimedJob? {
     // Parameters $1 to $3 are the time, worker and expiry; the names follow.
-    let filter =
-      request.queues == nil ? "" : "AND j.queue IN (" + (0..<names.count).map { "$\($0 + 4)" }.joined(separator: ", ") + ")"
+    let filter = Self.queueFilter(request, firstParameter: 4)
     let rows = try db.query(
       """
       WITH head AS (

@@ -110,7 +110,11 @@ public final class SQLiteQueueStore: QueueStore {
   /// The job `claim` would take, inside the caller's transaction.
   private func findHead(_ request: ClaimRequest, at now: StoreTimestamp, in db: SQLiteDatabase) throws -> Head? {
     let names: [SQLiteValue] = (request.queues ?? []).map { .blob($0.bytes) }
-    let filter = request.queues == nil ? "" : "AND j.queue IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+    let filter =
+      request.queues == nil
+      ? "AND substr(j.queue, 1, \(QueueLimits.privateQueuePrefix.count)) <> ?"
+      : "AND j.queue IN (" + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+    let filtered: [SQLiteValue] = request.queues == nil ? [.blob(QueueLimits.privateQueuePrefix)] : names
     var head: Head?
     func find(_ condition: String, _ parameters: [SQLiteValue]) throws {
       try db.query(
@@ -118,7 +122,7 @@ public final class SQLiteQueueStore: QueueStore {
         SELECT j.id, j.queue, j.sequence, j.action, j.input, coalesce(j.claim, 0), j.lost_leases, j.status = 'running'
         FROM job j JOIN queue q ON q.name = j.queue
         WHERE \(condition) AND q.halted_by IS NULL \(filter) ORDER BY j.id LIMIT 1
-        """, parameters + names
+        """, parameters + filtered
       ) { row in
         let checked = StoredRow(store: self.path, row: "job \(row.int64(0))")
         head = Head(
