@@ -62,7 +62,7 @@ public final class RunWorker: Sendable {
     case woke(RunID, file: String)
     /// A run was not started, and is recorded as failed, for this reason.
     case refused(RunID, reason: String)
-    /// A run's process ended with this status (0 success, 128 + N for signal N).
+    /// A run ended with this status, as `lunar run` exits (0 success, 128 + N for signal N).
     case ended(RunID, status: Int32)
     /// A schedule's tick was decided.
     case fired(ScheduleTicker.Fired)
@@ -211,7 +211,7 @@ public final class RunWorker: Sendable {
   private func ended(_ id: RunID, handover: RunHandover, status: Int32) {
     state.withLock { _ = $0.running.removeValue(forKey: id) }
     if let run = try? store.run(id), run.status == .running, run.ownerToken == handover.token {
-      let why = status == 0 ? "it ran no workflow" : "its process exited with status \(status) before it began"
+      let why = status == 0 ? "it ran no workflow" : "its process ended with status \(status) before it began"
       try? store.finishRun(id, status: .failed, stoppedBy: "refused: \(why)", owner: handover.token, at: ScheduleTicker.timestamp(now()))
     }
     report(.ended(id, status: status))
@@ -245,15 +245,17 @@ struct RunWorkerError: Error, CustomStringConvertible {
   var description: String
 }
 
-/// Starts the process that runs a claimed run: `lunar worker`'s starts
-/// `lunar run --adopt RUN:TOKEN FILE ARGS...` in the worker's store.
+/// Starts a claimed run in a process of its own: `lunar worker`'s hands it
+/// to a warm `lunar run --host-runs` process, which runs it as `lunar run
+/// --adopt RUN:TOKEN FILE ARGS...` would, in the worker's store.
 public protocol RunLauncher: Sendable {
-  /// Starts a process for `run`, handed over with `handover`, from `file`.
+  /// Starts `run`, handed over with `handover`, from `file`, in a process.
   func launch(_ run: RunRecord, handover: RunHandover, file: String) throws -> any LaunchedRun
 }
 
-/// A process a `RunLauncher` started.
+/// A run a `RunLauncher` started in a process.
 public protocol LaunchedRun: Sendable {
-  /// Blocks until the process ends; its exit status, or 128 + the signal that ended it.
+  /// Blocks until the run ends; its status as `lunar run` exits, or 128 +
+  /// the signal that ended its process.
   func waitForExit() -> Int32
 }

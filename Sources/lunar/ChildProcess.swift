@@ -6,9 +6,12 @@ import Glibc
 /// standard streams.
 enum ChildProcess {
   /// Starts `arguments` (the first is the executable) with `environment`,
-  /// in `folder` if given, in a process group of its own if `ownGroup`.
+  /// in `folder` if given, in a process group of its own if `ownGroup`;
+  /// `socket` becomes the child's descriptor 3, and its standard input
+  /// /dev/null.
   static func spawn(
-    _ arguments: [String], environment: [String: String], folder: String? = nil, ownGroup: Bool = false
+    _ arguments: [String], environment: [String: String], folder: String? = nil, ownGroup: Bool = false,
+    socket: Int32? = nil
   ) throws(ChildProcessError) -> pid_t {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -20,6 +23,12 @@ enum ChildProcess {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
+    if let socket {
+      // Above the standard streams and 3, so no dup2 overwrites another.
+      precondition(socket > 3, "the child's socket must be above descriptor 3")
+      posix_spawn_file_actions_adddup2(&actions, socket, 3)
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    }
     if let folder, let changeDirectory {
       _ = folder.withCString { changeDirectory(&actions, $0) }
     }

@@ -47,14 +47,19 @@ enum RunCommand {
       OptionSpec(
         name: "adopt", value: "RUN:TOKEN",
         help: "workflows: go on with run RUN of the store, which lunar worker claimed with TOKEN and hands over (its committed steps are reused)"),
+      OptionSpec(
+        name: "host-runs",
+        help: "workflows: run the runs lunar worker hands over on descriptor 3, one after another (its warm processes)"),
       OptionSpec(name: "record", value: "FILE", help: "record actions and outside results to a journal"),
       OptionSpec(name: "replay", value: "FILE", help: "replay a journal: no outside calls, divergence is an error"),
     ],
     optionsEndAtFirstOperand: true,
-    run: run
+    run: { parsed in parsed.has("host-runs") ? RunHost.serve(parsed) : run(parsed) }
   )
 
-  static func run(_ parsed: ParsedArguments) -> Int32 {
+  /// Runs the script `parsed` names; a workflow it returns records in the
+  /// stores `kept` keeps open, if given (a warm process's runs).
+  static func run(_ parsed: ParsedArguments, keeping kept: KeptRunStores? = nil) -> Int32 {
     var configuration: RuntimeConfiguration
     let chromeTrace: ChromeTraceFile?
     let file: String
@@ -63,7 +68,7 @@ enum RunCommand {
       // The flags' values first: `--timeout f.lua` is a bad --timeout, not
       // a missing file.
       processes = try stepProcesses(parsed)
-      configuration = try makeConfiguration(parsed, processes: processes)
+      configuration = try makeConfiguration(parsed, processes: processes, keeping: kept)
       let traceFile = try TraceFileOption.parse(parsed, command: "run")
       guard let operand = parsed.operands.first else {
         throw UsageError(message: parsed.missing("missing script file"), command: "run")
@@ -131,8 +136,11 @@ enum RunCommand {
   }
 
   /// The runtime configuration the flags ask for; `processes` run the
-  /// steps of the workflow the file returns.
-  static func makeConfiguration(_ parsed: ParsedArguments, processes: StepProcesses? = nil) throws -> RuntimeConfiguration {
+  /// steps of the workflow the file returns, which records in the stores
+  /// `kept` keeps open, if given.
+  static func makeConfiguration(_ parsed: ParsedArguments, processes: StepProcesses? = nil, keeping kept: KeptRunStores? = nil)
+    throws -> RuntimeConfiguration
+  {
     var configuration = RuntimeConfiguration()
     configuration.environment = Environment.current
     configuration.catchesInterrupts = true
@@ -217,6 +225,7 @@ enum RunCommand {
     workflow.progress = isatty(1) != 0 && getenv("TERM").map { String(cString: $0) } != "dumb" ? .terminal : .plain
     workflow.misplacedFlag = misplacedFlag(parsed)
     workflow.storesLogs = !parsed.has("no-logs")
+    workflow.keptStores = kept
     var actions = ActionOptions()
     switch (parsed.value("record"), parsed.value("replay")) {
     case (let record?, nil): actions.recording = .record(path: record)

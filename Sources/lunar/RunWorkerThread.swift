@@ -23,13 +23,14 @@ final class RunWorkerThread: Sendable {
     guard FileManager.default.fileExists(atPath: absoluteRoot, isDirectory: &isFolder), isFolder.boolValue else {
       throw RunProcessError(description: "--root \(root): no such folder")
     }
-    let launcher = RunProcessLauncher(store: location.url, root: absoluteRoot, environment: Environment.current, lease: lease)
+    let launcher = WarmRunProcesses(store: location.url, root: absoluteRoot, environment: Environment.current, lease: lease)
     let worker = RunWorker(
       store: store, options: RunWorker.Options(root: absoluteRoot, runs: runs, claimLease: lease), launcher: launcher,
       report: { event in if let line = Self.line(event) { Console.error("lunar worker: \(line)") } })
     let thread = RunWorkerThread(worker: worker)
     Thread {
       worker.run(stopRequested: { Signals.stopRequests }, graceful: grace)
+      launcher.stopIdle()
       thread.done.signal()
     }.start()
     return thread
@@ -53,7 +54,7 @@ final class RunWorkerThread: Sendable {
     case .tookOver(let run, let file): "run \(run): took over (its owner was lost), resuming \(file)"
     case .woke(let run, let file): "run \(run): due (parked until now), resuming \(file)"
     case .refused(let run, let reason): "run \(run): \(reason)"
-    case .ended(let run, let status): "run \(run): its process exited with status \(status)"
+    case .ended(let run, let status): "run \(run): ended with status \(status)"
     case .fired(let fired):
       switch fired.outcome {
       case .started(let run): "schedule \(RunText.name(fired.schedule)): tick \(tick(fired.tick)) queued run \(run)"

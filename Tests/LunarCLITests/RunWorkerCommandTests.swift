@@ -182,12 +182,96 @@ import TestSupport
     (["run", "--adopt", "0:1", "flow.lua"], "--adopt needs RUN:TOKEN (two positive numbers), got '0:1'"),
     (["run", "--adopt", "1:1", "--resume", "flow.lua"], "--adopt runs a handed-over run whole: it cannot be used with --resume"),
     (["run", "--lease", "1", "flow.lua"], "--lease needs a number of seconds from 3 to a year, got '1'"),
+    (["run", "--host-runs", "flow.lua"], "--host-runs takes no FILE: lunar worker hands each run over"),
+    (["run", "--host-runs", "--jobs", "2"], "--host-runs gives each run only --store, --lease and --plugin-dir: it cannot be used with --jobs"),
+    (["run", "--host-runs"], "--host-runs runs what lunar worker hands over on descriptor 3, which is not its socket"),
   ])
   func badFlagsAreUsageErrors(arguments: [String], message: String) async throws {
     let place = try Place()
     let outcome = try await place.lunar(arguments)
     #expect(outcome.status == 2, "\(outcome.stderr)")
     #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+  }
+
+  /// Runs that note their process and whether they found an earlier
+  /// run's global: `marks` gets `TAG PID fresh|stale` per run.
+  static let noting = """
+    local workflow = require "lunar.workflow"
+    local tag = ...
+    if tag == "exit" then os.exit(3) end
+    local stat = assert(io.open("/proc/self/stat")):read("a")
+    local state = LEFT_BY_AN_EARLIER_RUN and "stale" or "fresh"
+    LEFT_BY_AN_EARLIER_RUN = true
+    return workflow "noting" {
+      workflow.step "note" { run = function()
+        local f = assert(io.open("marks", "a"))
+        f:write(tag, " ", stat:match("^%d+"), " ", state, "\\n")
+        f:close()
+      end },
+    }
+    """
+
+  /// The `TAG PID STATE` lines of `place`'s marks, by tag.
+  private func notes(_ place: Place) throws -> [String: (pid: String, state: String)] {
+    var notes: [String: (pid: String, state: String)] = [:]
+    for line in try place.markLines() {
+      let words = line.split(separator: " ").map(String.init)
+      if words.count == 3 { notes[words[0]] = (words[1], words[2]) }
+    }
+    return notes
+  }
+
+  @Test(arguments: backends) func runsOneAfterAnotherShareAWarmProcessButNeverALuaState(backend: String) async throws {
+    let place = try Place(backend)
+    _ = try place.folder.write("noting.lua", Self.noting)
+    for tag in ["r1", "r2", "r3"] { _ = try await place.lunar(["submit", "noting.lua", tag]) }
+    let worker = try place.worker()
+    for run in 1...3 {
+      let waited = try await place.lunar(["runs", "wait", "\(run)", "--timeout", "60"], timeout: 70)
+      #expect(waited.status == 0, "run \(run): \(waited.stdout) \(waited.stderr)")
+    }
+    worker.send(SIGTERM)
+    let stopped = try await worker.wait()
+    #expect(stopped.status == 0 && stopped.stderr.contains("run 3: ended with status 0"), "\(stopped.stderr)")
+    let notes = try notes(place)
+    #expect(notes.count == 3 && notes.values.allSatisfy { $0.state == "fresh" }, "\(notes)")
+    #expect(Set(notes.values.map(\.pid)).count == 1, "one warm process ran the three runs: \(notes)")
+    #expect(notes["r1"]?.pid != "\(worker.process.processIdentifier)")
+    // The warm process ended with its worker.
+    let pid = try #require(notes["r1"].flatMap { Int32($0.pid) })
+    #expect(kill(pid, 0) != 0 && errno == ESRCH)
+  }
+
+  @Test func aRunThatEndsItsProcessLeavesTheWorkerAndTheNextRunAFreshOne() async throws {
+    let place = try Place()
+    _ = try place.folder.write("noting.lua", Self.noting)
+    for tag in ["r1", "exit", "r2"] { _ = try await place.lunar(["submit", "noting.lua", tag]) }
+    let worker = try place.worker()
+    let ended = try await place.lunar(["runs", "wait", "2", "--timeout", "60"], timeout: 70)
+    #expect(ended.status == 1 && ended.stdout == "failed\n", "\(ended.stdout) \(ended.stderr)")
+    let waited = try await place.lunar(["runs", "wait", "3", "--timeout", "60"], timeout: 70)
+    #expect(waited.status == 0, "\(waited.stdout) \(waited.stderr)")
+    let store = try place.openStore()
+    #expect(try store.run(RunID(2))?.stoppedBy == "refused: its process ended with status 3 before it began")
+    // An idle warm process killed from outside is replaced as well.
+    let notes = try notes(place)
+    let pid = try #require(notes["r2"].flatMap { Int32($0.pid) })
+    #expect(notes["r1"]?.pid != notes["r2"]?.pid, "\(notes)")
+    kill(pid, SIGKILL)
+    // Dead (a zombie until its worker reaps it) before the next run is handed over.
+    for _ in 0..<500 {
+      let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+      if stat.isEmpty || stat.contains(") Z ") { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    _ = try await place.lunar(["submit", "noting.lua", "r3"])
+    let last = try await place.lunar(["runs", "wait", "4", "--timeout", "60"], timeout: 70)
+    #expect(last.status == 0, "\(last.stdout) \(last.stderr)")
+    worker.send(SIGTERM)
+    let stopped = try await worker.wait()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    let after = try self.notes(place)
+    #expect(after["r3"].map { $0.pid != "\(pid)" && $0.state == "fresh" } == true, "\(after)")
   }
 
   @Test func aMissingRootIsAnError() async throws {

@@ -32,6 +32,9 @@ public struct WorkflowRunOptions: Sendable, Equatable {
   /// it goes on with that run, reusing its committed steps, rather than
   /// beginning a new one.
   public var adopt: RunHandover?
+  /// Stores kept open across the runs this process runs one after another
+  /// (a warm process of `lunar worker`); nil: each runtime opens its own.
+  public var keptStores: KeptRunStores?
   /// How long a run recorded in a store stays this process's without a
   /// heartbeat (one comes every second): after it, a worker may take the
   /// run over. At least 3 seconds.

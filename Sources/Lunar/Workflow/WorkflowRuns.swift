@@ -287,7 +287,12 @@ final class WorkflowRuns {
 
   private func open(_ location: StoreLocation) throws(StoreError) -> any RunStore {
     if let store = stores[location.description] { return store }
-    let store = try location.openRunStore()
+    let store: any RunStore
+    if let kept = options.keptStores {
+      store = try kept.store(at: location)
+    } else {
+      store = try location.openRunStore()
+    }
     stores[location.description] = store
     return store
   }
