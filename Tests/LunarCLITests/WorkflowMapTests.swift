@@ -66,6 +66,22 @@ import TestSupport
     #expect(resumed.stdout.contains("step deploy[3] reused"), "\(resumed.stdout)")
   }
 
+  @Test(arguments: [[], ["--processes", "2"]]) func eachChildSeesItsOwnNameAsCtxStep(flags: [String]) async throws {
+    let folder = try TemporaryFolder()
+    let script = try folder.write(
+      "named.lua",
+      """
+      local workflow = require "lunar.workflow"
+      return workflow "named" {
+        workflow.step "each" { map = function() return { "a", "b", "c" } end, run = function(ctx, x) return ctx.step .. "=" .. x end },
+        workflow.step "show" { needs = "each", run = function(ctx) print(ctx.step, table.concat(ctx.steps.each.output, " ")) end },
+      }
+      """)
+    let outcome = try await LunarProcess.run(["run", "--no-store"] + flags + [script], in: folder.url)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.contains("show\teach[1]=a each[2]=b each[3]=c\n"), "\(outcome.stdout)")
+  }
+
   @Test func maxParallelAndJobsBoundTheChildrenRunningAtOnce() async throws {
     let folder = try TemporaryFolder()
     // Each child notes how many run beside it while it waits a little.

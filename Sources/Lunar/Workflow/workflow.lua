@@ -717,7 +717,8 @@ function M._serve(wf)
   for _, s in ipairs(wf.steps) do
     if s.run and not s.sleep and not s.wait then
       actions.define_checked(step_action_name(wf, s), s.services, function(ctx, job)
-        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, type(job) == "table" and job.steps or {}
+        local named = type(job) == "table" and type(job.step) == "string"
+        ctx.workflow, ctx.step, ctx.steps = wf.name, named and job.step or s.name, type(job) == "table" and job.steps or {}
         return s.run(ctx, type(job) == "table" and job.input or nil)
       end)
     end
@@ -773,14 +774,22 @@ local function execute(wf, options, level)
   end
 
   local action_names = {}
+  -- The step whose action `actions.run` is about to call: its children
+  -- share their parent's action, which names the child it runs for.
+  -- Set just before the call, read before the action can yield.
+  local starting
   local function action_for(s)
     if s.uses then return s.uses end
+    starting = s
     s = s.parent or s
     local name = step_action_name(wf, s)
     if not action_names[name] then
       actions.define_checked(name, s.services, function(ctx, input)
+        local me = starting
+        starting = nil
+        if me == nil or (me.parent or me) ~= s then me = s end
         -- The action's context (services, ctx:run, ctx:event) is the step's.
-        ctx.workflow, ctx.step, ctx.steps = wf.name, s.name, view_for(s)
+        ctx.workflow, ctx.step, ctx.steps = wf.name, me.name, view_for(s)
         return s.run(ctx, input)
       end)
       action_names[name] = true
@@ -900,7 +909,7 @@ local function execute(wf, options, level)
     if not s.uses then
       local outputs = {}
       for _, need in ipairs(owner.needs) do outputs[need] = ctx_steps[need] end
-      action, payload = step_action_name(wf, owner), { input = inputs[i], steps = outputs }
+      action, payload = step_action_name(wf, owner), { input = inputs[i], steps = outputs, step = s.parent and s.name or nil }
     end
     local q = free_queue()
     local job = host.submit_job(run, i, attempt, payload, counted, q, action)
