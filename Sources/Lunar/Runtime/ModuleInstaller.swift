@@ -88,7 +88,7 @@ public final class ModuleInstaller {
       state.setField("_host", of: table)
     }
     for (source, chunkName) in module.sources {
-      try state.load(bytes: source, name: chunkName, mode: .text)
+      try ModuleBytecode.load(source, chunkName: chunkName, on: state)
       state.pushValue(at: table)
       try state.call(arguments: 1, results: 0)
     }
