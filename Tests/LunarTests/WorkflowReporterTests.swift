@@ -45,6 +45,17 @@ import Testing
     #expect(output.text == "\r\u{1B}[2K[w] step a succeeded in 1.00s\n\r\u{1B}[2K⠙ b 0.50s (1/3)")
   }
 
+  @Test func theLiveTotalCountsTheChildrenOfAStepThatFansOut() {
+    let output = Output()
+    let live = LiveProgress(workflow: "w", total: 2, now: { 0 }, write: output.write)
+    live.stepStarted("deploy", at: 0)
+    live.stepFannedOut("deploy", children: 3)
+    #expect(output.text.hasSuffix("⠋ deploy 0.00s (0/5)"), "\(output.text)")
+    live.stepStarted("deploy[1]", at: 0)
+    live.stepFinished(StepReport(name: "deploy[1]", status: .succeeded, attempts: 1, duration: 0))
+    #expect(output.text.hasSuffix("⠋ deploy 0.00s (1/5)"), "\(output.text)")
+  }
+
   @Test func theSummaryListsEveryStepAndTheOutcome() {
     let report = RunReport(workflow: "nightly", steps: [
       StepReport(name: "fetch", status: .succeeded, attempts: 1, duration: 0.25),

@@ -10,7 +10,8 @@ public final class LiveProgress: WorkflowReporter {
 
   private let workflow: String
   private let workflowName: LuaString
-  private let total: Int
+  /// The steps the run has: the planned ones, and the children of those that fanned out.
+  private var total: Int
   private let now: () -> Double
   private let write: (String) -> Void
   /// Running steps in the order they started, with their start times.
@@ -39,6 +40,11 @@ public final class LiveProgress: WorkflowReporter {
 
   public func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double) {
     write(Self.clearLine + "[\(workflow)] step \(step.lossyString) attempt \(attempt) failed: \(error); retrying\n")
+    redraw()
+  }
+
+  public func stepFannedOut(_ step: LuaString, children: Int) {
+    total += children
     redraw()
   }
 

@@ -10,6 +10,8 @@ public protocol WorkflowReporter: AnyObject {
   /// A step of a resumed run runs again, for `reason` (`code changed`),
   /// said before it starts.
   func stepReruns(_ step: LuaString, reason: String)
+  /// A step fanned out (`map`) into `children` steps, each reported on its own.
+  func stepFannedOut(_ step: LuaString, children: Int)
   /// A step ended.
   func stepFinished(_ report: StepReport)
   /// The run ended; every step has been reported.
@@ -20,6 +22,7 @@ extension WorkflowReporter {
   public func stepStarted(_ step: LuaString, at time: Double) {}
   public func attemptFailed(_ step: LuaString, attempt: Int, error: String, retryingAfter delay: Double) {}
   public func stepReruns(_ step: LuaString, reason: String) {}
+  public func stepFannedOut(_ step: LuaString, children: Int) {}
   public func stepFinished(_ report: StepReport) {}
   public func runFinished(_ report: RunReport) {}
 }

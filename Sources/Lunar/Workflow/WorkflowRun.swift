@@ -559,6 +559,7 @@ final class WorkflowRun {
       rerunReasons.append(reason)
       if let reason { reportRerun(steps.count - 1, reason) }
     }
+    for reporter in reporters { reporter.stepFannedOut(steps[parent].name, children: count) }
     let wait = Wait(subject: "the children of step \(steps[parent].name.lossyString)")
     fanOuts[parent] = FanOut(children: children, unfinished: count, wait: wait)
     if count == 0 { scheduler.complete(wait, .values([])) }
