@@ -717,9 +717,10 @@ function M._serve(wf)
   for _, s in ipairs(wf.steps) do
     if s.run and not s.sleep and not s.wait then
       actions.define_checked(step_action_name(wf, s), s.services, function(ctx, job)
-        local named = type(job) == "table" and type(job.step) == "string"
-        ctx.workflow, ctx.step, ctx.steps = wf.name, named and job.step or s.name, type(job) == "table" and job.steps or {}
-        return s.run(ctx, type(job) == "table" and job.input or nil)
+        if type(job) ~= "table" then job = {} end
+        -- A mapped step's child names itself (`deploy[2]`).
+        ctx.workflow, ctx.step, ctx.steps = wf.name, type(job.step) == "string" and job.step or s.name, job.steps or {}
+        return s.run(ctx, job.input)
       end)
     end
   end
@@ -909,7 +910,8 @@ local function execute(wf, options, level)
     if not s.uses then
       local outputs = {}
       for _, need in ipairs(owner.needs) do outputs[need] = ctx_steps[need] end
-      action, payload = step_action_name(wf, owner), { input = inputs[i], steps = outputs, step = s.parent and s.name or nil }
+      action = step_action_name(wf, owner)
+      payload = { input = inputs[i], steps = outputs, step = s.parent and s.name or nil }
     end
     local q = free_queue()
     local job = host.submit_job(run, i, attempt, payload, counted, q, action)
