@@ -60,7 +60,9 @@ import TestSupport
     let first = try fixture.store.enqueue(queue: "slow", action: "hold", input: LuaValueCodec.encode([.nil]), policy: .continue, at: .now)
     let second = try fixture.store.enqueue(queue: "slow", action: "square", input: LuaValueCodec.encode([2]), policy: .continue, at: .now)
     let log = WorkerLog()
-    let worker = try fixture.worker(log: log)
+    // A grace period no loaded machine outlasts: the job ends when the test
+    // opens the gate, so the test waits on that, never on wall time.
+    let worker = try fixture.worker(.init(worker: WorkerID("test:1"), gracePeriod: .seconds(3600)), log: log)
     let thread = WorkerThread(running: worker)
     guard try await fixture.waitUntil("the first job runs", { try $0.job(first.id)?.status == .running }) else { return }
     worker.stop()
