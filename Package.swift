@@ -24,12 +24,9 @@ let package = Package(
     .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
     // HTTP through Debian's libcurl, opened on first use (not at start-up).
     .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
-    // Debian's libsqlite3-dev, found through pkg-config: the run store's file.
-    .systemLibrary(
-      name: "CSQLite",
-      pkgConfig: "sqlite3",
-      providers: [.apt(["libsqlite3-dev"])]
-    ),
+    // SQLite, the run store's file: Debian's libsqlite3-0, opened on first
+    // use (not at start-up); libsqlite3-dev's header gives the types.
+    .target(name: "CSQLite", linkerSettings: [.linkedLibrary("dl")]),
     // PostgreSQL's client, Debian's libpq5, opened on first use (not at
     // start-up); libpq-dev's header gives the types.
     .target(name: "CPostgres", linkerSettings: [.linkedLibrary("dl")]),

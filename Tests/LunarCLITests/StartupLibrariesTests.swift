@@ -4,8 +4,8 @@ import TestSupport
 
 /// The shared libraries `lunar` loads when it starts: only those every
 /// command may need. A library one command needs (libpq for a PostgreSQL
-/// store, libcurl for HTTP, libedit for the console, libmicrohttpd for a
-/// web server) is opened by that command, so starting `lunar` never pays
+/// store, libsqlite3 for a SQLite one, libcurl for HTTP, libedit for the
+/// console, libmicrohttpd for a web server) is opened by that command, so starting `lunar` never pays
 /// for loading it and the libraries it pulls in.
 @Suite struct StartupLibrariesTests {
   /// The libraries the binary's dynamic section names (`DT_NEEDED`), which
@@ -24,7 +24,7 @@ import TestSupport
     let needed = try await Self.neededLibraries()
     // Lua itself is always there: the check reads the right section.
     #expect(needed.contains { $0.hasPrefix("liblua5.4") }, "\(needed)")
-    for library in ["libpq", "libcurl", "libedit", "libmicrohttpd"] {
+    for library in ["libpq", "libsqlite3", "libcurl", "libedit", "libmicrohttpd"] {
       #expect(!needed.contains { $0.hasPrefix(library + ".") }, "lunar links \(library) at start-up: \(needed)")
     }
   }
@@ -47,6 +47,34 @@ import TestSupport
       #expect(lines.count == 1, "\(arguments): \(outcome.stderr)")
       #expect(
         outcome.stderr.hasPrefix("lunar: PostgreSQL store needs libpq5 (cannot load libpq.so.5: "),
+        "\(arguments): \(outcome.stderr)")
+    }
+  }
+
+  @Test func withoutLibsqlite3AScriptStillRunsAndASQLiteStoreSaysWhatIsMissing() async throws {
+    // As above: a file by libsqlite3-0's name that cannot be loaded.
+    let folder = try TemporaryFolder()
+    _ = FileManager.default.createFile(atPath: folder.url.appendingPathComponent("libsqlite3.so.0").path, contents: Data())
+    let environment = ["LD_LIBRARY_PATH": folder.url.path]
+
+    let script = folder.url.appendingPathComponent("plain.lua")
+    try Data("print('plain ' .. _VERSION)\n".utf8).write(to: script)
+    let plain = try await LunarProcess.run(["run", script.path], environment: environment)
+    #expect(plain.status == 0 && plain.stdout == "plain Lua 5.4\n", "\(plain.stderr)")
+
+    // A store that exists (one that does not is read as empty, unopened).
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let workflow = folder.url.appendingPathComponent("one.lua")
+    try Data("local w = require 'lunar.workflow'\nreturn w 'one' { w.step 'only' { run = function() end } }\n".utf8)
+      .write(to: workflow)
+    let made = try await LunarProcess.run(["run", "--store", store, workflow.path])
+    #expect(made.status == 0, "\(made.stderr)")
+    for arguments in [["runs", "--store", store], ["queue", "ls", "--store", store]] {
+      let outcome = try await LunarProcess.run(arguments, environment: environment)
+      #expect(outcome.status == 1, "\(arguments): \(outcome.stderr)")
+      #expect(outcome.stderr.split(separator: "\n").count == 1, "\(arguments): \(outcome.stderr)")
+      #expect(
+        outcome.stderr.contains(": SQLite store needs libsqlite3-0 (cannot load libsqlite3.so.0: "),
         "\(arguments): \(outcome.stderr)")
     }
   }

@@ -42,11 +42,12 @@ public final class SQLiteDatabase {
 
   /// Opens the database at `path`.
   public init(path: String, flags: OpenFlags = [.readWrite, .create]) throws(SQLiteError) {
+    guard lunar_sqlite_load() != 0 else { throw SQLiteError.libraryMissing }
     var db: OpaquePointer?
-    let code = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
+    let code = lunar_sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
     guard code == SQLITE_OK, let db else {
       let error = SQLiteError(db, code: code)
-      sqlite3_close_v2(db)
+      lunar_sqlite3_close_v2(db)
       throw error
     }
     self.path = path
@@ -60,7 +61,7 @@ public final class SQLiteDatabase {
     }
     cache.removeAll()
     // Statements a caller still holds keep the connection open until they go.
-    sqlite3_close_v2(handle)
+    lunar_sqlite3_close_v2(handle)
   }
 
   /// How long a statement waits for another connection's lock before it
@@ -92,7 +93,7 @@ public final class SQLiteDatabase {
 
   /// Runs `sql`, one or more statements without parameters or results.
   public func execute(_ sql: String) throws(SQLiteError) {
-    let code = sqlite3_exec(handle, sql, nil, nil, nil)
+    let code = lunar_sqlite3_exec(handle, sql)
     guard code == SQLITE_OK else { throw SQLiteError(handle, code: code, statement: sql) }
   }
 
@@ -153,11 +154,11 @@ public final class SQLiteDatabase {
   }
 
   /// False inside a transaction.
-  public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+  public var isAutocommit: Bool { lunar_sqlite3_get_autocommit(handle) != 0 }
 
   /// The rowid of the last row this connection inserted.
-  public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+  public var lastInsertedRowID: Int64 { lunar_sqlite3_last_insert_rowid(handle) }
 
   /// The rows the last INSERT, UPDATE or DELETE changed.
-  public var changes: Int { Int(sqlite3_changes64(handle)) }
+  public var changes: Int { Int(lunar_sqlite3_changes64(handle)) }
 }

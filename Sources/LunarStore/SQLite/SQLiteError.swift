@@ -19,8 +19,14 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
 
   /// The error the connection `db` holds for result `code`.
   init(_ db: OpaquePointer?, code: Int32, statement: String? = nil) {
-    let text = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+    let text = db.map { String(cString: lunar_sqlite3_errmsg($0)) } ?? String(cString: lunar_sqlite3_errstr(code))
     self.init(code: code, message: text, statement: statement)
+  }
+
+  /// SQLite's library (Debian's libsqlite3-0, opened on first use: see
+  /// `CSQLite.h`) cannot be loaded; the message says why.
+  static var libraryMissing: SQLiteError {
+    SQLiteError(code: SQLITE_CANTOPEN, message: "SQLite store needs libsqlite3-0 (\(String(cString: lunar_sqlite_load_error())))")
   }
 
   /// `SQLITE_CONSTRAINT_FOREIGNKEY`, a macro Swift cannot import.
