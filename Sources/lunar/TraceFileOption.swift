@@ -27,10 +27,10 @@ struct TraceFileOption {
   /// What the command line asks for, or nil without `--trace-file`; an
   /// unknown format, or a format without a file, is a usage error.
   static func parse(_ parsed: ParsedArguments, command: String) throws(UsageError) -> TraceFileOption? {
-    let known = Format.allCases.map { "'\($0.rawValue)'" }.joined(separator: " or ")
     var format = Format.jsonl
     if let name = parsed.value("trace-format") {
       guard let chosen = Format(rawValue: name) else {
+        let known = Format.allCases.map { "'\($0.rawValue)'" }.joined(separator: " or ")
         throw UsageError(message: "--trace-format is \(known), got '\(name)'", command: command)
       }
       format = chosen

@@ -74,10 +74,24 @@ final class PluginPath {
     let templates = Self.pluginTemplates(folder)
     updatePackagePath { current in
       // Only while the path is still Lunar's own (LUA_INIT has not run).
-      guard current.hasPrefix(pluginPathPrefix), !current.contains(templates) else { return nil }
+      guard current.utf8.starts(with: pluginPathPrefix.utf8), !Self.bytes(of: current, hold: templates) else { return nil }
       if let sandboxFolders { sandboxFolders.allow(Array(folder.utf8)) }
-      return pluginPathPrefix + templates + current.dropFirst(pluginPathPrefix.count)
+      let rest = current.utf8.dropFirst(pluginPathPrefix.utf8.count)
+      return pluginPathPrefix + templates + String(decoding: rest, as: UTF8.self)
     }
+  }
+
+  /// Whether `path` holds `part`, compared byte for byte: paths are bytes,
+  /// and `String.contains` would match canonically equivalent names too.
+  private static func bytes(of path: String, hold part: String) -> Bool {
+    let haystack = Array(path.utf8)
+    let needle = Array(part.utf8)
+    guard !needle.isEmpty, needle.count <= haystack.count else { return needle.isEmpty }
+    for start in 0...(haystack.count - needle.count)
+    where haystack[start..<start + needle.count].elementsEqual(needle) {
+      return true
+    }
+    return false
   }
 
   /// Sets `package.path` to what `change` makes of it; nil leaves it.
