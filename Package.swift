@@ -91,6 +91,11 @@ let package = Package(
         // Swift metadata cost 60 copied pages and about 0.2 ms on every start
         // (docs/decisions.md, "Start-up").
         .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(configuration: .release)),
+        // Exports none of the binary's own symbols (the build exports its 5,400
+        // public Swift ones): nothing loaded into it links against lunar, and
+        // the Swift runtime's start-up dladdr walked every one of them
+        // (docs/decisions.md, "Start-up").
+        .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
       ]
     ),
     // Benchmarks; run by scripts/bench, never by swift test.
