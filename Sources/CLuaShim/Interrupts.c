@@ -120,12 +120,18 @@ void lunar_watchdeadline(lunar_Control *c, lua_State *L) {
 // not luaL_error): no position is prefixed.
 static void lunar_hook(lua_State *L, lua_Debug *ar) {
   lunar_Control *c = control(L);
-  if (ar->event == LUA_HOOKLINE) {
+  int line = ar->event == LUA_HOOKLINE;
+  if (line) {
     lunar_coverageline(c->coverage, L, ar);
-    return;
+    // An interrupt's hook is set from another thread, and Lua's hook count
+    // is not atomic: set while this thread is between reading the old mask
+    // (lines only) and counting down, the count passes zero and the count
+    // hook never fires. Line events take the interrupt too, and setting
+    // the hook again here, on its own thread, starts the count afresh.
+    if (!atomic_load(&c->interrupted)) return;
   }
   if (atomic_load(&c->interrupted)) {
-    if (lua_gethookcount(L) != 1) set_hook(c, L, EVERY_STEP, 1);
+    if (line || lua_gethookcount(L) != 1) set_hook(c, L, EVERY_STEP, 1);
     raise_interrupt(c, L);
     return;
   }
