@@ -22,14 +22,16 @@ let package = Package(
     .target(name: "CLuaShim", dependencies: ["CLua"]),
     // The safe Swift binding of Lua; knows nothing of workflows.
     .target(name: "LuaKit", dependencies: ["CLuaShim", "CLua"], linkerSettings: [.linkedLibrary("m")]),
+    // Opens a library a single command needs when that command first uses it.
+    .target(name: "CSharedLibrary", linkerSettings: [.linkedLibrary("dl")]),
     // HTTP through Debian's libcurl, opened on first use (not at start-up).
-    .target(name: "CHTTP", linkerSettings: [.linkedLibrary("dl")]),
+    .target(name: "CHTTP", dependencies: ["CSharedLibrary"]),
     // SQLite, the run store's file: Debian's libsqlite3-0, opened on first
     // use (not at start-up); libsqlite3-dev's header gives the types.
-    .target(name: "CSQLite", linkerSettings: [.linkedLibrary("dl")]),
+    .target(name: "CSQLite", dependencies: ["CSharedLibrary"]),
     // PostgreSQL's client, Debian's libpq5, opened on first use (not at
     // start-up); libpq-dev's header gives the types.
-    .target(name: "CPostgres", linkerSettings: [.linkedLibrary("dl")]),
+    .target(name: "CPostgres", dependencies: ["CSharedLibrary"]),
     // State that outlives a process: the run store, its SQLite and
     // PostgreSQL backends, fingerprints. Knows LuaKit's values, not the
     // workflow engine.

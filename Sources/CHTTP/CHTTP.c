@@ -1,7 +1,7 @@
 #include "CHTTP.h"
 
+#include <CSharedLibrary.h>
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,27 +27,19 @@ static struct {
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-  void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-  if (library == NULL) {
-    snprintf(curl.error, sizeof curl.error, "cannot load libcurl: %s", dlerror());
+  const lunar_symbol symbols[] = {
+    {"curl_global_init", (void **)&curl.global_init},
+    {"curl_easy_init", (void **)&curl.easy_init},
+    {"curl_easy_setopt", (void **)&curl.easy_setopt},
+    {"curl_easy_perform", (void **)&curl.easy_perform},
+    {"curl_easy_getinfo", (void **)&curl.easy_getinfo},
+    {"curl_easy_cleanup", (void **)&curl.easy_cleanup},
+    {"curl_easy_strerror", (void **)&curl.easy_strerror},
+    {"curl_slist_append", (void **)&curl.slist_append},
+    {"curl_slist_free_all", (void **)&curl.slist_free_all},
+  };
+  if (!lunar_openlibrary("libcurl.so.4", symbols, sizeof symbols / sizeof *symbols, curl.error, sizeof curl.error))
     return;
-  }
-#define FIND(field, symbol)                                        \
-  *(void **)(&curl.field) = dlsym(library, symbol);                \
-  if (curl.field == NULL) {                                        \
-    snprintf(curl.error, sizeof curl.error, "libcurl lacks %s", symbol); \
-    return;                                                        \
-  }
-  FIND(global_init, "curl_global_init")
-  FIND(easy_init, "curl_easy_init")
-  FIND(easy_setopt, "curl_easy_setopt")
-  FIND(easy_perform, "curl_easy_perform")
-  FIND(easy_getinfo, "curl_easy_getinfo")
-  FIND(easy_cleanup, "curl_easy_cleanup")
-  FIND(easy_strerror, "curl_easy_strerror")
-  FIND(slist_append, "curl_slist_append")
-  FIND(slist_free_all, "curl_slist_free_all")
-#undef FIND
   curl.global_init(CURL_GLOBAL_DEFAULT);
   curl.loaded = 1;
 }

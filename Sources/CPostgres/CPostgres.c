@@ -1,6 +1,6 @@
 #include "CPostgres.h"
 
-#include <dlfcn.h>
+#include <CSharedLibrary.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,23 +52,13 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char not_loaded[] = "libpq is not loaded";
 
 static void load(void) {
+#define SYMBOL(name) {#name, (void **)&pq.name},
+  const lunar_symbol symbols[] = {LUNAR_PQ_FUNCTIONS(SYMBOL)};
+#undef SYMBOL
   // The soname of Debian's libpq5; libpq-dev's unversioned libpq.so is
   // only there for linking.
-  void *library = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
-  if (library == NULL) {
-    snprintf(pq.error, sizeof pq.error, "cannot load libpq.so.5: %s", dlerror());
-    return;
-  }
-#define FIND(name)                                                 \
-  *(void **)(&pq.name) = dlsym(library, #name);                    \
-  if (pq.name == NULL) {                                           \
-    snprintf(pq.error, sizeof pq.error, "libpq.so.5 lacks %s", #name); \
-    dlclose(library);                                              \
-    return;                                                        \
-  }
-  LUNAR_PQ_FUNCTIONS(FIND)
-#undef FIND
-  atomic_store_explicit(&pq.loaded, 1, memory_order_release);
+  if (lunar_openlibrary("libpq.so.5", symbols, sizeof symbols / sizeof *symbols, pq.error, sizeof pq.error))
+    atomic_store_explicit(&pq.loaded, 1, memory_order_release);
 }
 
 static int ready(void) { return atomic_load_explicit(&pq.loaded, memory_order_acquire); }

@@ -1,6 +1,6 @@
 #include "CSQLite.h"
 
-#include <dlfcn.h>
+#include <CSharedLibrary.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -57,23 +57,13 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const char not_loaded[] = "libsqlite3 is not loaded";
 
 static void load(void) {
+#define SYMBOL(name) {#name, (void **)&lib.name},
+  const lunar_symbol symbols[] = {LUNAR_SQLITE_FUNCTIONS(SYMBOL)};
+#undef SYMBOL
   // The soname of Debian's libsqlite3-0; libsqlite3-dev's unversioned
   // libsqlite3.so is only there for linking.
-  void *library = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (library == NULL) {
-    snprintf(lib.error, sizeof lib.error, "cannot load libsqlite3.so.0: %s", dlerror());
-    return;
-  }
-#define FIND(name)                                                            \
-  *(void **)(&lib.name) = dlsym(library, #name);                              \
-  if (lib.name == NULL) {                                                     \
-    snprintf(lib.error, sizeof lib.error, "libsqlite3.so.0 lacks %s", #name); \
-    dlclose(library);                                                         \
-    return;                                                                   \
-  }
-  LUNAR_SQLITE_FUNCTIONS(FIND)
-#undef FIND
-  atomic_store_explicit(&lib.loaded, 1, memory_order_release);
+  if (lunar_openlibrary("libsqlite3.so.0", symbols, sizeof symbols / sizeof *symbols, lib.error, sizeof lib.error))
+    atomic_store_explicit(&lib.loaded, 1, memory_order_release);
 }
 
 static int ready(void) { return atomic_load_explicit(&lib.loaded, memory_order_acquire); }
