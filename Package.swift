@@ -47,7 +47,6 @@ let package = Package(
         .embedInCode("Repl/repl.lua"),
         .embedInCode("Actions/actions.lua"),
         .embedInCode("Machine/machine.lua"),
-        .embedInCode("Plugins/lunar.lua"),
         .embedInCode("Sandbox/sandbox.lua"),
         .embedInCode("Queue/worker.lua"),
         .embedInCode("Runtime/inert.lua"),

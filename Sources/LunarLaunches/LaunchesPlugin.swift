@@ -25,32 +25,29 @@ public struct LaunchesPlugin: LunarPlugin {
     self.minimumRefreshInterval = minimumRefreshInterval
   }
 
-  /// Registers the `launches` service at once, so Swift interpreters and
-  /// actions find it whether or not a script requires the module; the Lua
+  /// Registers the `launches` service, so Swift interpreters and actions
+  /// find it whether or not a script requires the module; the schedule is
+  /// built when the service or the module is first used, so a run that
+  /// never asks for launches does not pay for it at start-up. The Lua
   /// module is described on its first `require`. `launches.configure`
   /// changes this one schedule in place, so the service stays current.
   public func install(in runtime: RuntimeCore) throws {
-    let environment = runtime.configuration.environment
     let http = runtime.component(ActionSystem.self).http
-    let given: [String: String?] = [
-      "rocketlaunch.live": endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"],
-      "launchlibrary2": endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"],
-    ]
-    let builtIn = [
-      "rocketlaunch.live": RocketLaunchLiveProvider.defaultEndpoint, "launchlibrary2": LaunchLibrary2Provider.defaultEndpoint,
-    ]
-    let defaults = builtIn.mapValues(LaunchFeedLocation.init(endpoint:)).merging(
-      given.compactMapValues { $0.map(LaunchFeedLocation.init(endpoint:)) }) { $1 }
+    let defaults = FeedDefaults(endpoints: endpoints, environment: runtime.configuration.environment)
     let makeProvider: @Sendable (String, LaunchFeedLocation) -> any LaunchProvider = { source, location in
       source == "launchlibrary2"
         ? LaunchLibrary2Provider(location: location, http: http) : RocketLaunchLiveProvider(location: location, http: http)
     }
-    let schedule = LaunchSchedule(
-      providers: ["rocketlaunch.live", "launchlibrary2"].map { makeProvider($0, defaults[$0]!) },
-      minimumRefreshInterval: minimumRefreshInterval, now: runtime.clock.sendableNow)
+    let (minimumRefreshInterval, now) = (minimumRefreshInterval, runtime.clock.sendableNow)
+    let schedule = LazyService {
+      let locations = defaults.locations
+      return LaunchSchedule(
+        providers: ["rocketlaunch.live", "launchlibrary2"].map { makeProvider($0, locations[$0]!) },
+        minimumRefreshInterval: minimumRefreshInterval, now: now)
+    }
     runtime.services.register("launches", schedule)
     runtime.install(moduleNamed: name) { runtime in
-      module(runtime, schedule: schedule, feeds: FeedLocations(defaults), makeProvider: makeProvider)
+      module(runtime, schedule: schedule.value, feeds: FeedLocations(defaults.locations), makeProvider: makeProvider)
     }
   }
 
@@ -186,6 +183,26 @@ public struct LaunchesPlugin: LunarPlugin {
     init(_ defaults: [String: LaunchFeedLocation]) {
       self.defaults = defaults
       current = defaults
+    }
+  }
+
+  /// Where each source reads its launches unless `configure` says
+  /// otherwise: the plugin's endpoint, else `LUNAR_LAUNCHES_RLL_URL` /
+  /// `LUNAR_LAUNCHES_LL2_URL`, else the live API. Worked out when used.
+  struct FeedDefaults: Sendable {
+    let endpoints: [String: String]
+    let environment: [String: String]
+
+    var locations: [String: LaunchFeedLocation] {
+      let given: [String: String?] = [
+        "rocketlaunch.live": endpoints["rocketlaunch.live"] ?? environment["LUNAR_LAUNCHES_RLL_URL"],
+        "launchlibrary2": endpoints["launchlibrary2"] ?? environment["LUNAR_LAUNCHES_LL2_URL"],
+      ]
+      let builtIn = [
+        "rocketlaunch.live": RocketLaunchLiveProvider.defaultEndpoint, "launchlibrary2": LaunchLibrary2Provider.defaultEndpoint,
+      ]
+      return builtIn.mapValues(LaunchFeedLocation.init(endpoint:)).merging(
+        given.compactMapValues { $0.map(LaunchFeedLocation.init(endpoint:)) }) { $1 }
     }
   }
 

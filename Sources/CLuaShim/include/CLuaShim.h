@@ -189,6 +189,10 @@ void lunar_installcoroutines(lua_State *L);
 /// same comparisons in the same order, the same errors) but call Lua with
 /// continuations, so a module body or a comparator in a task may yield.
 void lunar_installyieldablecalls(lua_State *L);
+/// Gives the `lunar` table at `idx` its sub-modules on first use (Submodules.c):
+/// `lunar.queue` is `require "lunar.queue"`, and `lunar.action`, `lunar.run`
+/// and `lunar.run_stubbed` load the actions module; other keys are nil.
+void lunar_installsubmodules(lua_State *L, int idx);
 /// Replaces `os.setlocale` with one that sets the locale of the calling
 /// thread only (ThreadLocale.c): a runtime's locale is its own, and every
 /// runtime starts in the process's ("C").

@@ -1,3 +1,4 @@
+import CLuaShim
 import LuaKit
 
 #if canImport(Glibc)
@@ -87,12 +88,13 @@ struct LunarModulePlugin: LunarPlugin {
       return scheduler.suspend(call, on: wait)
     }
 
-    // Sub-modules load on first use (lunar.lua).
-    module.lua(bytes: PackageResources.lunar_lua, chunkName: "=lunar")
     try runtime.install(module)
-    // lunar.cancelled: the error value of a cancelled task.
     let state = runtime.state
     state.getGlobal("lunar")
+    // Sub-modules load on first use, from C: no Lua chunk to compile at
+    // start-up (docs/performance.md, "Start-up").
+    lunar_installsubmodules(state.L, -1)
+    // lunar.cancelled: the error value of a cancelled task.
     scheduler.pushCancelled(on: state.L)
     state.setField("cancelled", of: -2)
     state.pop()
