@@ -7,8 +7,7 @@ import TestSupport
 /// second, release, build runs) into a temporary prefix and use what was
 /// installed as a user would: the binary, `man`, and bash's completion.
 @Suite struct InstallTests {
-  static let root = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  static let root = Repository.root
 
   /// The files an install writes, under its prefix.
   static let installed = [

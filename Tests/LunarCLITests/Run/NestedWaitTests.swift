@@ -108,7 +108,7 @@ import TestSupport
   @Test func sortKeepsTheStockComparisonsAndErrors() async throws {
     // Every comparison is logged, so the same order of comparisons, the
     // same results and the same errors as lua5.4's table.sort.
-    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sort")
+    let folder = Repository.url("Tests/LunarCLITests/Fixtures/sort")
     let stock = try await Self.runStockLua(["main.lua"], in: folder)
     let outcome = try await LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
     #expect(stock.status == 0)
@@ -120,7 +120,7 @@ import TestSupport
   @Test func requireKeepsTheStockSemantics() async throws {
     // The same file under lua5.4 and lunar run: messages, package.loaded,
     // searchers, the loader's data.
-    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/require")
+    let folder = Repository.url("Tests/LunarCLITests/Fixtures/require")
     let stock = try await Self.runStockLua(["main.lua"], in: folder)
     let outcome = try await LunarProcess.run(["run", "main.lua"], in: folder, timeout: 20)
     #expect(stock.status == 0)

@@ -75,8 +75,7 @@ import TestSupport
   @Test func anActionLoadsTheSwiftPluginThatProvidesIt() async throws {
     // `launches.upcoming` belongs to the Swift plugin `lunar.launches`,
     // which this script never requires.
-    let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("Sources/LunarLaunches/Samples/rocketlaunch-live.json")
+    let sample = Repository.url("Sources/LunarLaunches/Samples/rocketlaunch-live.json")
     let outcome = try await LunarProcess.run(["run", "-"], input: """
       local workflow = require "lunar.workflow"
       return workflow "w" {

@@ -53,8 +53,7 @@ import TestSupport
   @Test func theApprovalExampleShipsOnceApproved() async throws {
     let folder = try TemporaryFolder()
     let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
-    let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appendingPathComponent("examples")
+    let examples = Repository.url("examples")
     let first = try LunarProcess.start(["run", "--store", store, "approval.lua"], in: examples)
     // Ready: the wait recorded its deadline (the cool-down's is recorded first).
     let path = String(store.dropFirst("sqlite:".count))

@@ -8,9 +8,7 @@ import TestSupport
 /// must always end on its own, with a clear error at worst, never a signal,
 /// and no error message may name Lunar's own chunks (`lunar.workflow:12:`).
 @Suite struct FuzzTests {
-  static let script = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("lua/fuzz_api.lua").path
+  static let script = Repository.url("Tests/lua/fuzz_api.lua").path
 
   /// One process per target, so a crash names what caused it.
   static let targets = [

@@ -4,9 +4,7 @@ import TestSupport
 
 /// The examples in `examples/` are part of the product: each must run.
 @Suite struct ExampleTests {
-  static let examples = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("examples")
+  static let examples = Repository.url("examples")
 
   @Test func helloGreetsByName() async throws {
     let outcome = try await LunarProcess.run(["run", "hello.lua", "Ada"], in: Self.examples)

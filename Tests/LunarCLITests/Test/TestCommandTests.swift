@@ -8,12 +8,10 @@ import TestSupport
 /// `lunar test` on fixture suites whose outcomes are known (checked side by
 /// side with Debian's busted 2.1.1).
 @Suite struct TestCommandTests {
-  static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .appendingPathComponent("Fixtures/specs")
+  static let fixtures = Repository.url("Tests/LunarCLITests/Fixtures/specs")
   /// Suites only a child process may run: they call os.exit or spin until
   /// interrupted, which the in-process runner tests must never do.
-  static let cliOnlyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .appendingPathComponent("Fixtures/cli-only")
+  static let cliOnlyFixtures = Repository.url("Tests/LunarCLITests/Fixtures/cli-only")
   static let busted = "/usr/bin/busted"
 
   func lunarTest(_ arguments: [String], in folder: String) async throws -> LunarProcess.Outcome {

@@ -9,12 +9,9 @@ import TestSupport
 /// API by `Tests/lua/types_drift.lua`; the luacheck standard is checked by
 /// Debian's luacheck itself.
 @Suite struct TypesCommandTests {
-  static let drift = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("lua/types_drift.lua").path
+  static let drift = Repository.url("Tests/lua/types_drift.lua").path
 
-  static let repository = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  static let repository = Repository.root
 
   /// The annotation files `lunar types` wrote under `folder`, relative to it.
   static func annotations(in folder: URL) throws -> [String] {

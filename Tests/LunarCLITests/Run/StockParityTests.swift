@@ -7,7 +7,7 @@ import TestSupport
 /// exit status. Each guards a stock behaviour Lunar's own machinery (its
 /// yieldable `table.sort` and `require`, its state set-up) once changed.
 @Suite struct StockParityTests {
-  static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/stock")
+  static let folder = Repository.url("Tests/LunarCLITests/Fixtures/stock")
 
   @Test(arguments: [
     (["yield_barriers.lua"], "attempt to yield across a C-call boundary"),

@@ -550,8 +550,7 @@ struct DurableQueueCommandTests {
   }
 
   @Test func theExampleRunsWithItsWorker() async throws {
-    let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appendingPathComponent("examples")
+    let examples = Repository.url("examples")
     let folder = try TemporaryFolder()
     let store = "sqlite:" + folder.url.appendingPathComponent("demo.db").path
     let workers = try Self.startWorkers(1, file: examples.appendingPathComponent("durable_worker.lua").path, store: store)
