@@ -32,10 +32,14 @@ let package = Package(
     // PostgreSQL's client, Debian's libpq5, opened on first use (not at
     // start-up); libpq-dev's header gives the types.
     .target(name: "CPostgres", dependencies: ["CSharedLibrary"]),
+    // libmicrohttpd, the HTTP server of `lunar serve`, opened on first use.
+    .target(name: "CMicroHTTPD", dependencies: ["CSharedLibrary"]),
     // State that outlives a process: the run store, its SQLite and
     // PostgreSQL backends, fingerprints. Knows LuaKit's values, not the
     // workflow engine.
     .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite", "CPostgres"]),
+    // `lunar serve`: the store's runs as web pages, over CMicroHTTPD.
+    .target(name: "LunarServe", dependencies: ["LunarStore", "LuaKit", "CMicroHTTPD"]),
     // Schedules: cron expressions and the ticker that starts a schedule's
     // runs. Foundation only for its time zones.
     .target(name: "LunarSchedules", dependencies: ["LunarStore", "LuaKit"]),
@@ -73,7 +77,8 @@ let package = Package(
     .target(name: "CLineEditor", linkerSettings: [.linkedLibrary("dl")]),
     // The command-line front end.
     .executableTarget(
-      name: "lunar", dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LunarSchedules", "LuaKit", "CLineEditor"],
+      name: "lunar",
+      dependencies: ["Lunar", "LunarTest", "LunarLaunches", "LunarStore", "LunarSchedules", "LunarServe", "LuaKit", "CLineEditor"],
       exclude: ["Linker"],
       // What `lunar types` writes: editor types for lua-language-server, its
       // .luarc.json and luacheck's standard (see EditorTypes.swift).
@@ -112,6 +117,7 @@ let package = Package(
     // tests kill and race it. Never shipped.
     .executableTarget(name: "LunarStoreProbe", dependencies: ["LunarStore", "LuaKit", "TestSupport"]),
     .testTarget(name: "LunarStoreTests", dependencies: ["LunarStore", "LuaKit", "LunarStoreProbe", "TestSupport"]),
+    .testTarget(name: "LunarServeTests", dependencies: ["LunarServe", "LunarStore", "LuaKit", "TestSupport"]),
     .testTarget(name: "LunarSchedulesTests", dependencies: ["LunarSchedules", "LunarStore", "LuaKit", "TestSupport"]),
     .testTarget(name: "LunarCLITests", dependencies: ["lunar", "LunarStore", "LuaKit", "TestSupport"], exclude: ["Fixtures"]),
   ],

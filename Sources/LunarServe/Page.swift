@@ -1,0 +1,57 @@
+/// The frame every page shares: a title, the navigation, the content;
+/// no inline script or style (the Content-Security-Policy forbids both).
+enum Page {
+  /// A whole HTML document around `content` (already escaped).
+  static func document(title: String, content: String) -> String {
+    """
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>\(HTML.escape(title)) · Lunar</title>
+    <link rel="stylesheet" href="/style.css">
+    </head>
+    <body>
+    <header><nav aria-label="Lunar"><a href="/" class="brand">Lunar</a> <a href="/">Runs</a></nav></header>
+    <main>
+    \(content)
+    </main>
+    </body>
+    </html>
+
+    """
+  }
+
+  /// The stylesheet: light and dark, from the system's preference.
+  static let style = """
+    :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #59636e; --line: #d1d9e0;
+      --ok: #1a7f37; --bad: #cf222e; --run: #0969da; --wait: #9a6700; }
+    @media (prefers-color-scheme: dark) {
+      :root { --fg: #e6edf3; --bg: #0d1117; --muted: #9198a1; --line: #3d444d;
+        --ok: #3fb950; --bad: #f85149; --run: #4493f8; --wait: #d29922; } }
+    body { font: 15px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0; }
+    header { border-bottom: 1px solid var(--line); padding: 0.6rem 1.2rem; }
+    header a { color: var(--fg); margin-right: 1rem; text-decoration: none; }
+    header a.brand { font-weight: 700; }
+    main { padding: 1rem 1.2rem; max-width: 80rem; }
+    table { border-collapse: collapse; width: 100%; }
+    th, td { text-align: left; padding: 0.35rem 0.6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+    th { color: var(--muted); font-weight: 600; }
+    a { color: var(--run); }
+    a:focus, button:focus, select:focus, input:focus { outline: 2px solid var(--run); outline-offset: 2px; }
+    .status { font-weight: 600; }
+    .succeeded, .reused { color: var(--ok); }
+    .failed, .cancelled, .interrupted { color: var(--bad); }
+    .running, .queued { color: var(--run); }
+    .parked, .skipped { color: var(--wait); }
+    .muted { color: var(--muted); }
+    pre { white-space: pre-wrap; word-break: break-word; margin: 0; font-size: 13px; }
+    form.filters { margin-bottom: 1rem; display: flex; gap: 0.8rem; align-items: end; flex-wrap: wrap; }
+    label { display: flex; flex-direction: column; font-size: 13px; color: var(--muted); }
+    dl { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem; }
+    dt { color: var(--muted); }
+    dd { margin: 0; }
+
+    """
+}

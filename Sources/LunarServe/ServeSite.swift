@@ -1,0 +1,144 @@
+import LuaKit
+import LunarStore
+import Synchronization
+
+/// What `lunar serve` answers: the runs in one store, as pages. Every
+/// answer carries a Content-Security-Policy without inline script; a path
+/// it does not know is 404 without touching the disk; a store that fails
+/// is one error page, and the next request tries again.
+public final class ServeSite: Sendable {
+  /// How the site is reached and what it allows.
+  public struct Options: Sendable {
+    /// The store whose runs it shows.
+    public var store: StoreLocation
+    /// The token every request must carry, if any.
+    public var token: AccessToken?
+    /// Whether the site offers no action and refuses every POST.
+    public var readOnly: Bool
+
+    /// Options for the site.
+    public init(store: StoreLocation, token: AccessToken? = nil, readOnly: Bool = false) {
+      (self.store, self.token, self.readOnly) = (store, token, readOnly)
+    }
+  }
+
+  /// The headers and query arguments the site reads.
+  public static let reading = WebServer.Reading(
+    headers: ["cookie", "authorization", "origin", "host"], arguments: ["token", "workflow", "status"])
+
+  private let options: Options
+  // The open store, reopened after a failure. Requests come one at a
+  // time (WebServer's one thread); the lock makes the site safe anyway.
+  private let store = Mutex<(any RunStore)?>(nil)
+  private let now: @Sendable () -> StoreTimestamp
+
+  /// A site over `options.store`; `now` is the clock durations run to.
+  public init(_ options: Options, now: @escaping @Sendable () -> StoreTimestamp = { .now }) {
+    self.options = options
+    self.now = now
+  }
+
+  /// The answer to `request`.
+  public func answer(_ request: WebRequest) -> WebResponse {
+    var response = route(request)
+    response.headers += Self.securityHeaders
+    return response
+  }
+
+  private func route(_ request: WebRequest) -> WebResponse {
+    if let token = options.token {
+      guard token.admits(request) else {
+        var refused = WebResponse.text("401 Unauthorized: give the token (?token=... once, or Authorization: Bearer ...)", status: 401)
+        refused.headers.append(("WWW-Authenticate", "Bearer"))
+        return refused
+      }
+      if request.cookie(AccessToken.cookieName).map(token.matches) != true {
+        var kept = answerAuthorized(request)
+        kept.headers.append(("Set-Cookie", token.cookie))
+        return kept
+      }
+    }
+    return answerAuthorized(request)
+  }
+
+  private func answerAuthorized(_ request: WebRequest) -> WebResponse {
+    guard request.method == "GET" || request.method == "HEAD" else {
+      var refused = WebResponse.text(
+        options.readOnly ? "403 Forbidden: this server is read-only" : "405 Method Not Allowed", status: options.readOnly ? 403 : 405)
+      refused.headers.append(("Allow", "GET, HEAD"))
+      return refused
+    }
+    let path = request.path
+    if path == "/style.css" {
+      return WebResponse(status: 200, contentType: "text/css; charset=utf-8", body: Array(Page.style.utf8))
+    }
+    if path == "/" || path == "/runs" { return runs(request) }
+    if path.hasPrefix("/runs/"), let id = Int64(path.dropFirst("/runs/".count)), id > 0 { return run(RunID(id)) }
+    return notFound(path)
+  }
+
+  private func runs(_ request: WebRequest) -> WebResponse {
+    let workflow = request.arguments["workflow"].flatMap { $0.isEmpty ? nil : $0 }
+    let statusText = request.arguments["status"].flatMap { $0.isEmpty ? nil : $0 }
+    var status: RunStatus?
+    if let statusText {
+      guard let known = RunStatus(rawValue: statusText) else {
+        return .html(Page.document(title: "Bad filter", content: "<h1>Bad filter</h1><p>No status is called “\(HTML.escape(statusText))”.</p>"), status: 400)
+      }
+      status = known
+    }
+    return withStore { store throws(StoreError) in
+      // The store filters by workflow; the status is filtered here, from
+      // a larger window so a page of one status is still full.
+      let window = status == nil ? RunsPage.pageSize : RunsPage.pageSize * 10
+      var found = try store.runs(workflow: workflow.map { LuaString($0) }, limit: window)
+      if let status { found = found.filter { $0.run.status == status } }
+      return .html(RunsPage.html(Array(found.prefix(RunsPage.pageSize)), workflow: workflow, status: status, now: now()))
+    }
+  }
+
+  private func run(_ id: RunID) -> WebResponse {
+    withStore { store throws(StoreError) in
+      guard let run = try store.run(id) else { return notFound("/runs/\(id.rawValue)") }
+      return .html(RunPage.html(run, steps: try store.steps(of: id), now: now()))
+    }
+  }
+
+  private func notFound(_ path: String) -> WebResponse {
+    .html(Page.document(title: "Not found", content: "<h1>Not found</h1><p>Nothing is at <code>\(HTML.escape(path))</code>.</p>"), status: 404)
+  }
+
+  /// `body` on the open store; a failure is an error page and closes it.
+  private func withStore(_ body: (any RunStore) throws(StoreError) -> WebResponse) -> WebResponse {
+    do throws(StoreError) {
+      let opened = try store.withLock { open throws(StoreError) -> any RunStore in
+        if let open { return open }
+        let made = try options.store.openRunStore(createIfMissing: false)
+        open = made
+        return made
+      }
+      return try body(opened)
+    } catch where error.kind == .missing {
+      return .html(Page.document(title: "No runs yet", content: "<h1>Runs</h1><p>No runs recorded yet in \(HTML.escape(options.store.description)).</p>"))
+    } catch {
+      store.withLock { $0 = nil }
+      return .html(
+        Page.document(title: "Store error", content: "<h1>The store did not answer</h1><pre>\(HTML.escape(error.message))</pre>"),
+        status: 503)
+    }
+  }
+
+  /// What every answer carries: no inline script or style, no framing,
+  /// no sniffing, nothing cached or sent on as a referrer.
+  static let securityHeaders: [(name: String, value: String)] = [
+    (
+      "Content-Security-Policy",
+      "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; connect-src 'self'; "
+        + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("X-Frame-Options", "DENY"),
+    ("Cache-Control", "no-store"),
+  ]
+}
