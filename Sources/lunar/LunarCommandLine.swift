@@ -19,6 +19,7 @@ enum LunarCommandLine {
     ScheduleCommand.spec,
     QueueCommand.spec,
     WorkerCommand.spec,
+    ServeCommand.spec,
     CheckCommand.spec,
     TestCommand.spec,
     GraphCommand.spec,

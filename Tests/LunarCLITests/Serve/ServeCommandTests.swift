@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `lunar serve` as a user runs it: a real server on 127.0.0.1 over a store
+/// that `lunar run` wrote, spoken to over real sockets.
+@Suite struct ServeCommandTests {
+  let folder: TemporaryFolder
+  let store: String
+
+  init() throws {
+    folder = try TemporaryFolder()
+    store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+  }
+
+  /// Records one run of a workflow whose first step has a name made of
+  /// markup and whose second step fails with markup in its error.
+  func recordRuns() async throws {
+    let file = folder.url.appendingPathComponent("hostile.lua")
+    try Data(
+      """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "hostile" {
+        step "<img src=x onerror=alert(1)>" { run = function() return "<b>out</b>" end },
+        step "broken" { needs = { "<img src=x onerror=alert(1)>" }, run = function() error("<script>alert(2)</script>", 0) end },
+      }
+      """.utf8
+    ).write(to: file)
+    let outcome = try await LunarProcess.run(["run", "--store", store, file.path])
+    #expect(outcome.status == 1, "\(outcome.stderr)")
+  }
+
+  /// Starts `lunar serve` on a free port; returns it and the port.
+  func serve(_ extra: [String] = []) async throws -> (LunarProcess.Running, UInt16) {
+    let server = try LunarProcess.start(["serve", "--store", store, "--listen", "127.0.0.1:0"] + extra)
+    try await server.waitForOutput("/ (runs of")
+    return (server, try #require(Self.port(in: try server.stdout.contents())))
+  }
+
+  /// The port of the URL `lunar serve` printed ("http://127.0.0.1:PORT/").
+  static func port(in output: String) -> UInt16? {
+    guard let url = output.range(of: "http://127.0.0.1:") else { return nil }
+    return UInt16(output[url.upperBound...].prefix { $0.isNumber })
+  }
+
+  func stop(_ server: LunarProcess.Running) async throws {
+    server.send(SIGINT)
+    let outcome = try await server.wait()
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+  }
+
+  @Test func servesTheRunsAndARunWithEveryNameAsText() async throws {
+    try await recordRuns()
+    let (server, port) = try await serve()
+    let runs = try RawHTTPClient.get("/", port: port)
+    #expect(runs.status == 200)
+    #expect(runs.headers["content-security-policy"]?.contains("script-src 'self'") == true)
+    #expect(runs.body.contains("<td class=\"status failed\">failed</td>"))
+    #expect(runs.body.contains("hostile"))
+    let run = try RawHTTPClient.get("/runs/1", port: port)
+    #expect(run.status == 200)
+    #expect(run.body.contains("&lt;img src=x onerror=alert(1)&gt;"))
+    #expect(run.body.contains("&lt;script&gt;alert(2)&lt;/script&gt;"))
+    #expect(run.body.contains("&lt;b&gt;out&lt;/b&gt;"))
+    #expect(!run.body.contains("<img") && !run.body.contains("<script") && !run.body.contains("<b>"))
+    let style = try RawHTTPClient.get("/style.css", port: port)
+    #expect(style.status == 200 && style.headers["content-type"] == "text/css; charset=utf-8")
+    try await stop(server)
+  }
+
+  @Test func hostileRequestsGetTheirAnswerAndTheServerGoesOn() async throws {
+    try await recordRuns()
+    let (server, port) = try await serve()
+    for path in ["/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/runs/1/../../etc", "/runs/99999999999999999999", "/\u{7f}"] {
+      let answer = try RawHTTPClient.get(path, port: port)
+      #expect([400, 404].contains(answer.status), "\(path): \(answer.status)")
+    }
+    let huge = try RawHTTPClient.get("/", port: port, headers: ["X-Big": String(repeating: "a", count: 100_000)])
+    #expect(huge.status == 431 || huge.status == 413, "\(huge.status)")
+    let longPath = try RawHTTPClient.get("/" + String(repeating: "a", count: 100_000), port: port)
+    #expect([404, 414, 431].contains(longPath.status), "\(longPath.status)")
+    let post = try RawHTTPClient.request("POST", "/runs/1", port: port, body: String(repeating: "x", count: 200_000))
+    #expect(post.status == 405)
+    let garbage = try RawHTTPClient.send(Array("NOT HTTP AT ALL\r\n\r\n".utf8), port: port)
+    #expect(garbage.status == 400 || garbage.status == 505, "\(garbage.status)")
+    // Still serving.
+    #expect(try RawHTTPClient.get("/", port: port).status == 200)
+    try await stop(server)
+  }
+
+  @Test func readOnlyRefusesEveryPost() async throws {
+    try await recordRuns()
+    let (server, port) = try await serve(["--read-only"])
+    #expect(try RawHTTPClient.request("POST", "/runs/1", port: port).status == 403)
+    #expect(try RawHTTPClient.get("/runs/1", port: port).status == 200)
+    try await stop(server)
+  }
+
+  @Test func withATokenEveryPathWithoutItIs401() async throws {
+    try await recordRuns()
+    let (server, port) = try await serve(["--token", "s3cret"])
+    for path in ["/", "/runs/1", "/style.css", "/nowhere", "/../x"] {
+      #expect(try RawHTTPClient.get(path, port: port).status == 401, "\(path)")
+    }
+    let admitted = try RawHTTPClient.get("/?token=s3cret", port: port)
+    #expect(admitted.status == 200)
+    #expect(admitted.headers["set-cookie"] == "lunar_token=s3cret; Path=/; HttpOnly; SameSite=Strict")
+    #expect(try RawHTTPClient.get("/runs/1", port: port, headers: ["Cookie": "lunar_token=s3cret"]).status == 200)
+    #expect(try RawHTTPClient.get("/runs/1", port: port, headers: ["Cookie": "lunar_token=s3cre"]).status == 401)
+    try await stop(server)
+  }
+
+  @Test func theTokenMayComeFromTheEnvironment() async throws {
+    let server = try LunarProcess.start(
+      ["serve", "--store", store, "--listen", "127.0.0.1:0"], environment: ["LUNAR_SERVE_TOKEN": "from-env"])
+    try await server.waitForOutput("/ (runs of")
+    let port = try #require(Self.port(in: try server.stdout.contents()))
+    #expect(try RawHTTPClient.get("/", port: port).status == 401)
+    #expect(try RawHTTPClient.get("/", port: port, headers: ["Authorization": "Bearer from-env"]).status == 200)
+    try await stop(server)
+  }
+
+  @Test func listeningBeyondLoopbackWithoutATokenRefusesToStart() async throws {
+    for address in ["0.0.0.0:0", "[::]:0", "192.168.1.20:8765"] {
+      let outcome = try await LunarProcess.run(["serve", "--store", store, "--listen", address])
+      #expect(outcome.status == 2, "\(address)")
+      #expect(outcome.stderr.contains("reaches beyond this machine: give --token"), "\(outcome.stderr)")
+    }
+  }
+
+  @Test(arguments: [
+    (["--listen", "nonsense"], "--listen 'nonsense': expected ADDR:PORT"),
+    (["--listen", "1.2.3:80"], "the address must be numeric"),
+    (["--listen", "example.com:80"], "the address must be numeric"),
+    (["--listen", "127.0.0.1:99999"], "the port must be a number from 0 to 65535"),
+    (["--listen", "127.0.0.1:-1"], "the port must be a number from 0 to 65535"),
+    (["--listen", "[::1"], "an IPv6 address is written [ADDR]:PORT"),
+    (["--listen", String(repeating: "9", count: 100_000)], "expected ADDR:PORT"),
+    (["--token", ""], "--token must not be empty"),
+    (["extra"], "serve takes no operands"),
+    (["--store", "mysql://x"], "unknown kind of store"),
+    (["--nope"], "--nope"),
+  ])
+  func badFlagsAreUsageErrors(arguments: [String], message: String) async throws {
+    let outcome = try await LunarProcess.run(["serve"] + arguments)
+    #expect(outcome.status == 2)
+    #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+  }
+
+  @Test func aPortInUseIsAnErrorThatSaysSo() async throws {
+    let (first, port) = try await serve()
+    let second = try await LunarProcess.run(["serve", "--store", store, "--listen", "127.0.0.1:\(port)"])
+    #expect(second.status == 1)
+    #expect(second.stderr.contains("cannot listen on 127.0.0.1 port \(port)"), "\(second.stderr)")
+    try await stop(first)
+  }
+}
