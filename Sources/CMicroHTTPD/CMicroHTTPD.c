@@ -115,7 +115,7 @@ static void completed(void *cls, struct MHD_Connection *connection, void **state
 void *lunar_http_start(const char *host, int ipv6, unsigned short port, lunar_http_handler handler, void *context,
                        unsigned timeout_seconds, size_t head_limit, size_t body_limit, char *error, size_t size) {
   if (!lunar_http_load()) {
-    snprintf(error, size, "%s", mhd.error);
+    snprintf(error, size, "needs libmicrohttpd12 (%s)", mhd.error);
     return NULL;
   }
   struct sockaddr_in address4;

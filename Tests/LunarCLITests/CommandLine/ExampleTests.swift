@@ -242,3 +242,13 @@ extension ExampleTests {
     #expect(spread.stdout.contains("primes: 303, 303, 303, 304"), "\(spread.stdout)")
   }
 }
+
+extension ExampleTests {
+  @Test func theServeExampleShowsTheRunsItRecorded() async throws {
+    let folder = try TemporaryFolder()
+    let store = "sqlite:" + folder.url.appendingPathComponent("serve.db").path
+    let outcome = try await LunarProcess.shell("serve_runs.sh", [store, "--check"], in: Self.examples)
+    #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+    #expect(outcome.stdout == "Runs · Lunar\n2 runs\n", "\(outcome.stdout)")
+  }
+}

@@ -78,4 +78,14 @@ import TestSupport
         "\(arguments): \(outcome.stderr)")
     }
   }
+
+  @Test func withoutLibmicrohttpdServeSaysWhatIsMissing() async throws {
+    let folder = try TemporaryFolder()
+    _ = FileManager.default.createFile(atPath: folder.url.appendingPathComponent("libmicrohttpd.so.12").path, contents: Data())
+    let store = "sqlite:" + folder.url.appendingPathComponent("runs.db").path
+    let outcome = try await LunarProcess.run(
+      ["serve", "--store", store, "--listen", "127.0.0.1:0"], environment: ["LD_LIBRARY_PATH": folder.url.path])
+    #expect(outcome.status == 1)
+    #expect(outcome.stderr.hasPrefix("lunar: serve: needs libmicrohttpd12 (cannot load libmicrohttpd.so.12: "), "\(outcome.stderr)")
+  }
 }
