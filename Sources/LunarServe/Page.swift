@@ -11,6 +11,7 @@ enum Page {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>\(HTML.escape(title)) · Lunar</title>
     <link rel="stylesheet" href="/style.css">
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml">
     </head>
     <body>
     <header><nav aria-label="Lunar"><a href="/" class="brand">Lunar</a> <a href="/">Runs</a></nav></header>
@@ -22,6 +23,13 @@ enum Page {
 
     """
   }
+
+  /// The icon: a crescent moon.
+  static let icon = """
+    <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path fill="#0969da" \
+    d="M21 3a13 13 0 1 0 8 20A11 11 0 0 1 21 3z"/></svg>
+
+    """
 
   /// The stylesheet: light and dark, from the system's preference.
   static let style = """

@@ -72,6 +72,9 @@ public final class ServeSite: Sendable {
     if path == "/style.css" {
       return WebResponse(status: 200, contentType: "text/css; charset=utf-8", body: Array(Page.style.utf8))
     }
+    if path == "/favicon.svg" {
+      return WebResponse(status: 200, contentType: "image/svg+xml", body: Array(Page.icon.utf8))
+    }
     if path == "/" || path == "/runs" { return runs(request) }
     if path.hasPrefix("/runs/"), let id = Int64(path.dropFirst("/runs/".count)), id > 0 { return run(RunID(id)) }
     return notFound(path)

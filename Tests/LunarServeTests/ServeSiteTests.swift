@@ -92,7 +92,7 @@ import TestSupport
 
   @Test func everyAnswerForbidsInlineScriptAndFraming() throws {
     _ = try record()
-    for path in ["/", "/runs/1", "/style.css", "/nowhere"] {
+    for path in ["/", "/runs/1", "/style.css", "/favicon.svg", "/nowhere"] {
       let response = site().answer(WebRequest(method: "GET", path: path))
       let policy = try #require(response.header("content-security-policy"))
       #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"))

@@ -35,6 +35,13 @@ import Glibc
     #expect(outcome.status == 1, "\(outcome.stderr)")
   }
 
+  /// A succeeded run of the nightly report, then the hostile one (failed).
+  func recordTwoRuns() async throws {
+    let nightly = try await LunarProcess.run(["run", "--store", store, Repository.url("examples/nightly_report.lua").path, "x"])
+    #expect(nightly.status == 0, "\(nightly.stderr)")
+    try await recordRuns()
+  }
+
   /// Starts `lunar serve` on a free port; returns it and the port.
   func serve(_ extra: [String] = []) async throws -> (LunarProcess.Running, UInt16) {
     let server = try LunarProcess.start(["serve", "--store", store, "--listen", "127.0.0.1:0"] + extra)
@@ -158,5 +165,24 @@ import Glibc
     #expect(second.status == 1)
     #expect(second.stderr.contains("cannot listen on 127.0.0.1 port \(port)"), "\(second.stderr)")
     try await stop(first)
+  }
+
+  /// The pages in headless Chromium, through WebDriver (selenium): the
+  /// runs, the filter by keyboard, a run's page with its hostile names as
+  /// text, the not-found page, dark mode, and a console without errors.
+  /// Screenshots go to .build/test-artifacts/serve.
+  @Test func thePagesWorkInARealBrowser() async throws {
+    try await recordTwoRuns()
+    let (server, port) = try await serve()
+    let screenshots = Repository.url(".build/test-artifacts/serve")
+    let browser = try await ProgramRun.run(
+      "/usr/bin/python3", [Repository.url("Tests/browser/serve_pages.py").path, "http://127.0.0.1:\(port)/", screenshots.path],
+      timeout: 120)
+    #expect(browser.status == 0, "\(browser.stdout)\(browser.stderr)")
+    #expect(browser.stdout.contains("ok: the browser console has no errors in dark mode"), "\(browser.stdout)")
+    for page in ["runs", "run", "not-found", "runs-dark"] {
+      #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path), "\(page)")
+    }
+    try await stop(server)
   }
 }

@@ -1,0 +1,115 @@
+"""Drives `lunar serve`'s pages in headless Chromium through WebDriver.
+
+    /usr/bin/python3 Tests/browser/serve_pages.py URL SCREENSHOTS
+
+URL is a running `lunar serve` over a store holding a succeeded run
+(`nightly`) and a failed one (`hostile`, whose first step is named
+`<img src=x onerror=alert(1)>`). Saves a screenshot of each page in
+SCREENSHOTS; prints what it checked; exits 1 at the first check that fails.
+"""
+
+import os
+import sys
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def check(condition, what):
+    if not condition:
+        print("FAILED: " + what, flush=True)
+        sys.exit(1)
+    print("ok: " + what, flush=True)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def no_alert(driver):
+    try:
+        driver.switch_to.alert
+        return False
+    except NoAlertPresentException:
+        return True
+
+
+def console_errors(driver):
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def main():
+    base, screenshots = sys.argv[1].rstrip("/"), sys.argv[2]
+    os.makedirs(screenshots, exist_ok=True)
+    driver = browser()
+    try:
+        driver.get(base + "/")
+        check(driver.title == "Runs · Lunar", "the runs page's title is " + repr(driver.title))
+        rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+        check(len(rows) == 2, "the runs page lists 2 runs, found %d" % len(rows))
+        statuses = [row.find_elements(By.TAG_NAME, "td")[2].text for row in rows]
+        check(statuses == ["failed", "succeeded"], "newest first, with their statuses: %s" % statuses)
+        colour = rows[0].find_elements(By.TAG_NAME, "td")[2].value_of_css_property("color")
+        check(colour != rows[1].find_elements(By.TAG_NAME, "td")[2].value_of_css_property("color"),
+              "failed and succeeded have colours of their own (the stylesheet loaded)")
+        driver.save_screenshot(os.path.join(screenshots, "runs.png"))
+
+        # The filter form, by keyboard only: the status select, then Enter.
+        Select(driver.find_element(By.NAME, "status")).select_by_value("failed")
+        driver.find_element(By.NAME, "workflow").send_keys(Keys.ENTER)
+        WebDriverWait(driver, 10).until(lambda d: "status=failed" in d.current_url and d.execute_script(
+            "return document.readyState") == "complete")
+        rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+        check("status=failed" in driver.current_url and len(rows) == 1, "the status filter leaves the failed run")
+        labels = [label.text.split("\n")[0] for label in driver.find_elements(By.TAG_NAME, "label")]
+        check(labels == ["Workflow", "Status"], "the filters have labels a screen reader reads: %s" % labels)
+
+        rows[0].find_element(By.TAG_NAME, "a").click()
+        WebDriverWait(driver, 10).until(lambda d: "/runs/" in d.current_url)
+        check(driver.title.startswith("Run "), "a run's link opens its page: " + repr(driver.title))
+        names = [row.find_elements(By.TAG_NAME, "td")[0].text for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        check(HOSTILE in names, "the step named with markup shows as text: %s" % names)
+        check(not driver.find_elements(By.CSS_SELECTOR, "main img, main script, main b"),
+              "no element came from the store's values")
+        check(no_alert(driver), "no script from the store ran")
+        errors = driver.find_elements(By.CSS_SELECTOR, "tbody td pre")
+        check(any("<script>alert(2)</script>" in e.text for e in errors), "the failed step's error shows as text")
+        driver.save_screenshot(os.path.join(screenshots, "run.png"))
+
+        errors = console_errors(driver)
+        check(errors == [], "the browser console has no errors on the runs and run pages: %s" % errors)
+
+        driver.get(base + "/nowhere")
+        check(driver.find_element(By.TAG_NAME, "h1").text == "Not found", "an unknown path is the not-found page")
+        driver.save_screenshot(os.path.join(screenshots, "not-found.png"))
+        # The one error a not-found page may log is its own 404.
+        errors = [e for e in console_errors(driver) if "/nowhere" not in e["message"]]
+        check(errors == [], "the not-found page logs nothing else: %s" % errors)
+
+        # Dark mode: the same page under the system's dark preference.
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        driver.get(base + "/")
+        background = driver.find_element(By.TAG_NAME, "body").value_of_css_property("background-color")
+        check(background in ("rgba(13, 17, 23, 1)", "rgb(13, 17, 23)"), "dark mode darkens the page: " + background)
+        driver.save_screenshot(os.path.join(screenshots, "runs-dark.png"))
+
+        errors = console_errors(driver)
+        check(errors == [], "the browser console has no errors in dark mode: %s" % errors)
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()
