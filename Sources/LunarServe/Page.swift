@@ -12,6 +12,7 @@ enum Page {
     <title>\(HTML.escape(title)) · Lunar</title>
     <link rel="stylesheet" href="/style.css">
     <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+    <script src="/live.js" defer></script>
     </head>
     <body>
     <header><nav aria-label="Lunar"><a href="/" class="brand">Lunar</a> <a href="/">Runs</a></nav></header>
@@ -23,6 +24,38 @@ enum Page {
 
     """
   }
+
+  /// Keeps a page current without reloading it: fetches it again every
+  /// half second and puts the new `<main>` in place when it changed (not
+  /// while the user is in one of its forms). A page reads the same
+  /// without it.
+  static let liveScript = """
+    "use strict";
+    (function () {
+      let main = document.querySelector("main");
+      if (!main) return;
+      async function refresh() {
+        try {
+          const inForm = document.activeElement && document.activeElement.closest("main form");
+          const response = await fetch(location.href, { cache: "no-store", credentials: "same-origin" });
+          if (response.ok && !inForm) {
+            const page = new DOMParser().parseFromString(await response.text(), "text/html");
+            const next = page.querySelector("main");
+            if (next && next.innerHTML !== main.innerHTML) {
+              main.replaceWith(next);
+              main = next;
+              document.title = page.title;
+            }
+          }
+        } catch (error) {
+          // The server is gone for now: the next turn tries again.
+        }
+        setTimeout(refresh, 500);
+      }
+      setTimeout(refresh, 500);
+    })();
+
+    """
 
   /// The icon: a crescent moon.
   static let icon = """
@@ -60,6 +93,10 @@ enum Page {
     dl { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem; }
     dt { color: var(--muted); }
     dd { margin: 0; }
+    form.actions { margin: 1rem 0; }
+    button { font: inherit; padding: 0.3rem 0.9rem; border: 1px solid var(--line); border-radius: 6px;
+      background: var(--bg); color: var(--fg); cursor: pointer; }
+    button#cancel { border-color: var(--bad); color: var(--bad); }
 
     """
 }

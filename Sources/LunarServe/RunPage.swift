@@ -4,8 +4,9 @@ import LunarStore
 /// One run's page: what it is, who holds it, and each step with its
 /// attempts, input fingerprint, output and error.
 enum RunPage {
-  /// The page of `run` and its `steps`.
-  static func html(_ run: RunRecord, steps: [StepRecord], now: StoreTimestamp) -> String {
+  /// The page of `run` and its `steps`; with `actions`, the session whose
+  /// token the action forms carry.
+  static func html(_ run: RunRecord, steps: [StepRecord], now: StoreTimestamp, actions: SessionToken? = nil) -> String {
     var facts = [
       ("Workflow", HTML.escape(run.workflow)),
       ("Status", "<span class=\"status \(run.status.rawValue)\">\(run.status.rawValue)</span>"),
@@ -40,6 +41,15 @@ enum RunPage {
     let pending =
       waiting.isEmpty
       ? "" : "<p class=\"muted\">Not run yet: \(HTML.escape(waiting.map(\.lossyString).joined(separator: ", ")))</p>"
+    var forms = ""
+    if let actions, [.running, .parked, .queued].contains(run.status) {
+      forms = """
+        <form class="actions" method="post" action="/runs/\(run.id.rawValue)/cancel">
+        <input type="hidden" name="csrf" value="\(actions.value)">
+        <button type="submit" id="cancel">Cancel run</button>
+        </form>
+        """
+    }
     return Page.document(
       title: "Run \(run.id.rawValue)",
       content: """
@@ -47,6 +57,7 @@ enum RunPage {
         <dl>
         \(list)
         </dl>
+        \(forms)
         <h2>Steps</h2>
         <table>
         <thead><tr><th scope="col">Step</th><th scope="col">Status</th><th scope="col">Attempts</th>\

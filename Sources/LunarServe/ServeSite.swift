@@ -40,12 +40,15 @@ public final class ServeSite: Sendable {
 
   /// The answer to `request`.
   public func answer(_ request: WebRequest) -> WebResponse {
-    var response = route(request)
+    let known = SessionToken.of(request)
+    let session = known ?? .make()
+    var response = route(request, session: session, sessionKnown: known != nil)
+    if known == nil { response.headers.append(("Set-Cookie", session.cookie)) }
     response.headers += Self.securityHeaders
     return response
   }
 
-  private func route(_ request: WebRequest) -> WebResponse {
+  private func route(_ request: WebRequest, session: SessionToken, sessionKnown: Bool) -> WebResponse {
     if let token = options.token {
       guard token.admits(request) else {
         var refused = WebResponse.text("401 Unauthorized: give the token (?token=... once, or Authorization: Bearer ...)", status: 401)
@@ -53,15 +56,18 @@ public final class ServeSite: Sendable {
         return refused
       }
       if request.cookie(AccessToken.cookieName).map(token.matches) != true {
-        var kept = answerAuthorized(request)
+        var kept = answerAuthorized(request, session: session, sessionKnown: sessionKnown)
         kept.headers.append(("Set-Cookie", token.cookie))
         return kept
       }
     }
-    return answerAuthorized(request)
+    return answerAuthorized(request, session: session, sessionKnown: sessionKnown)
   }
 
-  private func answerAuthorized(_ request: WebRequest) -> WebResponse {
+  private func answerAuthorized(_ request: WebRequest, session: SessionToken, sessionKnown: Bool) -> WebResponse {
+    if request.method == "POST" && !options.readOnly {
+      return act(request, session: sessionKnown ? session : nil)
+    }
     guard request.method == "GET" || request.method == "HEAD" else {
       var refused = WebResponse.text(
         options.readOnly ? "403 Forbidden: this server is read-only" : "405 Method Not Allowed", status: options.readOnly ? 403 : 405)
@@ -72,11 +78,14 @@ public final class ServeSite: Sendable {
     if path == "/style.css" {
       return WebResponse(status: 200, contentType: "text/css; charset=utf-8", body: Array(Page.style.utf8))
     }
+    if path == "/live.js" {
+      return WebResponse(status: 200, contentType: "text/javascript; charset=utf-8", body: Array(Page.liveScript.utf8))
+    }
     if path == "/favicon.svg" {
       return WebResponse(status: 200, contentType: "image/svg+xml", body: Array(Page.icon.utf8))
     }
     if path == "/" || path == "/runs" { return runs(request) }
-    if path.hasPrefix("/runs/"), let id = Int64(path.dropFirst("/runs/".count)), id > 0 { return run(RunID(id)) }
+    if path.hasPrefix("/runs/"), let id = Int64(path.dropFirst("/runs/".count)), id > 0 { return run(RunID(id), session: session) }
     return notFound(path)
   }
 
@@ -100,10 +109,44 @@ public final class ServeSite: Sendable {
     }
   }
 
-  private func run(_ id: RunID) -> WebResponse {
+  private func run(_ id: RunID, session: SessionToken) -> WebResponse {
     withStore { store throws(StoreError) in
       guard let run = try store.run(id) else { return notFound("/runs/\(id.rawValue)") }
-      return .html(RunPage.html(run, steps: try store.steps(of: id), now: now()))
+      let actions = options.readOnly ? nil : session
+      return .html(RunPage.html(run, steps: try store.steps(of: id), now: now(), actions: actions))
+    }
+  }
+
+  /// A POST: an action, done only for a form of this site's own pages
+  /// (the session's token in its `csrf` field, an Origin that is this
+  /// site), as the CLI does it and recorded the same way.
+  private func act(_ request: WebRequest, session: SessionToken?) -> WebResponse {
+    let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 4, parts[0].isEmpty, parts[1] == "runs", let id = Int64(parts[2]), id > 0, parts[3] == "cancel" else {
+      var refused = WebResponse.text("405 Method Not Allowed", status: 405)
+      refused.headers.append(("Allow", "GET, HEAD"))
+      return refused
+    }
+    guard !request.bodyTooLarge, let session, let given = FormBody.fields(request.body)["csrf"], session.matches(given),
+      let origin = request.header("origin"), let host = request.header("host"), origin == "http://\(host)"
+    else {
+      return .html(
+        Page.document(title: "Refused", content: "<h1>Refused</h1><p>An action must come from this site's own page.</p>"),
+        status: 403)
+    }
+    let run = RunID(id)
+    return withStore { store throws(StoreError) in
+      do throws(StoreError) {
+        _ = try store.requestCancel(run, by: "request", at: now())
+      } catch where error.kind == .noSuchRun {
+        return notFound("/runs/\(id)")
+      } catch where error.kind == .runNotCancellable {
+        return .html(
+          Page.document(title: "Not cancelled", content: "<h1>Not cancelled</h1><p>\(HTML.escape(error.message))</p>"), status: 409)
+      }
+      var seeRun = WebResponse.text("303 See Other", status: 303)
+      seeRun.headers.append(("Location", "/runs/\(id)"))
+      return seeRun
     }
   }
 

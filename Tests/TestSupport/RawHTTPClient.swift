@@ -11,6 +11,7 @@ public enum RawHTTPClient {
   /// An answer: the status, the headers (lower-case names) and the body.
   public struct Answer: Sendable {
     public var status: Int
+    /// By lower-case name; a header sent more than once has each value on a line.
     public var headers: [String: String]
     public var body: String
   }
@@ -109,7 +110,9 @@ public enum RawHTTPClient {
     var headers: [String: String] = [:]
     for line in lines.dropFirst() {
       guard let colon = line.firstIndex(of: ":") else { continue }
-      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      // A header sent more than once (Set-Cookie) keeps every value, a line each.
+      let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      headers[line[..<colon].lowercased(), default: ""] += headers[line[..<colon].lowercased()] == nil ? value : "\n" + value
     }
     return Answer(status: status, headers: headers, body: String(text[end.upperBound...]))
   }

@@ -74,7 +74,9 @@ import Glibc
     #expect(run.body.contains("&lt;img src=x onerror=alert(1)&gt;"))
     #expect(run.body.contains("&lt;script&gt;alert(2)&lt;/script&gt;"))
     #expect(run.body.contains("&lt;b&gt;out&lt;/b&gt;"))
-    #expect(!run.body.contains("<img") && !run.body.contains("<script") && !run.body.contains("<b>"))
+    #expect(!run.body.contains("<img") && !run.body.contains("<b>"))
+    // The one script is the site's own file.
+    #expect(run.body.components(separatedBy: "<script").count == 2 && run.body.contains("<script src=\"/live.js\" defer></script>"))
     let style = try RawHTTPClient.get("/style.css", port: port)
     #expect(style.status == 200 && style.headers["content-type"] == "text/css; charset=utf-8")
     try await stop(server)
@@ -116,7 +118,8 @@ import Glibc
     }
     let admitted = try RawHTTPClient.get("/?token=s3cret", port: port)
     #expect(admitted.status == 200)
-    #expect(admitted.headers["set-cookie"] == "lunar_token=s3cret; Path=/; HttpOnly; SameSite=Strict")
+    let cookies = admitted.headers["set-cookie"]?.split(separator: "\n") ?? []
+    #expect(cookies.contains("lunar_token=s3cret; Path=/; HttpOnly; SameSite=Strict"), "\(cookies)")
     #expect(try RawHTTPClient.get("/runs/1", port: port, headers: ["Cookie": "lunar_token=s3cret"]).status == 200)
     #expect(try RawHTTPClient.get("/runs/1", port: port, headers: ["Cookie": "lunar_token=s3cre"]).status == 401)
     try await stop(server)
