@@ -18,7 +18,7 @@ enum RunPage {
     facts.append(("Host", HTML.escape("pid \(run.pid) on \(run.host)")))
     if let resumed = run.resumedFrom { facts.append(("Resumes", "<a href=\"/runs/\(resumed.rawValue)\">run \(resumed.rawValue)</a>")) }
     if let stopped = run.stoppedBy { facts.append(("Stopped by", HTML.escape(stopped))) }
-    if !run.running.isEmpty { facts.append(("Running now", HTML.escape(run.running.map(\.lossyString).joined(separator: ", ")))) }
+    if run.status == .running, !run.running.isEmpty { facts.append(("Running now", HTML.escape(run.running.map(\.lossyString).joined(separator: ", ")))) }
     if let wake = run.wakeAt { facts.append(("Wakes at", TimeText.moment(wake))) }
     let list = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined(separator: "\n")
 

@@ -43,7 +43,11 @@ public final class ServeSite: Sendable {
     let known = SessionToken.of(request)
     let session = known ?? .make()
     var response = route(request, session: session, sessionKnown: known != nil)
-    if known == nil { response.headers.append(("Set-Cookie", session.cookie)) }
+    // Only pages start a session: a request a browser makes without its
+    // cookies (an icon, say) must not replace the one a page's forms carry.
+    if known == nil && response.header("content-type")?.hasPrefix("text/html") == true {
+      response.headers.append(("Set-Cookie", session.cookie))
+    }
     response.headers += Self.securityHeaders
     return response
   }
@@ -175,7 +179,7 @@ public final class ServeSite: Sendable {
   }
 
   /// What every answer carries: no inline script or style, no framing,
-  /// no sniffing, nothing cached or sent on as a referrer.
+  /// no sniffing, nothing cached, no referrer sent to other sites.
   static let securityHeaders: [(name: String, value: String)] = [
     (
       "Content-Security-Policy",
@@ -183,7 +187,9 @@ public final class ServeSite: Sendable {
         + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     ("X-Content-Type-Options", "nosniff"),
-    ("Referrer-Policy", "no-referrer"),
+    // Not no-referrer: under it a browser sends `Origin: null` with the
+    // site's own forms, which the action check must refuse.
+    ("Referrer-Policy", "same-origin"),
     ("X-Frame-Options", "DENY"),
     ("Cache-Control", "no-store"),
   ]

@@ -182,6 +182,10 @@ import TestSupport
     #expect(!finished.contains("<form class=\"actions\""))
     let readOnly = text(self.site(readOnly: true).answer(WebRequest(method: "GET", path: "/runs/\(runs.running.rawValue)")))
     #expect(!readOnly.contains("<form class=\"actions\"") && !readOnly.contains("csrf"))
+    // Files are not pages: they start no session.
+    for path in ["/style.css", "/live.js", "/favicon.svg"] {
+      #expect(site.answer(WebRequest(method: "GET", path: path)).header("set-cookie") == nil, "\(path)")
+    }
     // A known session is not set again.
     #expect(site.answer(WebRequest(method: "GET", path: "/", headers: ["cookie": cookie])).header("set-cookie") == nil)
   }

@@ -1,11 +1,17 @@
 """Drives `lunar serve`'s pages in headless Chromium through WebDriver.
 
     /usr/bin/python3 Tests/browser/serve_pages.py URL SCREENSHOTS
+    /usr/bin/python3 Tests/browser/serve_pages.py --live URL RUN SCREENSHOTS
 
 URL is a running `lunar serve` over a store holding a succeeded run
 (`nightly`) and a failed one (`hostile`, whose first step is named
 `<img src=x onerror=alert(1)>`). Saves a screenshot of each page in
 SCREENSHOTS; prints what it checked; exits 1 at the first check that fails.
+
+With --live, RUN is a running run whose step `first` succeeds about a
+second after it starts and whose step `second` waits a minute: the page
+must show `first` succeeded without a reload, then cancel the run through
+its button and show it cancelled, again without a reload.
 """
 
 import os
@@ -111,5 +117,43 @@ def main():
         driver.quit()
 
 
+def live():
+    base, run, screenshots = sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4]
+    os.makedirs(screenshots, exist_ok=True)
+    driver = browser()
+    try:
+        driver.get("%s/runs/%s" % (base, run))
+        check(driver.find_element(By.CSS_SELECTOR, "dd .status").text == "running", "the run's page shows it running")
+        # A mark on the window: gone if the page were loaded again.
+        driver.execute_script("window.lunarMark = 1")
+
+        def step_status(name):
+            for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr"):
+                cells = row.find_elements(By.TAG_NAME, "td")
+                if cells and cells[0].text == name:
+                    return cells[1].text
+            return None
+
+        WebDriverWait(driver, 20, poll_frequency=0.1).until(lambda d: step_status("first") == "succeeded")
+        check(driver.execute_script("return window.lunarMark") == 1, "step first turned succeeded without a reload")
+        driver.save_screenshot(os.path.join(screenshots, "live-running.png"))
+
+        button = driver.find_element(By.ID, "cancel")
+        check(button.text == "Cancel run", "a running run offers its cancel button")
+        button.click()
+        WebDriverWait(driver, 20, poll_frequency=0.1).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "dd .status").text == "cancelled")
+        check(True, "the run shows cancelled")
+        check(not driver.find_elements(By.ID, "cancel"), "a cancelled run offers no cancel button")
+        driver.save_screenshot(os.path.join(screenshots, "live-cancelled.png"))
+        errors = console_errors(driver)
+        check(errors == [], "the browser console has no errors: %s" % errors)
+    finally:
+        driver.quit()
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--live":
+        live()
+    else:
+        main()

@@ -188,4 +188,34 @@ import Glibc
     }
     try await stop(server)
   }
+
+  /// A running run in the browser: its step turns succeeded without a
+  /// reload, then its cancel button cancels it, as `lunar runs cancel`
+  /// would, and the page shows it cancelled, again without a reload.
+  @Test func aRunningRunUpdatesLiveAndIsCancelledFromItsPage() async throws {
+    let file = folder.url.appendingPathComponent("slow.lua")
+    try Data(
+      """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "slow" {
+        step "first" { run = function() lunar.sleep(1) return "done" end },
+        step "second" { needs = { "first" }, run = function() lunar.sleep(60) end },
+      }
+      """.utf8
+    ).write(to: file)
+    let (server, port) = try await serve()
+    let run = try LunarProcess.start(["run", "--store", store, file.path])
+    try await run.waitForOutput("step first started")
+    let screenshots = Repository.url(".build/test-artifacts/serve")
+    let browser = try await ProgramRun.run(
+      "/usr/bin/python3",
+      [Repository.url("Tests/browser/serve_pages.py").path, "--live", "http://127.0.0.1:\(port)/", "1", screenshots.path],
+      timeout: 120)
+    #expect(browser.status == 0, "\(browser.stdout)\(browser.stderr)")
+    #expect(browser.stdout.contains("ok: the run shows cancelled"), "\(browser.stdout)")
+    let ended = try await run.wait(timeout: 30)
+    #expect(ended.stdout.contains("workflow slow: cancelled by request"), "\(ended.stdout)")
+    try await stop(server)
+  }
 }
