@@ -15,7 +15,7 @@ enum Page {
     <script src="/live.js" defer></script>
     </head>
     <body>
-    <header><nav aria-label="Lunar"><a href="/" class="brand">Lunar</a> <a href="/">Runs</a></nav></header>
+    <header><nav aria-label="Lunar"><a href="/" class="brand">Lunar</a> <a href="/">Runs</a> <a href="/queues">Queues</a> <a href="/schedules">Schedules</a></nav></header>
     <main>
     \(content)
     </main>

@@ -30,6 +30,7 @@ public final class ServeSite: Sendable {
   // The open store, reopened after a failure. Requests come one at a
   // time (WebServer's one thread); the lock makes the site safe anyway.
   private let store = Mutex<(any RunStore)?>(nil)
+  private let queueStore = Mutex<(any QueueStore)?>(nil)
   private let now: @Sendable () -> StoreTimestamp
 
   /// A site over `options.store`; `now` is the clock durations run to.
@@ -89,6 +90,8 @@ public final class ServeSite: Sendable {
       return WebResponse(status: 200, contentType: "image/svg+xml", body: Array(Page.icon.utf8))
     }
     if path == "/" || path == "/runs" { return runs(request) }
+    if path == "/queues" { return queues() }
+    if path == "/schedules" { return schedules() }
     if path.hasPrefix("/runs/"), let id = Int64(path.dropFirst("/runs/".count)), id > 0 { return run(RunID(id), session: session) }
     return notFound(path)
   }
@@ -154,6 +157,36 @@ public final class ServeSite: Sendable {
     }
   }
 
+  private func queues() -> WebResponse {
+    do throws(StoreError) {
+      let opened = try queueStore.withLock { open throws(StoreError) -> any QueueStore in
+        if let open { return open }
+        let made = try options.store.openQueueStore(createIfMissing: false)
+        open = made
+        return made
+      }
+      return .html(QueuesPage.html(try opened.queues(), now: now()))
+    } catch where error.kind == .missing {
+      return .html(QueuesPage.html([], now: now()))
+    } catch {
+      queueStore.withLock { $0 = nil }
+      return storeFailed(error)
+    }
+  }
+
+  private func schedules() -> WebResponse {
+    withStore { store throws(StoreError) in
+      guard let schedules = store as? any ScheduleStore else { return .html(SchedulesPage.html([], now: now())) }
+      return .html(SchedulesPage.html(try schedules.schedules(), now: now()))
+    }
+  }
+
+  private func storeFailed(_ error: StoreError) -> WebResponse {
+    .html(
+      Page.document(title: "Store error", content: "<h1>The store did not answer</h1><pre>\(HTML.escape(error.message))</pre>"),
+      status: 503)
+  }
+
   private func notFound(_ path: String) -> WebResponse {
     .html(Page.document(title: "Not found", content: "<h1>Not found</h1><p>Nothing is at <code>\(HTML.escape(path))</code>.</p>"), status: 404)
   }
@@ -172,9 +205,7 @@ public final class ServeSite: Sendable {
       return .html(Page.document(title: "No runs yet", content: "<h1>Runs</h1><p>No runs recorded yet in \(HTML.escape(options.store.description)).</p>"))
     } catch {
       store.withLock { $0 = nil }
-      return .html(
-        Page.document(title: "Store error", content: "<h1>The store did not answer</h1><pre>\(HTML.escape(error.message))</pre>"),
-        status: 503)
+      return storeFailed(error)
     }
   }
 

@@ -235,3 +235,38 @@ import TestSupport
     #expect(FormBody.fields([]) == [:])
   }
 }
+
+extension ServeSiteTests {
+  @Test func theQueuesPageShowsEachQueueAndTheWorkersHoldingJobs() throws {
+    let queues = try location.openQueueStore()
+    for n in 0..<3 {
+      _ = try queues.enqueue(queue: "<mail>", action: "send", input: Array("\(n)".utf8), policy: .stop, at: Self.at(Int64(n)))
+    }
+    _ = try queues.enqueue(queue: "idle", action: "x", input: [], policy: .stop, at: Self.at(0))
+    let claimed = try #require(try queues.claim(worker: WorkerID("box:42"), queues: ["<mail>"], lease: .seconds(30), at: Self.at(5)))
+    let page = site().answer(WebRequest(method: "GET", path: "/queues"))
+    #expect(page.status == 200)
+    let body = text(page)
+    #expect(body.contains("<td>&lt;mail&gt;</td><td><span class=\"status running\">running</span></td><td>2</td>"), "\(body)")
+    #expect(body.contains("<td>job \(claimed.id.rawValue)</td><td>box:42</td>"), "\(body)")
+    #expect(body.contains("<tr><td>box:42</td><td>1</td></tr>"))
+    #expect(body.contains("<td>idle</td>"))
+  }
+
+  @Test func theSchedulesPageShowsTheNextTicksInTheSchedulesZone() throws {
+    let store = try location.openSchedulingStore()
+    try store.addSchedule(Schedule(name: "nightly", cron: "30 2 * * *", timeZone: "UTC", file: "nightly.lua", createdAt: Self.at(0)))
+    try store.addSchedule(
+      Schedule(name: "<paused>", cron: "0 * * * *", timeZone: "Europe/London", file: "p.lua", isPaused: true, createdAt: Self.at(0)))
+    let page = text(site().answer(WebRequest(method: "GET", path: "/schedules")))
+    // now is 2027-01-15 08:00:30 UTC: the next ticks are the next three 02:30s.
+    #expect(page.contains("2027-01-16 02:30:00 UTC<br>2027-01-17 02:30:00 UTC<br>2027-01-18 02:30:00 UTC"), "\(page)")
+    #expect(page.contains("<td>&lt;paused&gt;</td>"))
+    #expect(page.contains("<td class=\"status parked\">paused</td><td></td>"))
+  }
+
+  @Test func emptyStoresHaveEmptyQueueAndSchedulePages() {
+    #expect(text(site().answer(WebRequest(method: "GET", path: "/queues"))).contains("No durable queues in this store."))
+    #expect(text(site().answer(WebRequest(method: "GET", path: "/schedules"))).contains("No runs recorded yet in "))
+  }
+}

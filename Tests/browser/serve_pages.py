@@ -96,6 +96,12 @@ def main():
         errors = console_errors(driver)
         check(errors == [], "the browser console has no errors on the runs and run pages: %s" % errors)
 
+        for page in ["Queues", "Schedules"]:
+            driver.find_element(By.LINK_TEXT, page).click()
+            WebDriverWait(driver, 10).until(lambda d: d.title.startswith(page))
+            check(driver.find_element(By.TAG_NAME, "h1").text == page, "the %s page opens from the navigation" % page)
+            driver.save_screenshot(os.path.join(screenshots, page.lower() + ".png"))
+
         driver.get(base + "/nowhere")
         check(driver.find_element(By.TAG_NAME, "h1").text == "Not found", "an unknown path is the not-found page")
         driver.save_screenshot(os.path.join(screenshots, "not-found.png"))

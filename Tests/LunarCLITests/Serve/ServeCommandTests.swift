@@ -183,7 +183,7 @@ import Glibc
       timeout: 120)
     #expect(browser.status == 0, "\(browser.stdout)\(browser.stderr)")
     #expect(browser.stdout.contains("ok: the browser console has no errors in dark mode"), "\(browser.stdout)")
-    for page in ["runs", "run", "not-found", "runs-dark"] {
+    for page in ["runs", "run", "queues", "schedules", "not-found", "runs-dark"] {
       #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path), "\(page)")
     }
     try await stop(server)

@@ -1,0 +1,50 @@
+import Foundation
+import LuaKit
+import LunarSchedules
+import LunarStore
+
+/// The schedules page: each schedule's cron and zone, its next ticks and
+/// last one, paused or not.
+enum SchedulesPage {
+  /// The page for `schedules`, the next ticks counted from `now`.
+  static func html(_ schedules: [Schedule], now: StoreTimestamp) -> String {
+    var rows = ""
+    for schedule in schedules.sorted(by: { $0.name.bytes.lexicographicallyPrecedes($1.name.bytes) }) {
+      let next = schedule.isPaused ? [] : nextTicks(of: schedule, after: now, count: 3)
+      rows += """
+        <tr><td>\(HTML.escape(schedule.name))</td><td><code>\(HTML.escape(schedule.cron))</code> \
+        <span class="muted">\(HTML.escape(schedule.timeZone))</span></td>\
+        <td>\(HTML.escape(schedule.file))</td>\
+        <td class="status \(schedule.isPaused ? "parked" : "running")">\(schedule.isPaused ? "paused" : "active")</td>\
+        <td>\(next.map(TimeText.moment).joined(separator: "<br>"))</td>\
+        <td>\(schedule.lastTick.map(TimeText.moment) ?? "")</td></tr>
+
+        """
+    }
+    let table =
+      schedules.isEmpty
+      ? "<p>No schedules in this store (<code>lunar schedule add</code> makes one).</p>"
+      : """
+      <table>
+      <thead><tr><th scope="col">Schedule</th><th scope="col">When</th><th scope="col">File</th>\
+      <th scope="col">State</th><th scope="col">Next ticks</th><th scope="col">Last tick</th></tr></thead>
+      <tbody>
+      \(rows)</tbody>
+      </table>
+      """
+    return Page.document(title: "Schedules", content: "<h1>Schedules</h1>\n\(table)")
+  }
+
+  /// The next `count` ticks of `schedule` after `now`; none for a cron
+  /// expression or zone the store holds but this build cannot read.
+  static func nextTicks(of schedule: Schedule, after now: StoreTimestamp, count: Int) -> [StoreTimestamp] {
+    guard let cron = try? CronExpression(schedule.cron), let zone = TimeZone(identifier: schedule.timeZone) else { return [] }
+    var ticks: [StoreTimestamp] = []
+    var after = Date(timeIntervalSince1970: Double(now.microseconds) / 1_000_000)
+    while ticks.count < count, let next = cron.next(after: after, in: zone) {
+      ticks.append(StoreTimestamp(microseconds: Int64((next.timeIntervalSince1970 * 1_000_000).rounded())))
+      after = next
+    }
+    return ticks
+  }
+}
