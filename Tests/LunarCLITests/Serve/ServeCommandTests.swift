@@ -218,4 +218,17 @@ import Glibc
     #expect(ended.stdout.contains("workflow slow: cancelled by request"), "\(ended.stdout)")
     try await stop(server)
   }
+
+  /// A client that sends half a request holds nothing: others are served
+  /// meanwhile, and the server closes it once it has been idle (10 s).
+  @Test func aSlowClientIsClosedAndDoesNotHoldOthersUp() async throws {
+    try await recordRuns()
+    let (server, port) = try await serve()
+    let slow = Task.detached { try RawHTTPClient.secondsUntilClosed(sending: "GET / HTTP/1.1\r\nHost: 127", port: port, timeout: 60) }
+    #expect(try RawHTTPClient.get("/runs/1", port: port).status == 200)
+    // Closed by the server (a read past 60 s would throw instead).
+    _ = try await slow.value
+    #expect(try RawHTTPClient.get("/", port: port).status == 200)
+    try await stop(server)
+  }
 }
