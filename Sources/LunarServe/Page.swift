@@ -34,11 +34,18 @@ enum Page {
     (function () {
       let main = document.querySelector("main");
       if (!main) return;
+      // Once a form of the page is pressed or sent, the page is the
+      // user's: it is not replaced under their click.
+      let paused = false;
+      const pause = (event) => { if (event.target.closest && event.target.closest("main form")) paused = true; };
+      document.addEventListener("pointerdown", pause, true);
+      document.addEventListener("submit", pause, true);
       async function refresh() {
+        if (paused) return;
         try {
           const inForm = document.activeElement && document.activeElement.closest("main form");
           const response = await fetch(location.href, { cache: "no-store", credentials: "same-origin" });
-          if (response.ok && !inForm) {
+          if (response.ok && !inForm && !paused) {
             const page = new DOMParser().parseFromString(await response.text(), "text/html");
             const next = page.querySelector("main");
             if (next && next.innerHTML !== main.innerHTML) {

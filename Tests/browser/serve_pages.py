@@ -18,7 +18,7 @@ import os
 import sys
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -129,7 +129,9 @@ def live():
     driver = browser()
     try:
         driver.get("%s/runs/%s" % (base, run))
-        check(driver.find_element(By.CSS_SELECTOR, "dd .status").text == "running", "the run's page shows it running")
+        WebDriverWait(driver, 5, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda d: d.find_element(By.CSS_SELECTOR, "dd .status").text == "running")
+        check(True, "the run's page shows it running")
         # A mark on the window: gone if the page were loaded again.
         driver.execute_script("window.lunarMark = 1")
 
@@ -140,14 +142,23 @@ def live():
                     return cells[1].text
             return None
 
-        WebDriverWait(driver, 20, poll_frequency=0.1).until(lambda d: step_status("first") == "succeeded")
+        WebDriverWait(driver, 20, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda d: step_status("first") == "succeeded")
         check(driver.execute_script("return window.lunarMark") == 1, "step first turned succeeded without a reload")
         driver.save_screenshot(os.path.join(screenshots, "live-running.png"))
 
-        button = driver.find_element(By.ID, "cancel")
-        check(button.text == "Cancel run", "a running run offers its cancel button")
-        button.click()
-        WebDriverWait(driver, 20, poll_frequency=0.1).until(
+        WebDriverWait(driver, 5, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda d: d.find_element(By.ID, "cancel").text == "Cancel run")
+        check(True, "a running run offers its cancel button")
+        # The page is kept current under the pointer: a button found just
+        # before it was replaced is clicked again, as a user would.
+        for attempt in range(10):
+            try:
+                driver.find_element(By.ID, "cancel").click()
+                break
+            except StaleElementReferenceException:
+                continue
+        WebDriverWait(driver, 20, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]).until(
             lambda d: d.find_element(By.CSS_SELECTOR, "dd .status").text == "cancelled")
         check(True, "the run shows cancelled")
         check(not driver.find_elements(By.ID, "cancel"), "a cancelled run offers no cancel button")

@@ -117,8 +117,13 @@ if target == "command line" then
         -- (status 137): a guard, not a time limit.
         runs = runs + 1
         local folder = "run" .. runs
-        local line = "mkdir %s && cd %s && timeout -s KILL 120 %s %s </dev/null >../out.txt 2>../err.txt"
-        local _, how, status = os.execute(line:format(folder, folder, quote(program), table.concat(quoted, " ")))
+        -- `lunar serve` runs until it is stopped: a command line it takes
+        -- is stopped by SIGTERM after 1 s (timeout's status 124) and must
+        -- then end cleanly too.
+        local limit = command.name == "serve" and "-s TERM -k 10 1" or "-s KILL 120"
+        local line = "mkdir %s && cd %s && timeout %s %s %s </dev/null >../out.txt 2>../err.txt"
+        local _, how, status = os.execute(line:format(folder, folder, limit, quote(program), table.concat(quoted, " ")))
+        if command.name == "serve" and how == "exit" and status == 124 then status = 0 end
         local err = read("err.txt")
         local problem
         if how ~= "exit" or (status ~= 0 and status ~= 1 and status ~= 2) then
