@@ -39,7 +39,7 @@ let package = Package(
     // workflow engine.
     .target(name: "LunarStore", dependencies: ["LuaKit", "CSQLite", "CPostgres"]),
     // `lunar serve`: the store's runs as web pages, over CMicroHTTPD.
-    .target(name: "LunarServe", dependencies: ["LunarStore", "LunarSchedules", "LuaKit", "CMicroHTTPD"]),
+    .target(name: "LunarServe", dependencies: ["Lunar", "LunarStore", "LunarSchedules", "LuaKit", "CMicroHTTPD"]),
     // Schedules: cron expressions and the ticker that starts a schedule's
     // runs. Foundation only for its time zones.
     .target(name: "LunarSchedules", dependencies: ["LunarStore", "LuaKit"]),

@@ -68,6 +68,22 @@ public struct ScheduleTicker: Sendable {
     return (fired, problems)
   }
 
+  /// Submits a run of schedule `name` now, outside its ticks (`lunar
+  /// schedule trigger`, the schedules page's Trigger button), paused or
+  /// not; nil if the store has no such schedule.
+  /// - Throws: the fingerprint's error for a file that cannot be read, or
+  ///   `StoreError`.
+  public func trigger(_ name: LuaString, at now: Date) throws -> SubmittedRun? {
+    guard let schedule = try store.schedule(named: name) else { return nil }
+    guard let runs = store as? any SubmittedRunStore else {
+      throw StoreError(.database, "store \(store.location) cannot keep submitted runs")
+    }
+    return try runs.submit(
+      RunSubmission(
+        file: schedule.file, arguments: schedule.arguments, fileFingerprint: try fingerprint(schedule), schedule: name,
+        submittedAt: Self.timestamp(now)))
+  }
+
   /// `date` as the store keeps times (whole microseconds).
   public static func timestamp(_ date: Date) -> StoreTimestamp {
     StoreTimestamp(microseconds: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))

@@ -25,6 +25,22 @@ enum Page {
     """
   }
 
+  /// A form that POSTs one action to `path` with the session's token and
+  /// `fields`, its button labelled `label` (and read out as `spoken`,
+  /// where a row's buttons need their row's name); `id` names the button.
+  static func actionForm(
+    _ path: String, session: SessionToken, fields: [(String, String)] = [], label: String, spoken: String? = nil, id: String? = nil
+  ) -> String {
+    let hidden = fields.map { "<input type=\"hidden\" name=\"\($0.0)\" value=\"\(HTML.escape($0.1))\">" }.joined()
+    var button = id.map { " id=\"\(HTML.escape($0))\"" } ?? ""
+    if let spoken { button += " aria-label=\"\(HTML.escape(spoken))\"" }
+    return """
+      <form class="actions" method="post" action="\(HTML.escape(path))">\
+      <input type="hidden" name="csrf" value="\(session.value)">\(hidden)\
+      <button type="submit"\(button)>\(HTML.escape(label))</button></form>
+      """
+  }
+
   /// Keeps a page current without reloading it: fetches it again every
   /// half second and puts the new `<main>` in place when it changed (not
   /// while the user is in one of its forms). A page reads the same
@@ -101,6 +117,21 @@ enum Page {
     dt { color: var(--muted); }
     dd { margin: 0; }
     form.actions { margin: 1rem 0; }
+    td form.actions { display: inline-block; margin: 0 0.4rem 0 0; }
+    form.signal { margin: 1rem 0; display: flex; gap: 0.8rem; align-items: end; flex-wrap: wrap; }
+    input { font: inherit; padding: 0.2rem 0.4rem; border: 1px solid var(--line); border-radius: 6px;
+      background: var(--bg); color: var(--fg); }
+    nav.pages { margin-top: 1rem; }
+    svg.timeline { width: 100%; max-width: 80rem; height: auto; margin: 0.5rem 0 1rem; }
+    svg.timeline text { fill: var(--fg); font: 12px system-ui, sans-serif; }
+    svg.timeline line { stroke: var(--line); }
+    svg.timeline rect { fill: var(--muted); }
+    svg.timeline rect.succeeded, svg.timeline rect.reused { fill: var(--ok); }
+    svg.timeline rect.failed { fill: var(--bad); }
+    svg.timeline rect.running { fill: var(--run); }
+    svg.timeline rect.skipped { fill: var(--wait); }
+    pre.log { border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem; margin: 0.3rem 0 1rem; }
+    pre.log .stderr { color: var(--bad); }
     button { font: inherit; padding: 0.3rem 0.9rem; border: 1px solid var(--line); border-radius: 6px;
       background: var(--bg); color: var(--fg); cursor: pointer; }
     button#cancel { border-color: var(--bad); color: var(--bad); }

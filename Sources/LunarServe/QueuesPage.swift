@@ -4,13 +4,21 @@ import LunarStore
 /// The queues page: each durable queue's head, what waits and for how long,
 /// halted queues; then the workers holding jobs now.
 enum QueuesPage {
-  /// The page for `queues`.
-  static func html(_ queues: [QueueSummary], now: StoreTimestamp) -> String {
+  /// The page for `queues`; with `actions`, the session whose token a
+  /// halted queue's Resume button carries.
+  static func html(_ queues: [QueueSummary], now: StoreTimestamp, actions: SessionToken? = nil) -> String {
     var rows = ""
     for queue in queues.sorted(by: { $0.name.bytes.lexicographicallyPrecedes($1.name.bytes) }) {
-      let state =
+      var state =
         queue.haltedBy.map { "<span class=\"status failed\">halted by job \($0.rawValue)</span>" }
         ?? (queue.running != nil ? "<span class=\"status running\">running</span>" : "<span class=\"muted\">idle</span>")
+      if queue.haltedBy != nil, let actions {
+        state +=
+          " "
+          + Page.actionForm(
+            "/queues/resume", session: actions, fields: [("queue", HexName.encode(queue.name))], label: "Resume",
+            spoken: "Resume queue \(queue.name.lossyString)")
+      }
       rows += """
         <tr><td>\(HTML.escape(queue.name))</td><td>\(state)</td><td>\(queue.waiting)</td>\
         <td>\(queue.oldestWaitingSince.map { TimeText.duration($0.seconds(until: now)) } ?? "")</td>\

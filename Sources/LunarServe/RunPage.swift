@@ -1,12 +1,15 @@
 import LuaKit
 import LunarStore
 
-/// One run's page: what it is, who holds it, and each step with its
-/// attempts, input fingerprint, output and error.
+/// One run's page: what it is, who holds it, what it waits for, a timeline
+/// of its steps, and each step with its attempts, input fingerprint,
+/// output, error and a link to its logs.
 enum RunPage {
-  /// The page of `run` and its `steps`; with `actions`, the session whose
-  /// token the action forms carry.
-  static func html(_ run: RunRecord, steps: [StepRecord], now: StoreTimestamp, actions: SessionToken? = nil) -> String {
+  /// The page of `run`, its `steps` and the `waits` of its sleep and wait
+  /// steps; with `actions`, the session whose token the action forms carry.
+  static func html(
+    _ run: RunRecord, steps: [StepRecord], waits: [StepWait] = [], now: StoreTimestamp, actions: SessionToken? = nil
+  ) -> String {
     var facts = [
       ("Workflow", HTML.escape(run.workflow)),
       ("Status", "<span class=\"status \(run.status.rawValue)\">\(run.status.rawValue)</span>"),
@@ -20,6 +23,16 @@ enum RunPage {
     if let stopped = run.stoppedBy { facts.append(("Stopped by", HTML.escape(stopped))) }
     if run.status == .running, !run.running.isEmpty { facts.append(("Running now", HTML.escape(run.running.map(\.lossyString).joined(separator: ", ")))) }
     if let wake = run.wakeAt { facts.append(("Wakes at", TimeText.moment(wake))) }
+    let open = [.running, .parked, .queued].contains(run.status)
+    let done = Set(steps.map(\.name))
+    let waiting = waits.filter { !done.contains($0.name) }
+    if open, !waiting.isEmpty {
+      let text = waiting.map { wait in
+        let (microseconds, overflow) = wait.deadlineMilliseconds.multipliedReportingOverflow(by: 1000)
+        return "\(HTML.escape(wait.name)) until \(overflow ? "a time out of range" : TimeText.moment(StoreTimestamp(microseconds: microseconds)))"
+      }
+      facts.append(("Waiting", text.joined(separator: "<br>")))
+    }
     let list = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined(separator: "\n")
 
     var rows = ""
@@ -33,23 +46,23 @@ enum RunPage {
         <td>\(TimeText.span(step.startedAt, step.finishedAt, now: now))</td>\
         <td><code>\(step.fingerprint.map { String($0.hex.prefix(12)) } ?? "")</code></td>\
         <td><pre>\(HTML.escape(output))</pre></td>\
-        <td><pre>\(step.error.map(HTML.escape) ?? "")</pre></td></tr>
+        <td><pre>\(step.error.map(HTML.escape) ?? "")</pre></td>\
+        <td><a href="/runs/\(run.id.rawValue)/logs?step=\(HexName.encode(step.name))">logs</a></td></tr>
 
         """
     }
-    let waiting = run.plan.filter { name in !steps.contains { $0.name == name } }
+    let notRun = run.plan.filter { !done.contains($0) }
     let pending =
-      waiting.isEmpty
-      ? "" : "<p class=\"muted\">Not run yet: \(HTML.escape(waiting.map(\.lossyString).joined(separator: ", ")))</p>"
+      notRun.isEmpty
+      ? "" : "<p class=\"muted\">Not run yet: \(HTML.escape(notRun.map(\.lossyString).joined(separator: ", ")))</p>"
     var forms = ""
-    if let actions, [.running, .parked, .queued].contains(run.status) {
-      forms = """
-        <form class="actions" method="post" action="/runs/\(run.id.rawValue)/cancel">
-        <input type="hidden" name="csrf" value="\(actions.value)">
-        <button type="submit" id="cancel">Cancel run</button>
-        </form>
-        """
+    if let actions, open {
+      forms =
+        Page.actionForm("/runs/\(run.id.rawValue)/cancel", session: actions, label: "Cancel run", id: "cancel") + "\n"
+        + signalForm(run.id, session: actions)
     }
+    let (bars, leftOut) = StepTimeline.bars(steps, now: now)
+    let timeline = bars.isEmpty ? "" : "<h2>Timeline</h2>\n" + StepTimeline.svg(bars, leftOut: leftOut)
     return Page.document(
       title: "Run \(run.id.rawValue)",
       content: """
@@ -58,15 +71,29 @@ enum RunPage {
         \(list)
         </dl>
         \(forms)
+        \(timeline)
         <h2>Steps</h2>
         <table>
         <thead><tr><th scope="col">Step</th><th scope="col">Status</th><th scope="col">Attempts</th>\
         <th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Input</th>\
-        <th scope="col">Output</th><th scope="col">Error</th></tr></thead>
+        <th scope="col">Output</th><th scope="col">Error</th><th scope="col">Logs</th></tr></thead>
         <tbody>
         \(rows)</tbody>
         </table>
         \(pending)
+        <p><a href="/runs/\(run.id.rawValue)/logs">All logs of this run</a></p>
         """)
+  }
+
+  /// The form that sends the run a signal, as `lunar runs signal` does: a
+  /// name and a JSON value.
+  private static func signalForm(_ run: RunID, session: SessionToken) -> String {
+    """
+      <form class="signal" method="post" action="/runs/\(run.rawValue)/signal">\
+      <input type="hidden" name="csrf" value="\(session.value)">
+      <label>Signal <input name="signal" required></label>
+      <label>Value (JSON; empty sends true) <input name="value"></label>
+      <button type="submit" id="send-signal">Send signal</button></form>
+      """
   }
 }

@@ -6,8 +6,10 @@ import LunarStore
 /// The schedules page: each schedule's cron and zone, its next ticks and
 /// last one, paused or not.
 enum SchedulesPage {
-  /// The page for `schedules`, the next ticks counted from `now`.
-  static func html(_ schedules: [Schedule], now: StoreTimestamp) -> String {
+  /// The page for `schedules`, the next ticks counted from `now`; with
+  /// `actions`, the session whose token the Pause, Resume and Trigger
+  /// buttons carry.
+  static func html(_ schedules: [Schedule], now: StoreTimestamp, actions: SessionToken? = nil) -> String {
     var rows = ""
     for schedule in schedules.sorted(by: { $0.name.bytes.lexicographicallyPrecedes($1.name.bytes) }) {
       let next = schedule.isPaused ? [] : nextTicks(of: schedule, after: now, count: 3)
@@ -17,7 +19,7 @@ enum SchedulesPage {
         <td>\(HTML.escape(schedule.file))</td>\
         <td class="status \(schedule.isPaused ? "parked" : "running")">\(schedule.isPaused ? "paused" : "active")</td>\
         <td>\(next.map(TimeText.moment).joined(separator: "<br>"))</td>\
-        <td>\(schedule.lastTick.map(TimeText.moment) ?? "")</td></tr>
+        <td>\(schedule.lastTick.map(TimeText.moment) ?? "")</td>\(actions.map { buttons(schedule, session: $0) } ?? "")</tr>
 
         """
     }
@@ -27,12 +29,26 @@ enum SchedulesPage {
       : """
       <table>
       <thead><tr><th scope="col">Schedule</th><th scope="col">When</th><th scope="col">File</th>\
-      <th scope="col">State</th><th scope="col">Next ticks</th><th scope="col">Last tick</th></tr></thead>
+      <th scope="col">State</th><th scope="col">Next ticks</th><th scope="col">Last tick</th>\
+      \(actions == nil ? "" : "<th scope=\"col\">Actions</th>")</tr></thead>
       <tbody>
       \(rows)</tbody>
       </table>
       """
     return Page.document(title: "Schedules", content: "<h1>Schedules</h1>\n\(table)")
+  }
+
+  /// The cell of `schedule`'s buttons: Pause or Resume, and Trigger.
+  private static func buttons(_ schedule: Schedule, session: SessionToken) -> String {
+    let name = [("schedule", HexName.encode(schedule.name))]
+    let spoken = schedule.name.lossyString
+    let toggle =
+      schedule.isPaused
+      ? Page.actionForm("/schedules/resume", session: session, fields: name, label: "Resume", spoken: "Resume \(spoken)")
+      : Page.actionForm("/schedules/pause", session: session, fields: name, label: "Pause", spoken: "Pause \(spoken)")
+    let trigger = Page.actionForm(
+      "/schedules/trigger", session: session, fields: name, label: "Trigger now", spoken: "Trigger \(spoken) now")
+    return "<td>\(toggle)\(trigger)</td>"
   }
 
   /// The next `count` ticks of `schedule` after `now`; none for a cron

@@ -1,4 +1,5 @@
 import LuaKit
+import LunarSchedules
 import LunarStore
 import Synchronization
 
@@ -15,16 +16,22 @@ public final class ServeSite: Sendable {
     public var token: AccessToken?
     /// Whether the site offers no action and refuses every POST.
     public var readOnly: Bool
+    /// The fingerprint of a schedule's file, for a run its Trigger button
+    /// submits (the CLI reads the file as `lunar schedule trigger` does).
+    public var fingerprint: @Sendable (Schedule) throws -> Fingerprint
 
     /// Options for the site.
-    public init(store: StoreLocation, token: AccessToken? = nil, readOnly: Bool = false) {
-      (self.store, self.token, self.readOnly) = (store, token, readOnly)
+    public init(
+      store: StoreLocation, token: AccessToken? = nil, readOnly: Bool = false,
+      fingerprint: @escaping @Sendable (Schedule) throws -> Fingerprint
+    ) {
+      (self.store, self.token, self.readOnly, self.fingerprint) = (store, token, readOnly, fingerprint)
     }
   }
 
   /// The headers and query arguments the site reads.
   public static let reading = WebServer.Reading(
-    headers: ["cookie", "authorization", "origin", "host"], arguments: ["token", "workflow", "status"])
+    headers: ["cookie", "authorization", "origin", "host"], arguments: ["token", "workflow", "status", "before", "step"])
 
   private let options: Options
   // The open store, reopened after a failure. Requests come one at a
@@ -90,10 +97,32 @@ public final class ServeSite: Sendable {
       return WebResponse(status: 200, contentType: "image/svg+xml", body: Array(Page.icon.utf8))
     }
     if path == "/" || path == "/runs" { return runs(request) }
-    if path == "/queues" { return queues() }
-    if path == "/schedules" { return schedules() }
-    if path.hasPrefix("/runs/"), let id = Int64(path.dropFirst("/runs/".count)), id > 0 { return run(RunID(id), session: session) }
+    let actions = options.readOnly ? nil : session
+    if path == "/queues" { return queues(actions: actions) }
+    if path == "/schedules" { return schedules(actions: actions) }
+    if path.hasPrefix("/runs/") {
+      let rest = path.dropFirst("/runs/".count)
+      if let id = Int64(rest), id > 0 { return run(RunID(id), session: session) }
+      if rest.hasSuffix("/logs"), let id = Int64(rest.dropLast("/logs".count)), id > 0 { return logs(RunID(id), request) }
+    }
     return notFound(path)
+  }
+
+  private func logs(_ id: RunID, _ request: WebRequest) -> WebResponse {
+    var step: LuaString?
+    if let hex = request.arguments["step"], !hex.isEmpty {
+      guard let bytes = HexName.decode(hex) else {
+        return .html(Page.document(title: "Bad step", content: "<h1>Bad step</h1><p>The step is named in hex.</p>"), status: 400)
+      }
+      step = LuaString(bytes: bytes)
+    }
+    return withStore { store throws(StoreError) in
+      guard let run = try store.run(id) else { return notFound("/runs/\(id.rawValue)/logs") }
+      let chunks = try store.stepLogs(of: id, step: step, attempt: nil, after: 0).sorted {
+        ($0.position, $0.attempt, $0.sequence) < ($1.position, $1.attempt, $1.sequence)
+      }
+      return .html(LogsPage.html(run, step: step, chunks: chunks))
+    }
   }
 
   private func runs(_ request: WebRequest) -> WebResponse {
@@ -120,7 +149,8 @@ public final class ServeSite: Sendable {
     withStore { store throws(StoreError) in
       guard let run = try store.run(id) else { return notFound("/runs/\(id.rawValue)") }
       let actions = options.readOnly ? nil : session
-      return .html(RunPage.html(run, steps: try store.steps(of: id), now: now(), actions: actions))
+      let waits = try (store as? any WaitStore)?.stepWaits(of: id) ?? []
+      return .html(RunPage.html(run, steps: try store.steps(of: id), waits: waits, now: now(), actions: actions))
     }
   }
 
@@ -128,56 +158,110 @@ public final class ServeSite: Sendable {
   /// (the session's token in its `csrf` field, an Origin that is this
   /// site), as the CLI does it and recorded the same way.
   private func act(_ request: WebRequest, session: SessionToken?) -> WebResponse {
-    let parts = request.path.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == 4, parts[0].isEmpty, parts[1] == "runs", let id = Int64(parts[2]), id > 0, parts[3] == "cancel" else {
-      var refused = WebResponse.text("405 Method Not Allowed", status: 405)
-      refused.headers.append(("Allow", "GET, HEAD"))
-      return refused
-    }
-    guard !request.bodyTooLarge, let session, let given = FormBody.fields(request.body)["csrf"], session.matches(given),
-      let origin = request.header("origin"), let host = request.header("host"), origin == "http://\(host)"
-    else {
-      return .html(
-        Page.document(title: "Refused", content: "<h1>Refused</h1><p>An action must come from this site's own page.</p>"),
-        status: 403)
-    }
-    let run = RunID(id)
-    return withStore { store throws(StoreError) in
-      do throws(StoreError) {
-        _ = try store.requestCancel(run, by: "request", at: now())
-      } catch where error.kind == .noSuchRun {
-        return notFound("/runs/\(id)")
-      } catch where error.kind == .runNotCancellable {
-        return .html(
-          Page.document(title: "Not cancelled", content: "<h1>Not cancelled</h1><p>\(HTML.escape(error.message))</p>"), status: 409)
-      }
-      var seeRun = WebResponse.text("303 See Other", status: 303)
-      seeRun.headers.append(("Location", "/runs/\(id)"))
-      return seeRun
-    }
-  }
-
-  private func queues() -> WebResponse {
-    do throws(StoreError) {
-      let opened = try queueStore.withLock { open throws(StoreError) -> any QueueStore in
-        if let open { return open }
-        let made = try options.store.openQueueStore(createIfMissing: false)
-        open = made
-        return made
-      }
-      return .html(QueuesPage.html(try opened.queues(), now: now()))
-    } catch where error.kind == .missing {
-      return .html(QueuesPage.html([], now: now()))
+    let fields = request.bodyTooLarge ? [:] : FormBody.fields(request.body)
+    let action: SiteAction
+    do {
+      action = try SiteAction.read(path: request.path, fields: fields)
     } catch {
-      queueStore.withLock { $0 = nil }
-      return storeFailed(error)
+      switch error {
+      case .unknownPath:
+        var refused = WebResponse.text("405 Method Not Allowed", status: 405)
+        refused.headers.append(("Allow", "GET, HEAD"))
+        return refused
+      case .badField(let problem):
+        guard Self.fromOwnPage(request, fields: fields, session: session) else { return refusedAction }
+        return .html(Page.document(title: "Not done", content: "<h1>Not done</h1><p>\(HTML.escape(problem)).</p>"), status: 400)
+      }
+    }
+    guard Self.fromOwnPage(request, fields: fields, session: session) else { return refusedAction }
+    switch action {
+    case .cancel(let run):
+      return withStore { store throws(StoreError) in
+        do throws(StoreError) {
+          _ = try store.requestCancel(run, by: "request", at: now())
+        } catch where error.kind == .noSuchRun {
+          return notFound("/runs/\(run.rawValue)")
+        } catch where error.kind == .runNotCancellable {
+          return notDone(error.message)
+        }
+        return .seeOther(action.page)
+      }
+    case .signal(let run, let name, let value):
+      return withStore { store throws(StoreError) in
+        guard let waits = store as? any WaitStore else { return notDone("the store \(store.location) keeps no signals") }
+        do throws(StoreError) {
+          try waits.sendSignal(name, value: value, to: run, at: now())
+        } catch where error.kind == .noSuchRun {
+          return notFound("/runs/\(run.rawValue)")
+        }
+        return .seeOther(action.page)
+      }
+    case .resumeQueue(let queue):
+      return withQueueStore { store throws(StoreError) in
+        guard let store else { return notFound("/queues") }
+        do throws(StoreError) {
+          _ = try store.resume(queue: queue)
+        } catch where error.kind == .noSuchQueue {
+          return notFound("/queues")
+        }
+        return .seeOther(action.page)
+      }
+    case .pauseSchedule(let name), .resumeSchedule(let name):
+      return withStore { store throws(StoreError) in
+        guard let schedules = store as? any SchedulingStore else { return notFound("/schedules") }
+        var pausing = false
+        if case .pauseSchedule = action { pausing = true }
+        do throws(StoreError) {
+          try schedules.setSchedule(name, paused: pausing, at: now())
+        } catch where error.kind == .noSuchSchedule {
+          return notFound("/schedules")
+        }
+        return .seeOther(action.page)
+      }
+    case .triggerSchedule(let name):
+      return withStore { store throws(StoreError) in
+        guard let schedules = store as? any SchedulingStore else { return notFound("/schedules") }
+        let submitted: SubmittedRun?
+        do {
+          submitted = try ScheduleTicker(store: schedules, fingerprint: options.fingerprint).trigger(name, at: ScheduleTicker.date(now()))
+        } catch let error as StoreError {
+          throw error
+        } catch {
+          return notDone("schedule \(name.quoted): \(error)")
+        }
+        guard let submitted else { return notFound("/schedules") }
+        return .seeOther("/runs/\(submitted.run.id.rawValue)")
+      }
     }
   }
 
-  private func schedules() -> WebResponse {
+  /// Whether a POST comes from a form of this site's own pages: the
+  /// session's token in its `csrf` field and an Origin that is this site.
+  private static func fromOwnPage(_ request: WebRequest, fields: [String: String], session: SessionToken?) -> Bool {
+    guard !request.bodyTooLarge, let session, let given = fields["csrf"], session.matches(given),
+      let origin = request.header("origin"), let host = request.header("host")
+    else { return false }
+    return origin == "http://\(host)"
+  }
+
+  private var refusedAction: WebResponse {
+    .html(Page.document(title: "Refused", content: "<h1>Refused</h1><p>An action must come from this site's own page.</p>"), status: 403)
+  }
+
+  private func notDone(_ message: String) -> WebResponse {
+    .html(Page.document(title: "Not done", content: "<h1>Not done</h1><p>\(HTML.escape(message))</p>"), status: 409)
+  }
+
+  private func queues(actions: SessionToken?) -> WebResponse {
+    withQueueStore { store throws(StoreError) in
+      .html(QueuesPage.html(try store?.queues() ?? [], now: now(), actions: actions))
+    }
+  }
+
+  private func schedules(actions: SessionToken?) -> WebResponse {
     withStore { store throws(StoreError) in
       guard let schedules = store as? any ScheduleStore else { return .html(SchedulesPage.html([], now: now())) }
-      return .html(SchedulesPage.html(try schedules.schedules(), now: now()))
+      return .html(SchedulesPage.html(try schedules.schedules(), now: now(), actions: actions))
     }
   }
 
@@ -205,6 +289,25 @@ public final class ServeSite: Sendable {
       return .html(Page.document(title: "No runs yet", content: "<h1>Runs</h1><p>No runs recorded yet in \(HTML.escape(options.store.description)).</p>"))
     } catch {
       store.withLock { $0 = nil }
+      return storeFailed(error)
+    }
+  }
+
+  /// `body` on the open queue store (nil while the store has no file
+  /// yet); a failure is an error page and closes it.
+  private func withQueueStore(_ body: ((any QueueStore)?) throws(StoreError) -> WebResponse) -> WebResponse {
+    do throws(StoreError) {
+      let opened = try queueStore.withLock { open throws(StoreError) -> any QueueStore in
+        if let open { return open }
+        let made = try options.store.openQueueStore(createIfMissing: false)
+        open = made
+        return made
+      }
+      return try body(opened)
+    } catch where error.kind == .missing {
+      do throws(StoreError) { return try body(nil) } catch { return storeFailed(error) }
+    } catch {
+      queueStore.withLock { $0 = nil }
       return storeFailed(error)
     }
   }

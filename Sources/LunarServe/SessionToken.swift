@@ -51,7 +51,7 @@ enum FormBody {
         out.append(UInt8(ascii: " "))
       } else if byte == UInt8(ascii: "%") {
         guard bytes.distance(from: index, to: bytes.endIndex) >= 3,
-          let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2])
+          let high = HexName.digit(bytes[index + 1]), let low = HexName.digit(bytes[index + 2])
         else { return nil }
         out.append(high << 4 | low)
         index += 2
@@ -61,14 +61,5 @@ enum FormBody {
       index += 1
     }
     return String(validating: out, as: UTF8.self)
-  }
-
-  private static func hex(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
   }
 }

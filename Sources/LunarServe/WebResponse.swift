@@ -24,6 +24,14 @@ public struct WebResponse: Sendable, Equatable {
     WebResponse(status: status, contentType: "text/plain; charset=utf-8", body: Array(text.utf8))
   }
 
+  /// A redirect to `location` that the browser follows with a GET (the
+  /// answer to a form's POST, so a reload does not send it again).
+  public static func seeOther(_ location: String) -> WebResponse {
+    var response = text("303 See Other", status: 303)
+    response.headers.append(("Location", location))
+    return response
+  }
+
   /// The value of header `name`, compared without case.
   public func header(_ name: String) -> String? {
     headers.first { $0.name.lowercased() == name.lowercased() }?.value

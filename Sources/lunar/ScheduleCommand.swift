@@ -118,18 +118,17 @@ enum ScheduleCommand {
         }
         print("schedule '\(RunText.name(name))' removed (its runs stay in the store)")
       case .trigger(let name):
-        guard let schedule = try store.schedule(named: name) else { return unknown(name, in: store) }
-        let content: [UInt8]
+        let submitted: SubmittedRun?
         do {
-          content = try BoundedFileReader.read(schedule.file)
+          submitted = try ScheduleTicker(store: store, fingerprint: Self.fingerprint).trigger(name, at: now)
+        } catch let error as StoreError {
+          Console.error("lunar: \(error.message)")
+          return 1
         } catch {
-          Console.error("lunar: schedule '\(RunText.name(name))': \(error.description)")
+          Console.error("lunar: schedule '\(RunText.name(name))': \(error)")
           return 1
         }
-        let submitted = try store.submit(
-          RunSubmission(
-            file: schedule.file, arguments: schedule.arguments, fileFingerprint: Fingerprint(ofContent: content),
-            schedule: name))
+        guard let submitted else { return unknown(name, in: store) }
         print(submitted.run.id)
       }
       return 0
@@ -137,6 +136,13 @@ enum ScheduleCommand {
       Console.error("lunar: \(error.message)")
       return 1
     }
+  }
+
+  /// The fingerprint of a schedule's file as `trigger` submits it (a path
+  /// relative to the current folder, as `schedule add` recorded it), read
+  /// within Lunar's bound on files.
+  @Sendable static func fingerprint(_ schedule: Schedule) throws -> Fingerprint {
+    Fingerprint(ofContent: try BoundedFileReader.read(schedule.file))
   }
 
   /// The next tick of `schedule` after `date`, if its cron and zone read.

@@ -39,7 +39,7 @@ enum ServeCommand {
       }
       options = ServeSite.Options(
         store: try StoreOption.location(parsed, command: "serve"), token: token.map(AccessToken.init),
-        readOnly: parsed.has("read-only"))
+        readOnly: parsed.has("read-only"), fingerprint: ScheduleCommand.fingerprint)
     } catch let error as UsageError {
       return LunarCommandLine.usageFailure(error)
     } catch {

@@ -40,7 +40,13 @@ import TestSupport
   }
 
   func site(token: String? = nil, readOnly: Bool = false) -> ServeSite {
-    ServeSite(.init(store: location, token: token.map(AccessToken.init), readOnly: readOnly), now: { Self.at(30) })
+    ServeSite(
+      .init(
+        store: location, token: token.map(AccessToken.init), readOnly: readOnly,
+        fingerprint: { schedule in
+          guard let content = FileManager.default.contents(atPath: schedule.file) else { throw CocoaError(.fileNoSuchFile) }
+          return Fingerprint(ofContent: Array(content))
+        }), now: { Self.at(30) })
   }
 
   func text(_ response: WebResponse) -> String { String(decoding: response.body, as: UTF8.self) }

@@ -1,0 +1,101 @@
+import Foundation
+import LuaKit
+import LunarStore
+import Testing
+import TestSupport
+
+@testable import LunarServe
+
+/// A run's page beyond its table: the timeline of its steps, what its
+/// waits wait for, and the logs page of each step, on a real SQLite store.
+@Suite struct RunDetailsTests {
+  let base: ServeSiteTests
+
+  init() throws { base = try ServeSiteTests() }
+
+  static func at(_ seconds: Int64) -> StoreTimestamp { ServeSiteTests.at(seconds) }
+
+  func step(_ name: LuaString, _ position: Int, _ status: StepStatus, from start: Int64, to end: Int64) -> StepRecord {
+    StepRecord(name: name, position: position, status: status, startedAt: Self.at(start), finishedAt: Self.at(end))
+  }
+
+  @Test func overlappingStepsTakeLanesAndSequentialOnesShareOne() {
+    let steps = [
+      step("a", 0, .succeeded, from: 0, to: 10), step("b", 1, .succeeded, from: 2, to: 4), step("c", 2, .failed, from: 5, to: 12),
+      step("d", 3, .succeeded, from: 12, to: 13), StepRecord(name: "never", position: 4, status: .skipped),
+    ]
+    let (bars, leftOut) = StepTimeline.bars(steps, now: Self.at(20))
+    #expect(leftOut == 0)
+    #expect(bars.map(\.name) == ["a", "b", "c", "d"], "a step that never started has no bar")
+    #expect(bars.map(\.lane) == [0, 1, 1, 0])
+    let svg = StepTimeline.svg(bars, leftOut: leftOut)
+    #expect(svg.contains("<rect class=\"failed\" x=\"384.6\" y=\"18\" width=\"538.5\""), "\(svg)")
+    #expect(svg.contains("<title>c: failed, 7.00s</title>"))
+    #expect(svg.contains("aria-label=\"Timeline: 4 steps over 13.0s\""))
+  }
+
+  @Test func lanesStopAtTheLimitAndSaySo() {
+    let wide = (0..<(StepTimeline.laneLimit + 5)).map { step(LuaString("s\($0)"), $0, .succeeded, from: 0, to: 1) }
+    let (bars, leftOut) = StepTimeline.bars(wide, now: Self.at(2))
+    #expect(bars.count == StepTimeline.laneLimit && leftOut == 5)
+    #expect(StepTimeline.svg(bars, leftOut: leftOut).contains("5 overlapping steps are not drawn"))
+    #expect(StepTimeline.svg([], leftOut: 0).isEmpty)
+  }
+
+  @Test func aHostileStepNameInTheTimelineIsText() throws {
+    let runs = try base.record()
+    let page = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(runs.failed.rawValue)")))
+    #expect(page.contains("<svg class=\"timeline\""))
+    #expect(page.contains("<title>&lt;img src=x onerror=alert(1)&gt;: failed, 1.00s</title>"))
+    #expect(!page.contains("<img"))
+  }
+
+  @Test func aRunningRunShowsWhatItsStepsWaitFor() throws {
+    let runs = try base.record()
+    let waits = try #require(try base.location.openRunStore() as? any WaitStore)
+    try waits.recordStepWait(
+      StepWait(name: "<cool>", fingerprint: nil, deadlineMilliseconds: 1_800_000_060_000), of: runs.running)
+    let page = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(runs.running.rawValue)")))
+    #expect(page.contains("<dt>Waiting</dt><dd>&lt;cool&gt; until "), "\(page)")
+    try waits.recordStepWait(StepWait(name: "far", fingerprint: nil, deadlineMilliseconds: .max), of: runs.running)
+    let far = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(runs.running.rawValue)")))
+    #expect(far.contains("far until a time out of range"))
+  }
+
+  @Test func theLogsPageShowsEachAttemptsBytesAsText() throws {
+    let store = try base.location.openRunStore()
+    let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua", startedAt: Self.at(0), host: "h", pid: 1))
+    let name = LuaString(bytes: Array("fe".utf8) + [0xFF])
+    try store.recordSteps(
+      [step(name, 0, .succeeded, from: 0, to: 1), step("quiet", 1, .succeeded, from: 1, to: 2)],
+      logs: [
+        StepLogChunk(step: name, position: 0, attempt: 1, sequence: 1, stream: .standardOutput, bytes: Array("<b>hello</b>\n".utf8)),
+        StepLogChunk(step: name, position: 0, attempt: 1, sequence: 2, stream: .standardError, bytes: [0x6F, 0x6F, 0xFF, 0x0A]),
+      ], of: run)
+    let page = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)/logs")))
+    #expect(page.contains("<h2>fe\u{FFFD} <span class=\"muted\">attempt 1</span></h2>"))
+    #expect(page.contains("<pre class=\"log\">&lt;b&gt;hello&lt;/b&gt;\n<span class=\"stderr\">oo\u{FFFD}\n</span></pre>"), "\(page)")
+    let runPage = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)")))
+    #expect(runPage.contains("href=\"/runs/\(run.rawValue)/logs?step=6665ff\""))
+    let one = base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)/logs", arguments: ["step": "6665ff"]))
+    #expect(base.text(one).contains("hello"))
+    let quiet = base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)/logs", arguments: ["step": HexName.encode("quiet")]))
+    #expect(base.text(quiet).contains("This step printed nothing that was kept."))
+    #expect(base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)/logs", arguments: ["step": "xyz"])).status == 400)
+    #expect(base.site().answer(WebRequest(method: "GET", path: "/runs/999/logs")).status == 404)
+    #expect(base.site().answer(WebRequest(method: "GET", path: "/runs/1/logs/x")).status == 404)
+  }
+
+  @Test func aHugeLogIsCutAtTheLimitWithAWayToTheRest() throws {
+    let store = try base.location.openRunStore()
+    let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua", startedAt: Self.at(0), host: "h", pid: 1))
+    let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+    try store.recordSteps(
+      [step("loud", 0, .succeeded, from: 0, to: 1)],
+      logs: (1...3).map { StepLogChunk(step: "loud", position: 0, attempt: 1, sequence: $0, stream: .standardOutput, bytes: chunk) },
+      of: run)
+    let page = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)/logs")))
+    #expect(page.utf8.count < LogsPage.byteLimit + 10_000)
+    #expect(page.contains("Cut at 2 MiB: <code>lunar runs logs \(run.rawValue)</code> prints the rest."))
+  }
+}
