@@ -31,7 +31,7 @@ public final class ServeSite: Sendable {
 
   /// The headers and query arguments the site reads.
   public static let reading = WebServer.Reading(
-    headers: ["cookie", "authorization", "origin", "host"], arguments: ["token", "workflow", "status", "before", "step"])
+    headers: ["cookie", "authorization", "origin", "host"], arguments: ["token", "workflow", "status", "since", "before", "step"])
 
   private let options: Options
   // The open store, reopened after a failure. Requests come one at a
@@ -126,22 +126,16 @@ public final class ServeSite: Sendable {
   }
 
   private func runs(_ request: WebRequest) -> WebResponse {
-    let workflow = request.arguments["workflow"].flatMap { $0.isEmpty ? nil : $0 }
-    let statusText = request.arguments["status"].flatMap { $0.isEmpty ? nil : $0 }
-    var status: RunStatus?
-    if let statusText {
-      guard let known = RunStatus(rawValue: statusText) else {
-        return .html(Page.document(title: "Bad filter", content: "<h1>Bad filter</h1><p>No status is called “\(HTML.escape(statusText))”.</p>"), status: 400)
-      }
-      status = known
+    let query: RunsPage.Query
+    do {
+      query = try RunsPage.Query(request.arguments, now: now())
+    } catch {
+      return .html(Page.document(title: "Bad filter", content: "<h1>Bad filter</h1><p>\(HTML.escape(error.message))</p>"), status: 400)
     }
     return withStore { store throws(StoreError) in
-      // The store filters by workflow; the status is filtered here, from
-      // a larger window so a page of one status is still full.
-      let window = status == nil ? RunsPage.pageSize : RunsPage.pageSize * 10
-      var found = try store.runs(workflow: workflow.map { LuaString($0) }, limit: window)
-      if let status { found = found.filter { $0.run.status == status } }
-      return .html(RunsPage.html(Array(found.prefix(RunsPage.pageSize)), workflow: workflow, status: status, now: now()))
+      // One more than a page: whether an older page exists.
+      let found = try store.runs(query.filter, limit: RunsPage.pageSize + 1)
+      return .html(RunsPage.html(Array(found.prefix(RunsPage.pageSize)), query: query, more: found.count > RunsPage.pageSize, now: now()))
     }
   }
 

@@ -13,6 +13,9 @@ import TestSupport
 
   init() throws { base = try ServeSiteTests() }
 
+  /// The tests over `base`'s store.
+  init(base: ServeSiteTests) { self.base = base }
+
   static func at(_ seconds: Int64) -> StoreTimestamp { ServeSiteTests.at(seconds) }
 
   func step(_ name: LuaString, _ position: Int, _ status: StepStatus, from start: Int64, to end: Int64) -> StepRecord {
@@ -97,5 +100,41 @@ import TestSupport
     let page = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)/logs")))
     #expect(page.utf8.count < LogsPage.byteLimit + 10_000)
     #expect(page.contains("Cut at 2 MiB: <code>lunar runs logs \(run.rawValue)</code> prints the rest."))
+  }
+}
+
+extension RunDetailsTests {
+  @Test func theRunsPagePagesOnAndFiltersByTime() throws {
+    let store = try base.location.openRunStore()
+    // 250 runs, one a minute up to the site's now (at 30 s).
+    var ids: [RunID] = []
+    for n in 0..<250 {
+      ids.append(try store.beginRun(NewRun(workflow: n % 2 == 0 ? "even" : "odd", file: "f.lua", startedAt: Self.at(30 - Int64(249 - n) * 60), host: "h", pid: 1)))
+    }
+    func listed(_ arguments: [String: String]) -> (ids: [Int64], body: String) {
+      let body = base.text(base.site().answer(WebRequest(method: "GET", path: "/", arguments: arguments)))
+      let ids = body.components(separatedBy: "<tr><td><a href=\"/runs/").dropFirst().compactMap { Int64($0.prefix { $0.isNumber }) }
+      return (ids, body)
+    }
+    let first = listed([:])
+    #expect(first.ids == ids.suffix(100).reversed().map(\.rawValue))
+    let next = ids[150].rawValue
+    #expect(first.body.contains("<a href=\"/?before=\(next)\" rel=\"next\">Older runs</a>"))
+    let second = listed(["before": "\(next)"])
+    #expect(second.ids == ids[50..<150].reversed().map(\.rawValue))
+    let last = listed(["before": "\(ids[50].rawValue)"])
+    #expect(last.ids == ids[0..<50].reversed().map(\.rawValue))
+    #expect(!last.body.contains("Older runs"), "the last page has no next")
+
+    // The filters carry over to the next page.
+    let even = listed(["workflow": "even", "since": "24h"])
+    #expect(even.ids.count == 100 && even.ids.allSatisfy { id in ids.firstIndex(of: RunID(id))! % 2 == 0 })
+    #expect(even.body.contains("href=\"/?workflow=even&amp;since=24h&amp;before="))
+    // The last hour holds the newest 61 runs (one a minute, both ends).
+    #expect(listed(["since": "1h"]).ids.count == 61)
+    for (name, value) in [("since", "2h"), ("before", "x"), ("before", "0"), ("status", "nope")] {
+      #expect(base.site().answer(WebRequest(method: "GET", path: "/", arguments: [name: value])).status == 400, "\(name)=\(value)")
+    }
+    #expect(RunsPage.Query.encode("a b/é") == "a%20b%2F%C3%A9")
   }
 }

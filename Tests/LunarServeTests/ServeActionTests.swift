@@ -15,6 +15,9 @@ import TestSupport
 
   init() throws { base = try ServeSiteTests() }
 
+  /// The tests over `base`'s store.
+  init(base: ServeSiteTests) { self.base = base }
+
   /// A session cookie and its token, from a first visit.
   func session(_ site: ServeSite) throws -> (cookie: String, token: String) {
     let cookie = try base.session(of: site)

@@ -11,10 +11,21 @@ import TestSupport
 @Suite struct ServeSiteTests {
   let folder: TemporaryFolder
   let location: StoreLocation
+  /// The PostgreSQL schema the store is in, kept while the test runs.
+  let schema: TestPostgresSchema?
 
   init() throws {
     folder = try TemporaryFolder()
     location = StoreLocation(.sqlite(path: folder.url.appendingPathComponent("runs.db").path))
+    schema = nil
+  }
+
+  /// The same tests on a PostgreSQL store in a fresh schema of the test
+  /// server (`ServePostgresTests`).
+  init(postgres schema: TestPostgresSchema) throws {
+    folder = try TemporaryFolder()
+    location = StoreLocation(.postgres(url: schema.url))
+    self.schema = schema
   }
 
   static func at(_ seconds: Int64) -> StoreTimestamp { StoreTimestamp(microseconds: 1_800_000_000_000_000 + seconds * 1_000_000) }

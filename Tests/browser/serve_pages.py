@@ -79,7 +79,7 @@ def main():
         rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
         check("status=failed" in driver.current_url and len(rows) == 1, "the status filter leaves the failed run")
         labels = [label.text.split("\n")[0] for label in driver.find_elements(By.TAG_NAME, "label")]
-        check(labels == ["Workflow", "Status"], "the filters have labels a screen reader reads: %s" % labels)
+        check(labels == ["Workflow", "Status", "Started"], "the filters have labels a screen reader reads: %s" % labels)
 
         rows[0].find_element(By.TAG_NAME, "a").click()
         WebDriverWait(driver, 10).until(lambda d: "/runs/" in d.current_url)

@@ -95,12 +95,17 @@ public protocol RunStore: Sendable {
   /// The recorded steps of `run`, in declaration order.
   func steps(of run: RunID) throws(StoreError) -> [StepRecord]
 
-  /// The newest `limit` runs, of `workflow` if given, newest first, with the
-  /// counts of their steps.
-  func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary]
+  /// The newest `limit` runs that `filter` lets through, newest first, with
+  /// the counts of their steps.
+  func runs(_ filter: RunFilter, limit: Int) throws(StoreError) -> [RunSummary]
 }
 
 extension RunStore {
+  /// The newest `limit` runs, of `workflow` if given, newest first.
+  public func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary] {
+    try runs(RunFilter(workflow: workflow), limit: limit)
+  }
+
   /// A heartbeat that records no step as running.
   public func heartbeat(_ run: RunID, owner: ClaimToken, lease: Duration, at now: StoreTimestamp) throws(StoreError)
     -> RunHeartbeat

@@ -397,14 +397,31 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
-  public func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary] {
-    let filter = workflow == nil ? "" : "WHERE workflow = $2"
-    let parameters: [PostgresValue] = [.integer(Int64(limit))] + (workflow.map { [.bytes($0.bytes)] } ?? [])
+  public func runs(_ filter: RunFilter, limit: Int) throws(StoreError) -> [RunSummary] {
+    var conditions: [String] = []
+    var parameters: [PostgresValue] = [.integer(Int64(limit))]
+    if let workflow = filter.workflow {
+      parameters.append(.bytes(workflow.bytes))
+      conditions.append("workflow = $\(parameters.count)")
+    }
+    if let status = filter.status {
+      parameters.append(.text(status.rawValue))
+      conditions.append("status = $\(parameters.count)")
+    }
+    if let since = filter.startedSince {
+      parameters.append(.integer(since.microseconds))
+      conditions.append("started_at >= $\(parameters.count)")
+    }
+    if let before = filter.before {
+      parameters.append(.integer(before.rawValue))
+      conditions.append("id < $\(parameters.count)")
+    }
+    let condition = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
     return try withConnection { db in
       // The newest runs first, then their steps: counting only what is listed.
       let rows = try db.query(
         """
-        WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT $1)
+        WITH recent AS (SELECT * FROM run \(condition) ORDER BY id DESC LIMIT $1)
         SELECT \(RunColumns.record(of: "recent")),
           count(*) FILTER (WHERE step.status = 'succeeded'), count(*) FILTER (WHERE step.status = 'failed'),
           count(*) FILTER (WHERE step.status = 'skipped'), count(*) FILTER (WHERE step.status = 'reused')

@@ -406,9 +406,27 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
-  public func runs(workflow: LuaString?, limit: Int) throws(StoreError) -> [RunSummary] {
-    let filter = workflow == nil ? "" : "WHERE workflow = ?"
-    let bindings: [SQLiteValue] = (workflow.map { [.blob($0.bytes)] } ?? []) + [.integer(Int64(limit))]
+  public func runs(_ filter: RunFilter, limit: Int) throws(StoreError) -> [RunSummary] {
+    var conditions: [String] = []
+    var bindings: [SQLiteValue] = []
+    if let workflow = filter.workflow {
+      conditions.append("workflow = ?")
+      bindings.append(.blob(workflow.bytes))
+    }
+    if let status = filter.status {
+      conditions.append("status = ?")
+      bindings.append(.text(status.rawValue))
+    }
+    if let since = filter.startedSince {
+      conditions.append("started_at >= ?")
+      bindings.append(.integer(since.microseconds))
+    }
+    if let before = filter.before {
+      conditions.append("id < ?")
+      bindings.append(.integer(before.rawValue))
+    }
+    let condition = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+    bindings.append(.integer(Int64(limit)))
     // The counts follow the run's columns.
     let counts = Int32(RunColumns.record.count)
     return try withDatabase { db in
@@ -416,7 +434,7 @@ public final class SQLiteRunStore: RunStore {
       // The newest runs first, then their steps: counting only what is listed.
       try db.query(
         """
-        WITH recent AS (SELECT * FROM run \(filter) ORDER BY id DESC LIMIT ?)
+        WITH recent AS (SELECT * FROM run \(condition) ORDER BY id DESC LIMIT ?)
         SELECT \(RunColumns.record(of: "recent")),
           count(CASE step.status WHEN 'succeeded' THEN 1 END), count(CASE step.status WHEN 'failed' THEN 1 END),
           count(CASE step.status WHEN 'skipped' THEN 1 END), count(CASE step.status WHEN 'reused' THEN 1 END)

@@ -229,6 +229,25 @@ enum RunStoreBehaviour {
     #expect(try store.runs(workflow: "none", limit: 2).isEmpty)
   }
 
+  static func runsAreFilteredByStatusTimeAndPagedOn(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    let at = { (seconds: Int64) in StoreTimestamp(microseconds: 1_800_000_000_000_000 + seconds * 1_000_000) }
+    var ids: [RunID] = []
+    for index in 0..<6 {
+      let run = try store.beginRun(NewRun(workflow: index % 2 == 0 ? "even" : "odd", file: "m.lua", startedAt: at(Int64(index) * 10)))
+      if index % 3 == 0 { try store.finishRun(run, status: .failed, at: at(Int64(index) * 10 + 1)) }
+      ids.append(run)
+    }
+    func listed(_ filter: RunFilter, limit: Int = 10) throws -> [RunID] { try store.runs(filter, limit: limit).map(\.run.id) }
+    #expect(try listed(RunFilter(status: .failed)) == [ids[3], ids[0]])
+    #expect(try listed(RunFilter(status: .running)) == [ids[5], ids[4], ids[2], ids[1]])
+    #expect(try listed(RunFilter(startedSince: at(30))) == [ids[5], ids[4], ids[3]])
+    #expect(try listed(RunFilter(before: ids[2])) == [ids[1], ids[0]])
+    #expect(try listed(RunFilter(before: ids[4]), limit: 2) == [ids[3], ids[2]])
+    #expect(try listed(RunFilter(workflow: "even", status: .running, startedSince: at(10), before: ids[5])) == [ids[4], ids[2]])
+    #expect(try listed(RunFilter(status: .succeeded)).isEmpty)
+  }
+
   static func lastOrAnIdResolvesToARun(_ fixture: StoreFixture) throws {
     let store = fixture.store
     #expect(try RunReference(parsing: "last") == .last)

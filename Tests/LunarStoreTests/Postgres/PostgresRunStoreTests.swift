@@ -28,6 +28,7 @@ struct PostgresRunStoreTests {
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws {
     try RunStoreBehaviour.runsAreFoundByTheBytesOfTheirWorkflowsName(.postgres())
   }
+  @Test func runsAreFilteredByStatusTimeAndPagedOn() throws { try RunStoreBehaviour.runsAreFilteredByStatusTimeAndPagedOn(.postgres()) }
   @Test func runsAreListedNewestFirstWithTheirStepCounts() throws {
     try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.postgres())
   }

@@ -26,6 +26,7 @@ private struct Fixture {
   @Test func aBatchIsRecordedWholeOrNotAtAll() throws { try RunStoreBehaviour.aBatchIsRecordedWholeOrNotAtAll(.sqlite()) }
   @Test func stepLogsComeBackAsStored() throws { try RunStoreBehaviour.stepLogsComeBackAsStored(.sqlite()) }
   @Test func runsAreFoundByTheBytesOfTheirWorkflowsName() throws { try RunStoreBehaviour.runsAreFoundByTheBytesOfTheirWorkflowsName(.sqlite()) }
+  @Test func runsAreFilteredByStatusTimeAndPagedOn() throws { try RunStoreBehaviour.runsAreFilteredByStatusTimeAndPagedOn(.sqlite()) }
   @Test func runsAreListedNewestFirstWithTheirStepCounts() throws { try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.sqlite()) }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.sqlite()) }
   @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.sqlite()) }
