@@ -50,19 +50,23 @@ enum Page {
     (function () {
       let main = document.querySelector("main");
       if (!main) return;
-      // Once a form of the page is pressed or sent, the page is the
-      // user's: it is not replaced under their click.
+      // Once a form of the page is pressed, typed into or sent, the page
+      // is the user's: it is not replaced under their click or their text.
       let paused = false;
       const pause = (event) => { if (event.target.closest && event.target.closest("main form")) paused = true; };
       document.addEventListener("pointerdown", pause, true);
+      document.addEventListener("input", pause, true);
       document.addEventListener("submit", pause, true);
+      // Nor while the keyboard is in one of its forms; asked when the new
+      // page has come, since focus may have moved while it was fetched.
+      const inForm = () => document.activeElement && document.activeElement.closest && document.activeElement.closest("main form");
       async function refresh() {
         if (paused) return;
         try {
-          const inForm = document.activeElement && document.activeElement.closest("main form");
           const response = await fetch(location.href, { cache: "no-store", credentials: "same-origin" });
-          if (response.ok && !inForm && !paused) {
-            const page = new DOMParser().parseFromString(await response.text(), "text/html");
+          const text = response.ok ? await response.text() : null;
+          if (text !== null && !inForm() && !paused) {
+            const page = new DOMParser().parseFromString(text, "text/html");
             const next = page.querySelector("main");
             if (next && next.innerHTML !== main.innerHTML) {
               main.replaceWith(next);
@@ -125,6 +129,7 @@ enum Page {
     svg.timeline { width: 100%; max-width: 80rem; height: auto; margin: 0.5rem 0 1rem; }
     svg.timeline text { fill: var(--fg); font: 12px system-ui, sans-serif; }
     svg.timeline line { stroke: var(--line); }
+    svg.timeline text.label { fill: #ffffff; font-size: 11px; pointer-events: none; }
     svg.timeline rect { fill: var(--muted); }
     svg.timeline rect.succeeded, svg.timeline rect.reused { fill: var(--ok); }
     svg.timeline rect.failed { fill: var(--bad); }

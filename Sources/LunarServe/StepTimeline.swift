@@ -46,7 +46,7 @@ enum StepTimeline {
   static func svg(_ bars: [Bar], leftOut out: Int) -> String {
     guard let first = bars.map(\.start.microseconds).min(), let last = bars.map(\.end.microseconds).max() else { return "" }
     let width = 1000.0
-    let laneHeight = 18
+    let laneHeight = 20
     let lanes = (bars.map(\.lane).max() ?? 0) + 1
     let height = lanes * laneHeight + 24
     let span = Double(max(last - first, 1))
@@ -56,10 +56,18 @@ enum StepTimeline {
       let w = max(Double(bar.end.microseconds - bar.start.microseconds) / span * width, 2)
       let seconds = TimeText.duration(Double(bar.end.microseconds - bar.start.microseconds) / 1_000_000)
       shapes += """
-        <rect class="\(bar.status)" x="\(format(x))" y="\(bar.lane * laneHeight)" width="\(format(w))" height="\(laneHeight - 4)" rx="2">\
-        <title>\(HTML.escape(bar.name)): \(bar.status), \(seconds)</title></rect>
+        <rect class="\(bar.status)" x="\(format(x))" y="\(bar.lane * laneHeight)" width="\(format(max(w - 1, 1)))" \
+        height="\(laneHeight - 4)" rx="2"><title>\(HTML.escape(bar.name)): \(bar.status), \(seconds)</title></rect>
 
         """
+      // A bar wide enough for its name is labelled (about 7 units a character).
+      if Double(bar.name.count * 7 + 8) < w {
+        shapes += """
+          <text class="label" x="\(format(x + 4))" y="\(bar.lane * laneHeight + laneHeight - 8)" aria-hidden="true">\
+          \(HTML.escape(bar.name))</text>
+
+          """
+      }
     }
     let total = TimeText.duration(span / 1_000_000)
     let axis = lanes * laneHeight + 2

@@ -32,7 +32,8 @@ import TestSupport
     #expect(bars.map(\.name) == ["a", "b", "c", "d"], "a step that never started has no bar")
     #expect(bars.map(\.lane) == [0, 1, 1, 0])
     let svg = StepTimeline.svg(bars, leftOut: leftOut)
-    #expect(svg.contains("<rect class=\"failed\" x=\"384.6\" y=\"18\" width=\"538.5\""), "\(svg)")
+    #expect(svg.contains("<rect class=\"failed\" x=\"384.6\" y=\"20\" width=\"537.5\""), "\(svg)")
+    #expect(svg.contains("<text class=\"label\" x=\"388.6\" y=\"32\" aria-hidden=\"true\">c</text>"), "a wide bar is labelled")
     #expect(svg.contains("<title>c: failed, 7.00s</title>"))
     #expect(svg.contains("aria-label=\"Timeline: 4 steps over 13.0s\""))
   }

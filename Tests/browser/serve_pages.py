@@ -2,6 +2,7 @@
 
     /usr/bin/python3 Tests/browser/serve_pages.py URL SCREENSHOTS
     /usr/bin/python3 Tests/browser/serve_pages.py --live URL RUN SCREENSHOTS
+    /usr/bin/python3 Tests/browser/serve_pages.py --signal URL RUN SCREENSHOTS
 
 URL is a running `lunar serve` over a store holding a succeeded run
 (`nightly`) and a failed one (`hostile`, whose first step is named
@@ -12,13 +13,19 @@ With --live, RUN is a running run whose step `first` succeeds about a
 second after it starts and whose step `second` waits a minute: the page
 must show `first` succeeded without a reload, then cancel the run through
 its button and show it cancelled, again without a reload.
+
+With --signal, RUN is a running run whose step `approval` waits for the
+signal `approve` and whose step `ship` then prints who approved: the page
+sends the signal through its form by keyboard, and must show `approval`
+succeeded with the value as its output and `ship`'s log; then the
+schedules page pauses the schedule `nightly` and resumes it by its buttons.
 """
 
 import os
 import sys
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -169,8 +176,78 @@ def live():
         driver.quit()
 
 
+def signal():
+    base, run, screenshots = sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4]
+    os.makedirs(screenshots, exist_ok=True)
+    driver = browser()
+    # A node read while the page is replaced (a refresh, or the page a
+    # form's answer leads to) is gone: the next poll reads the new one.
+    waiting = WebDriverWait(driver, 20, poll_frequency=0.1,
+                            ignored_exceptions=[StaleElementReferenceException, WebDriverException])
+    try:
+        driver.get("%s/runs/%s" % (base, run))
+        waiting.until(lambda d: "approval" in d.find_element(By.TAG_NAME, "dl").text)
+        check(True, "the run's page shows the step it waits on")
+        # By keyboard: the name, Tab, the value, Enter. Typing pauses the
+        # live page; a field replaced just before the first key is found
+        # again, as a user would click it again.
+        for attempt in range(10):
+            try:
+                field = driver.find_element(By.NAME, "signal")
+                field.send_keys("approve")
+                break
+            except WebDriverException:  # stale, or not interactable while replaced
+                continue
+        check(field.get_attribute("value") == "approve", "the name is typed into the form")
+        field.send_keys(Keys.TAB)
+        driver.switch_to.active_element.send_keys('{"by":"ada"}')
+        driver.switch_to.active_element.send_keys(Keys.ENTER)
+
+        def output_of(name):
+            for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr"):
+                cells = row.find_elements(By.TAG_NAME, "td")
+                if cells and cells[0].text == name:
+                    return cells[1].text, cells[6].text
+            return None
+
+        waiting.until(lambda d: output_of("ship") is not None and output_of("ship")[0] == "succeeded")
+        status, output = output_of("approval")
+        check(status == "succeeded" and "ada" in output, "the signal's value is the wait's output: %s %s" % (status, output))
+        waiting.until(lambda d: d.find_element(By.CSS_SELECTOR, "dd .status").text == "succeeded")
+        check(True, "the run succeeded once signalled")
+        check(driver.find_elements(By.CSS_SELECTOR, "svg.timeline rect.succeeded"), "the timeline draws its steps")
+        driver.save_screenshot(os.path.join(screenshots, "run-signalled.png"))
+
+        driver.find_element(By.LINK_TEXT, "All logs of this run").click()
+        waiting.until(lambda d: d.title.startswith("Logs of run"))
+        check("shipping 1.2.0, approved by ada" in driver.find_element(By.TAG_NAME, "main").text, "the logs page shows ship's line")
+        driver.save_screenshot(os.path.join(screenshots, "logs.png"))
+
+        driver.find_element(By.LINK_TEXT, "Schedules").click()
+        waiting.until(lambda d: d.title.startswith("Schedules"))
+
+        def state():
+            cells = driver.find_elements(By.CSS_SELECTOR, "tbody tr td")
+            return cells[3].text if len(cells) > 3 else None
+
+        check(state() == "active", "the schedule is active")
+        driver.find_element(By.CSS_SELECTOR, "button[aria-label='Pause nightly']").click()
+        waiting.until(lambda d: state() == "paused")
+        check(True, "its Pause button paused it")
+        driver.save_screenshot(os.path.join(screenshots, "schedules-paused.png"))
+        driver.find_element(By.CSS_SELECTOR, "button[aria-label='Resume nightly']").click()
+        waiting.until(lambda d: state() == "active")
+        check(True, "its Resume button resumed it")
+        errors = console_errors(driver)
+        check(errors == [], "the browser console has no errors: %s" % errors)
+    finally:
+        driver.quit()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--live":
         live()
+    elif sys.argv[1] == "--signal":
+        signal()
     else:
         main()

@@ -219,6 +219,32 @@ import Glibc
     try await stop(server)
   }
 
+  /// A waiting run signalled through its page's form, by keyboard: the
+  /// wait outputs the value, the run goes on and succeeds, its logs page
+  /// shows what the next step printed; then a schedule is paused and
+  /// resumed by its buttons, as `lunar schedule pause` and `resume` do.
+  @Test func aWaitingRunIsSignalledAndAScheduleActedOnFromThePages() async throws {
+    let add = try await LunarProcess.run(
+      ["schedule", "add", "nightly", "--store", store, "--cron", "30 2 * * *", Repository.url("examples/approval.lua").path])
+    #expect(add.status == 0, "\(add.stderr)")
+    let (server, port) = try await serve()
+    let run = try LunarProcess.start(["run", "--store", store, Repository.url("examples/approval.lua").path])
+    try await run.waitForOutput("step approval started")
+    let screenshots = Repository.url(".build/test-artifacts/serve")
+    let browser = try await ProgramRun.run(
+      "/usr/bin/python3",
+      [Repository.url("Tests/browser/serve_pages.py").path, "--signal", "http://127.0.0.1:\(port)/", "1", screenshots.path],
+      timeout: 120)
+    #expect(browser.status == 0, "\(browser.stdout)\(browser.stderr)")
+    #expect(browser.stdout.contains("ok: its Resume button resumed it"), "\(browser.stdout)")
+    let ended = try await run.wait(timeout: 30)
+    #expect(ended.status == 0, "\(ended.stdout)\(ended.stderr)")
+    #expect(ended.stdout.contains("shipping 1.2.0, approved by ada"), "\(ended.stdout)")
+    let schedules = try await LunarProcess.run(["schedule", "ls", "--store", store])
+    #expect(schedules.stdout.contains("active"), "\(schedules.stdout)")
+    try await stop(server)
+  }
+
   /// A client that sends half a request holds nothing: others are served
   /// meanwhile, and the server closes it once it has been idle (10 s).
   @Test func aSlowClientIsClosedAndDoesNotHoldOthersUp() async throws {
