@@ -2,6 +2,8 @@
 // coverage's line events share it), interrupts from any thread, task
 // deadlines, Ctrl-C, ending a stuck process, and the wake-up the runtime
 // loop sleeps on.
+// sem_clockwait (glibc 2.30) is a GNU extension.
+#define _GNU_SOURCE
 #include "Internal.h"
 
 #include <errno.h>
@@ -252,10 +254,18 @@ void lunar_cooperatestop(int on) {
 
 int lunar_stopsignal(void) { return atomic_load(&stop_signal); }
 
-// The realtime instant `seconds` (0 to a day) from now, for sem_timedwait.
+// The longest single wait: a longer one (or a NaN) is cut to this and
+// reported as a timeout, so the caller looks again. Converting a huge number
+// of seconds to a timespec would overflow into the past and make the
+// caller spin.
+#define LUNAR_SLEEP_MAX 86400.0
+
+// The monotonic instant `seconds` (0 to a day) from now, for
+// sem_clockwait: a step of the wall clock (NTP setting a new machine's time)
+// must not stretch or cut a sleep, as it would a realtime deadline.
 static struct timespec deadline_after(double seconds) {
   struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
   double whole = (double)(long long)seconds;
   deadline.tv_sec += (time_t)whole;
   deadline.tv_nsec += (long)((seconds - whole) * 1e9);
@@ -269,10 +279,17 @@ static struct timespec deadline_after(double seconds) {
 int lunar_waitstopsignal(double seconds) {
   make_stop_posted();
   struct timespec deadline = deadline_after(seconds);
-  while (sem_timedwait(&stop_posted, &deadline) != 0) {
+  while (sem_clockwait(&stop_posted, CLOCK_MONOTONIC, &deadline) != 0) {
     if (errno != EINTR) return 0;
   }
   return 1;
+}
+
+int lunar_semwait(sem_t *semaphore, double seconds) {
+  if (!(seconds >= 0)) seconds = 0;
+  if (seconds > LUNAR_SLEEP_MAX) seconds = LUNAR_SLEEP_MAX;
+  struct timespec deadline = deadline_after(seconds);
+  return sem_clockwait(semaphore, CLOCK_MONOTONIC, &deadline) == 0;
 }
 
 void lunar_poststop(void) {
@@ -313,11 +330,6 @@ void lunar_releasesigintof(lunar_Control *c) {
 
 void lunar_wake(lua_State *L) { sem_post(&control(L)->wakeup); }
 
-// The longest single wait: a longer one (or a NaN) is cut to this and
-// reported as a timeout, so the caller looks again. Converting a huge number
-// of seconds to a timespec would overflow into the past and make the
-// caller spin.
-#define LUNAR_SLEEP_MAX 86400.0
 
 int lunar_sleep(lua_State *L, double seconds) {
   lunar_Control *c = control(L);
@@ -328,7 +340,7 @@ int lunar_sleep(lua_State *L, double seconds) {
   if (!(seconds <= LUNAR_SLEEP_MAX)) seconds = LUNAR_SLEEP_MAX;
   struct timespec deadline = deadline_after(seconds);
   for (;;) {
-    if (sem_timedwait(&c->wakeup, &deadline) == 0) return 1;
+    if (sem_clockwait(&c->wakeup, CLOCK_MONOTONIC, &deadline) == 0) return 1;
     if (errno == ETIMEDOUT) return 0;
     if (errno != EINTR) return 0;
   }

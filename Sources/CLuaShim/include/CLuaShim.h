@@ -10,6 +10,7 @@
 #define CLUASHIM_H
 
 #include <stddef.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <lua5.4/lua.h>
@@ -109,6 +110,9 @@ void lunar_cooperatestop(int on);
 int lunar_stopsignal(void);
 /// Waits up to `seconds` for a posted stop; 1 if one came, else 0.
 int lunar_waitstopsignal(double seconds);
+/// Waits up to `seconds` (0 to a day) on the monotonic clock for
+/// `semaphore`; 1 if it was posted, 0 on timeout or a signal.
+int lunar_semwait(sem_t *semaphore, double seconds);
 /// Wakes `lunar_waitstopsignal` (its waiter is stopping).
 void lunar_poststop(void);
 /// Interrupts every routed state, as a second stop signal does.

@@ -1,3 +1,4 @@
+import CLuaShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -5,7 +6,7 @@ import Glibc
 /// A counting semaphore a thread sleeps on with a timeout, posted when
 /// there is news for it (a job finished).
 final class WakeSignal: @unchecked Sendable {
-  // Safe: the semaphore is only used through sem_post and sem_timedwait,
+  // Safe: the semaphore is only used through sem_post and sem_clockwait,
   // which are thread-safe; it is allocated once and freed on deinit, when
   // no thread can hold a reference any more.
   private let semaphore: UnsafeMutablePointer<sem_t>
@@ -23,13 +24,9 @@ final class WakeSignal: @unchecked Sendable {
   /// Wakes one wait (or the next one, if none waits now).
   func post() { sem_post(semaphore) }
 
-  /// Sleeps until posted or `seconds` pass (or a signal arrives).
+  /// Sleeps until posted or `seconds` pass (or a signal arrives), on the
+  /// monotonic clock: a step of the wall clock neither stretches nor cuts it.
   func wait(seconds: Double) {
-    var deadline = timespec()
-    clock_gettime(CLOCK_REALTIME, &deadline)
-    let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1_000_000_000)
-    deadline.tv_sec += nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
-    _ = sem_timedwait(semaphore, &deadline)
+    _ = lunar_semwait(semaphore, seconds)
   }
 }
