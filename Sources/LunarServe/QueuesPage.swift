@@ -27,9 +27,10 @@ enum QueuesPage {
 
         """
     }
-    var holding: [String: Int] = [:]
-    for queue in queues { if let worker = queue.runningWorker { holding[worker.name, default: 0] += 1 } }
-    let workers = holding.keys.sorted().map { "<tr><td>\(HTML.escape($0))</td><td>\(holding[$0]!)</td></tr>" }.joined(separator: "\n")
+    let holding = WorkerHolding.of(queues)
+    let workers = holding.keys.sorted().map { name in
+      "<tr><td>\(HTML.escape(name))</td><td>\(holding[name]!.jobs)</td><td>\(leaseText(holding[name]!.leaseEnds, now: now))</td></tr>"
+    }.joined(separator: "\n")
     let queueTable =
       queues.isEmpty
       ? "<p>No durable queues in this store.</p>"
@@ -46,12 +47,41 @@ enum QueuesPage {
       ? "<p class=\"muted\">No worker holds a job now.</p>"
       : """
       <table>
-      <thead><tr><th scope="col">Worker (host:pid)</th><th scope="col">Jobs held</th></tr></thead>
+      <thead><tr><th scope="col">Worker (host:pid)</th><th scope="col">Jobs held</th><th scope="col">Lease ends</th></tr></thead>
       <tbody>
       \(workers)
       </tbody>
       </table>
       """
     return Page.document(title: "Queues", content: "<h1>Queues</h1>\n\(queueTable)\n<h2>Workers</h2>\n\(workerTable)")
+  }
+
+  /// When the soonest of a worker's leases ends: a lease that ended says
+  /// its worker stopped heartbeating (most likely it died), and the next
+  /// claim takes its job over.
+  private static func leaseText(_ end: StoreTimestamp?, now: StoreTimestamp) -> String {
+    guard let end else { return "" }
+    let left = now.seconds(until: end)
+    return left >= 0
+      ? "in \(TimeText.duration(left))"
+      : "<span class=\"status failed\">ended \(TimeText.duration(-left)) ago: no heartbeat</span>"
+  }
+
+  /// The jobs a worker holds and the soonest of their leases' ends.
+  private struct WorkerHolding {
+    var jobs = 0
+    var leaseEnds: StoreTimestamp?
+
+    static func of(_ queues: [QueueSummary]) -> [String: WorkerHolding] {
+      var holding: [String: WorkerHolding] = [:]
+      for queue in queues {
+        guard let worker = queue.runningWorker else { continue }
+        holding[worker.name, default: WorkerHolding()].jobs += 1
+        if let end = queue.runningLeaseExpiresAt {
+          holding[worker.name]!.leaseEnds = min(holding[worker.name]!.leaseEnds ?? end, end)
+        }
+      }
+      return holding
+    }
   }
 }

@@ -261,12 +261,16 @@ extension ServeSiteTests {
     }
     _ = try queues.enqueue(queue: "idle", action: "x", input: [], policy: .stop, at: Self.at(0))
     let claimed = try #require(try queues.claim(worker: WorkerID("box:42"), queues: ["<mail>"], lease: .seconds(30), at: Self.at(5)))
+    // A worker that stopped heartbeating: its lease ended at 10, the page's now is 30.
+    _ = try queues.enqueue(queue: "late", action: "x", input: [], policy: .stop, at: Self.at(0))
+    _ = try #require(try queues.claim(worker: WorkerID("gone:7"), queues: ["late"], lease: .seconds(10), at: Self.at(0)))
     let page = site().answer(WebRequest(method: "GET", path: "/queues"))
     #expect(page.status == 200)
     let body = text(page)
     #expect(body.contains("<td>&lt;mail&gt;</td><td><span class=\"status running\">running</span></td><td>2</td>"), "\(body)")
     #expect(body.contains("<td>job \(claimed.id.rawValue)</td><td>box:42</td>"), "\(body)")
-    #expect(body.contains("<tr><td>box:42</td><td>1</td></tr>"))
+    #expect(body.contains("<tr><td>box:42</td><td>1</td><td>in 5.00s</td></tr>"), "\(body)")
+    #expect(body.contains("<tr><td>gone:7</td><td>1</td><td><span class=\"status failed\">ended 20.0s ago: no heartbeat</span></td></tr>"))
     #expect(body.contains("<td>idle</td>"))
   }
 

@@ -12,6 +12,9 @@ public struct QueueSummary: Sendable, Hashable {
   public var running: JobID?
   /// The worker running it.
   public var runningWorker: WorkerID?
+  /// When that worker's lease on it ends unless it heartbeats: past, the
+  /// worker has most likely died, and the next claim takes the job over.
+  public var runningLeaseExpiresAt: StoreTimestamp?
   /// The failed job that halted the queue (policy `stop`), until it is resumed.
   public var haltedBy: JobID?
   /// When its oldest waiting job was submitted (its age is the time since).
@@ -20,7 +23,7 @@ public struct QueueSummary: Sendable, Hashable {
   /// A summary with every part given.
   public init(
     name: LuaString, submitted: Int64, waiting: Int, running: JobID?, runningWorker: WorkerID?, haltedBy: JobID?,
-    oldestWaitingSince: StoreTimestamp?
+    oldestWaitingSince: StoreTimestamp?, runningLeaseExpiresAt: StoreTimestamp? = nil
   ) {
     self.name = name
     self.submitted = submitted
@@ -29,6 +32,7 @@ public struct QueueSummary: Sendable, Hashable {
     self.runningWorker = runningWorker
     self.haltedBy = haltedBy
     self.oldestWaitingSince = oldestWaitingSince
+    self.runningLeaseExpiresAt = runningLeaseExpiresAt
   }
 
   /// True while a failure keeps the queue from going on.

@@ -398,7 +398,7 @@ public final class PostgresQueueStore: QueueStore {
         SELECT q.name, q.last_sequence, q.halted_by,
           (SELECT count(*) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
           (SELECT min(w.enqueued_at) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
-          r.id, r.worker
+          r.id, r.worker, r.lease_expires_at
         FROM queue q LEFT JOIN job r ON r.queue = q.name AND r.status = 'running'
         ORDER BY q.name
         """)
@@ -412,7 +412,8 @@ public final class PostgresQueueStore: QueueStore {
             waiting: Int(rows.int64(row, 3)), running: rows.isNull(row, 5) ? nil : JobID(rows.int64(row, 5)),
             runningWorker: rows.isNull(row, 6) ? nil : WorkerID(rows.text(row, 6)),
             haltedBy: rows.isNull(row, 2) ? nil : JobID(rows.int64(row, 2)),
-            oldestWaitingSince: try checked.time(rows.isNull(row, 4) ? nil : rows.int64(row, 4), "enqueued_at")))
+            oldestWaitingSince: try checked.time(rows.isNull(row, 4) ? nil : rows.int64(row, 4), "enqueued_at"),
+            runningLeaseExpiresAt: try checked.time(rows.isNull(row, 7) ? nil : rows.int64(row, 7), "lease_expires_at")))
       }
       return summaries
     }

@@ -289,7 +289,7 @@ public final class SQLiteQueueStore: QueueStore {
         SELECT q.name, q.last_sequence, q.halted_by,
           (SELECT count(*) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
           (SELECT min(w.enqueued_at) FROM job w WHERE w.queue = q.name AND w.status = 'waiting'),
-          r.id, r.worker
+          r.id, r.worker, r.lease_expires_at
         FROM queue q LEFT JOIN job r ON r.queue = q.name AND r.status = 'running'
         ORDER BY q.name
         """
@@ -301,7 +301,8 @@ public final class SQLiteQueueStore: QueueStore {
             name: name, submitted: Int64(try checked.count(row.int64(1), "last_sequence")), waiting: Int(row.int64(3)),
             running: row.isNull(5) ? nil : JobID(row.int64(5)), runningWorker: row.isNull(6) ? nil : WorkerID(row.text(6)),
             haltedBy: row.isNull(2) ? nil : JobID(row.int64(2)),
-            oldestWaitingSince: try checked.time(row.isNull(4) ? nil : row.int64(4), "enqueued_at")))
+            oldestWaitingSince: try checked.time(row.isNull(4) ? nil : row.int64(4), "enqueued_at"),
+            runningLeaseExpiresAt: try checked.time(row.isNull(7) ? nil : row.int64(7), "lease_expires_at")))
       }
       return summaries
     }

@@ -149,6 +149,9 @@ enum QueueStoreBehaviour {
     #expect(summaries.map(\.submitted) == [1, 2] && summaries.map(\.waiting) == [1, 0])
     #expect(summaries[1].running == running.id && summaries[1].runningWorker == bob && summaries[0].running == nil)
     #expect(summaries[0].oldestWaitingSince == at(2) && summaries[1].oldestWaitingSince == nil)
+    #expect(summaries[1].runningLeaseExpiresAt == running.leaseExpiresAt && summaries[0].runningLeaseExpiresAt == nil)
+    #expect(try store.heartbeat(job: running.id, token: running.token, lease: .seconds(20), at: at(9)) == at(29))
+    #expect(try store.queues()[1].runningLeaseExpiresAt == at(29))
     #expect(summaries.allSatisfy { !$0.isHalted })
   }
 
