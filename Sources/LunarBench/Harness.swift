@@ -76,6 +76,7 @@ enum BenchmarkSuite {
       ("schedule-ticks", ScheduleTickBenchmark.run),
       ("every-core", EveryCoreBenchmark.run),
       ("submitted-drain", SubmittedDrainBenchmark.run),
+      ("serve", ServeBenchmark.run),
     ]
     for (name, run) in all where only == nil || only == name {
       do {

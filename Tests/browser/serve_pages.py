@@ -12,7 +12,7 @@ SCREENSHOTS; prints what it checked; exits 1 at the first check that fails.
 With --live, RUN is a running run whose step `first` succeeds about a
 second after it starts and whose step `second` waits a minute: the page
 must show `first` succeeded without a reload, then cancel the run through
-its button and show it cancelled, again without a reload.
+its button (pressed by keyboard) and show it cancelled, again without a reload.
 
 With --signal, RUN is a running run whose step `approval` waits for the
 signal `approve` and whose step `ship` then prints who approved: the page
@@ -23,9 +23,11 @@ schedules page pauses the schedule `nightly` and resumes it by its buttons.
 
 import os
 import sys
+import time
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
+from selenium.common.exceptions import (NoAlertPresentException, StaleElementReferenceException, TimeoutException,
+                                        WebDriverException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -157,16 +159,33 @@ def live():
         WebDriverWait(driver, 5, ignored_exceptions=[StaleElementReferenceException]).until(
             lambda d: d.find_element(By.ID, "cancel").text == "Cancel run")
         check(True, "a running run offers its cancel button")
-        # The page is kept current under the pointer: a button found just
-        # before it was replaced is clicked again, as a user would.
-        for attempt in range(10):
-            try:
-                driver.find_element(By.ID, "cancel").click()
+        # By keyboard, as the signal is sent: the button is focused and
+        # checked in one turn of the page's script, so no refresh can
+        # replace it in between, and a page whose keyboard is in a form is
+        # not replaced; then Enter presses it. (A pointer click, between
+        # WebDriver finding the button and pressing it, once never reached
+        # the server in CI under load.)
+        focused = False
+        for attempt in range(50):
+            focused = driver.execute_script(
+                "const b = document.getElementById('cancel'); if (b) b.focus();"
+                " return b !== null && document.activeElement === b")
+            if focused:
                 break
-            except StaleElementReferenceException:
-                continue
-        WebDriverWait(driver, 20, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]).until(
-            lambda d: d.find_element(By.CSS_SELECTOR, "dd .status").text == "cancelled")
+            time.sleep(0.1)
+        check(focused, "the cancel button takes the keyboard")
+        driver.switch_to.active_element.send_keys(Keys.ENTER)
+
+        def run_status(d):
+            try:
+                return d.find_element(By.CSS_SELECTOR, "dd .status").text
+            except WebDriverException:
+                return None
+
+        try:
+            WebDriverWait(driver, 30, poll_frequency=0.1).until(lambda d: run_status(d) == "cancelled")
+        except TimeoutException:
+            check(False, "the run shows cancelled; the page says: %s" % driver.find_element(By.TAG_NAME, "body").text[:2000])
         check(True, "the run shows cancelled")
         check(not driver.find_elements(By.ID, "cancel"), "a cancelled run offers no cancel button")
         driver.save_screenshot(os.path.join(screenshots, "live-cancelled.png"))

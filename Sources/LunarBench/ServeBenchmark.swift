@@ -1,0 +1,202 @@
+import Foundation
+import LunarStore
+
+/// `lunar serve` on a big store: the time to the first byte of the runs
+/// page and of a 1,000-step run's page, with 100,000 runs and 2,000,000
+/// steps in a SQLite store, beside the same server's not-found page (no
+/// store read) timed in the same rounds; the goal is 50 ms.
+enum ServeBenchmark {
+  static let runs = 100_000
+  static let stepsPerRun = 20
+  static let bigRunSteps = 1_000
+
+  static func run() throws {
+    let lunar = ProcessInfo.processInfo.environment["LUNAR_BIN"] ?? StartupBenchmark.siblingBinary("lunar")
+    guard FileManager.default.isExecutableFile(atPath: lunar) else {
+      print("serve: skipped, no lunar binary at \(lunar)")
+      return
+    }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunar-bench-serve-\(getpid())")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("runs.db").path
+    try measure(lunar, store: "sqlite:" + path, label: "SQLite") { try seed(path) }
+    guard let server = BenchPostgresServer.fromEnvironment() else {
+      print("serve: PostgreSQL skipped (LUNAR_BENCH_PG_URL unset; scripts/bench sets it)")
+      return
+    }
+    let url = try server.freshDatabase("lunar_bench_serve")
+    defer { server.drop("lunar_bench_serve") }
+    try measure(lunar, store: url, label: "PostgreSQL") { try seedPostgres(url) }
+  }
+
+  /// Seeds a store with `seed`, serves it, and reports the two pages' first
+  /// bytes beside the not-found page's.
+  static func measure(_ lunar: String, store: String, label: String, seed: () throws -> RunID) throws {
+    let seeding = ContinuousClock.now
+    let bigRun = try seed()
+    print(String(format: "serve: seeded %d runs and %d steps (%@) in %.1f s", runs + 1, runs * stepsPerRun + bigRunSteps,
+      label as NSString, (ContinuousClock.now - seeding).nanoseconds / 1e9))
+
+    let port = try freePort()
+    let server = QuietChild.spawn(lunar, ["serve", "--store", store, "--listen", "127.0.0.1:\(port)"])
+    guard server > 0 else { throw BenchmarkFailure(description: "could not start \(lunar) serve") }
+    defer {
+      kill(server, SIGTERM)
+      var status: Int32 = 0
+      waitpid(server, &status, 0)
+    }
+    let deadline = ContinuousClock.now + .seconds(30)
+    while (try? firstByte(port: port, path: "/nothing-here")) == nil {
+      guard ContinuousClock.now < deadline else { throw BenchmarkFailure(description: "lunar serve did not answer on port \(port)") }
+      usleep(20_000)
+    }
+    // Best of 20, the three pages taking turns: the not-found page meets
+    // the same moments of the machine's load as the two store pages.
+    let paths = ["/", "/runs/\(bigRun.rawValue)", "/nothing-here"]
+    var times = [Double](repeating: .infinity, count: paths.count)
+    for _ in 0..<20 {
+      for (index, page) in paths.enumerated() { times[index] = min(times[index], try firstByte(port: port, path: page) * 1e3) }
+    }
+    Harness.report(
+      "serve, \(label): runs page (100K runs), first byte", subject: times[0], baseline: times[2], baselineName: "404:",
+      unit: "ms", goal: "≤ 50 ms")
+    Harness.report(
+      "serve, \(label): a 1,000-step run, first byte", subject: times[1], baseline: times[2], baselineName: "404:",
+      unit: "ms", goal: "≤ 50 ms")
+  }
+
+  /// Writes the runs and steps in one transaction with SQL (the store's
+  /// own calls would commit 2,000,000 times); returns the 1,000-step run.
+  static func seed(_ path: String) throws -> RunID {
+    let store = try SQLiteRunStore(path: path)
+    let first = try store.beginRun(NewRun(workflow: "nightly", file: "nightly.lua", startedAt: StoreTimestamp(microseconds: 0)))
+    let database = try SQLiteDatabase(path: path)
+    let start: Int64 = 1_800_000_000_000_000
+    try database.transaction {
+      try database.execute(
+        """
+        WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < \(runs + 1))
+        INSERT INTO run (id, workflow, file, arguments, status, started_at, finished_at, host, pid)
+        SELECT i, CAST(CASE i % 3 WHEN 0 THEN 'nightly' WHEN 1 THEN 'deploy' ELSE 'report' END AS BLOB), 'w.lua',
+          (SELECT arguments FROM run WHERE id = \(first.rawValue)), CASE i % 10 WHEN 0 THEN 'failed' ELSE 'succeeded' END,
+          \(start) + i * 60000000, \(start) + i * 60000000 + 30000000, 'bench', 1
+        FROM n
+        """)
+      try database.execute(
+        """
+        WITH RECURSIVE s(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM s WHERE j < \(stepsPerRun - 1))
+        INSERT INTO step (run, name, position, status, attempts, started_at, finished_at)
+        SELECT run.id, CAST('step-' || j AS BLOB), j, 'succeeded', 1, run.started_at + j * 1000000,
+          run.started_at + j * 1000000 + 900000
+        FROM run, s WHERE run.id > \(first.rawValue)
+        """)
+    }
+    // The newest run: 1,000 steps, some of them overlapping.
+    let big = RunID(Int64(runs + 2))
+    try database.transaction {
+      try database.execute(
+        """
+        INSERT INTO run (id, workflow, file, arguments, status, started_at, finished_at, host, pid)
+        SELECT \(big.rawValue), CAST('big' AS BLOB), 'big.lua', arguments, 'succeeded', \(start + Int64(runs + 2) * 60_000_000),
+          \(start + Int64(runs + 3) * 60_000_000), 'bench', 1 FROM run WHERE id = \(first.rawValue)
+        """)
+      try database.execute(
+        """
+        WITH RECURSIVE s(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM s WHERE j < \(bigRunSteps - 1))
+        INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, output)
+        SELECT \(big.rawValue), CAST('step-' || j AS BLOB), j, CASE j % 50 WHEN 0 THEN 'failed' ELSE 'succeeded' END, 1,
+          \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000, \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000 + 350000,
+          NULL
+        FROM s
+        """)
+    }
+    return big
+  }
+
+  /// The same rows in a PostgreSQL store at `url`, by SQL in one
+  /// transaction; returns the 1,000-step run.
+  static func seedPostgres(_ url: String) throws -> RunID {
+    let store = try StoreLocation(parsing: url, currentFolder: StoreLocation.currentFolder).openRunStore()
+    let first = try store.beginRun(NewRun(workflow: "nightly", file: "nightly.lua", startedAt: StoreTimestamp(microseconds: 0)))
+    let connection = try PostgresConnection(url: url)
+    let start: Int64 = 1_800_000_000_000_000
+    try connection.execute(
+      """
+      BEGIN;
+      INSERT INTO run (workflow, file, arguments, status, started_at, finished_at, host, pid)
+      SELECT convert_to(CASE i % 3 WHEN 0 THEN 'nightly' WHEN 1 THEN 'deploy' ELSE 'report' END, 'UTF8'), 'w.lua',
+        (SELECT arguments FROM run WHERE id = \(first.rawValue)), CASE i % 10 WHEN 0 THEN 'failed' ELSE 'succeeded' END,
+        \(start) + i * 60000000, \(start) + i * 60000000 + 30000000, 'bench', 1
+      FROM generate_series(2::bigint, \(runs + 1)) i;
+      INSERT INTO step (run, name, position, status, attempts, started_at, finished_at)
+      SELECT r.id, convert_to('step-' || j, 'UTF8'), j, 'succeeded', 1, r.started_at + j * 1000000,
+        r.started_at + j * 1000000 + 900000
+      FROM run r, generate_series(0::bigint, \(stepsPerRun - 1)) j WHERE r.id > \(first.rawValue);
+      INSERT INTO run (workflow, file, arguments, status, started_at, finished_at, host, pid)
+      SELECT convert_to('big', 'UTF8'), 'big.lua', arguments, 'succeeded', \(start + Int64(runs + 2) * 60_000_000),
+        \(start + Int64(runs + 3) * 60_000_000), 'bench', 1 FROM run WHERE id = \(first.rawValue);
+      INSERT INTO step (run, name, position, status, attempts, started_at, finished_at)
+      SELECT (SELECT max(id) FROM run), convert_to('step-' || j, 'UTF8'), j,
+        CASE j % 50 WHEN 0 THEN 'failed' ELSE 'succeeded' END, 1,
+        \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000, \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000 + 350000
+      FROM generate_series(0::bigint, \(bigRunSteps - 1)) j;
+      COMMIT;
+      ANALYZE;
+      """)
+    let rows = try connection.query("SELECT max(id) FROM run")
+    return RunID(rows.int64(0, 0))
+  }
+
+  /// A port nothing listens on now (the kernel's pick, given back).
+  static func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
+    defer { close(socket) }
+    var address = loopback(port: 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+      }
+    }
+    guard bound else { throw BenchmarkFailure(description: "bind: errno \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  /// Sends a GET for `path` and waits for the answer's first byte; the
+  /// seconds that took. The rest is read to check the status (200, or 404
+  /// for the not-found page).
+  static func firstByte(port: Int, path: String) throws -> Double {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
+    defer { close(socket) }
+    var address = loopback(port: port)
+    let start = ContinuousClock.now
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw BenchmarkFailure(description: "connect: errno \(errno)") }
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+    guard write(socket, request, request.count) == request.count else { throw BenchmarkFailure(description: "write: errno \(errno)") }
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    guard read(socket, &buffer, 1) == 1 else { throw BenchmarkFailure(description: "no answer for \(path)") }
+    let elapsed = (ContinuousClock.now - start).nanoseconds / 1e9
+    var answer = [buffer[0]]
+    while case let count = read(socket, &buffer, buffer.count), count > 0 { answer += buffer[0..<count] }
+    // A fast error page is not the page asked for.
+    let expected = path == "/nothing-here" ? "HTTP/1.1 404" : "HTTP/1.1 200"
+    guard answer.starts(with: Array(expected.utf8)) else {
+      throw BenchmarkFailure(description: "\(path) answered \(String(decoding: answer.prefix(200), as: UTF8.self))")
+    }
+    return elapsed
+  }
+
+  private static func loopback(port: Int) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return address
+  }
+}
