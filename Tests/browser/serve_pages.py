@@ -43,6 +43,33 @@ def check(condition, what):
     print("ok: " + what, flush=True)
 
 
+def focus(driver, selector):
+    """Gives the keyboard to the element `selector` finds, found and focused
+    in one turn of the page's script, so a live refresh cannot replace it in
+    between; once the keyboard is in a form, the page is not replaced. True
+    once it has the focus (a refresh may hide it for a moment)."""
+    for attempt in range(50):
+        if driver.execute_script(
+                "const e = document.querySelector(arguments[0]); if (e) e.focus();"
+                " return e !== null && document.activeElement === e", selector):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def press(driver, selector, what):
+    """Presses the button `selector` finds by keyboard: focus, then Enter."""
+    check(focus(driver, selector), what + " takes the keyboard")
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+
+
+def follow(driver, text):
+    """Follows the link reading `text`, found and clicked in one script turn."""
+    check(driver.execute_script(
+        "const a = [...document.querySelectorAll('a')].find((a) => a.textContent === arguments[0]);"
+        " if (a) a.click(); return a !== undefined", text), "the link '%s' is there" % text)
+
+
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -159,22 +186,10 @@ def live():
         WebDriverWait(driver, 5, ignored_exceptions=[StaleElementReferenceException]).until(
             lambda d: d.find_element(By.ID, "cancel").text == "Cancel run")
         check(True, "a running run offers its cancel button")
-        # By keyboard, as the signal is sent: the button is focused and
-        # checked in one turn of the page's script, so no refresh can
-        # replace it in between, and a page whose keyboard is in a form is
-        # not replaced; then Enter presses it. (A pointer click, between
-        # WebDriver finding the button and pressing it, once never reached
-        # the server in CI under load.)
-        focused = False
-        for attempt in range(50):
-            focused = driver.execute_script(
-                "const b = document.getElementById('cancel'); if (b) b.focus();"
-                " return b !== null && document.activeElement === b")
-            if focused:
-                break
-            time.sleep(0.1)
-        check(focused, "the cancel button takes the keyboard")
-        driver.switch_to.active_element.send_keys(Keys.ENTER)
+        # By keyboard, as the signal is sent (press): a pointer click,
+        # between WebDriver finding the button and pressing it, once never
+        # reached the server in CI under load.
+        press(driver, "#cancel", "the cancel button")
 
         def run_status(d):
             try:
@@ -207,17 +222,12 @@ def signal():
         driver.get("%s/runs/%s" % (base, run))
         waiting.until(lambda d: "approval" in d.find_element(By.TAG_NAME, "dl").text)
         check(True, "the run's page shows the step it waits on")
-        # By keyboard: the name, Tab, the value, Enter. Typing pauses the
-        # live page; a field replaced just before the first key is found
-        # again, as a user would click it again.
-        for attempt in range(10):
-            try:
-                field = driver.find_element(By.NAME, "signal")
-                field.send_keys("approve")
-                break
-            except WebDriverException:  # stale, or not interactable while replaced
-                continue
-        check(field.get_attribute("value") == "approve", "the name is typed into the form")
+        # By keyboard: the name, Tab, the value, Enter; with the keyboard
+        # in the form, the live page is not replaced under it.
+        check(focus(driver, "input[name=signal]"), "the signal's name field takes the keyboard")
+        field = driver.switch_to.active_element
+        field.send_keys("approve")
+        check(driver.execute_script("return document.activeElement.value") == "approve", "the name is typed into the form")
         field.send_keys(Keys.TAB)
         driver.switch_to.active_element.send_keys('{"by":"ada"}')
         driver.switch_to.active_element.send_keys(Keys.ENTER)
@@ -237,7 +247,7 @@ def signal():
         check(driver.find_elements(By.CSS_SELECTOR, "svg.timeline rect.succeeded"), "the timeline draws its steps")
         driver.save_screenshot(os.path.join(screenshots, "run-signalled.png"))
 
-        driver.find_element(By.LINK_TEXT, "All logs of this run").click()
+        follow(driver, "All logs of this run")
         waiting.until(lambda d: d.title.startswith("Logs of run"))
         check("shipping 1.2.0, approved by ada" in driver.find_element(By.TAG_NAME, "main").text, "the logs page shows ship's line")
         driver.save_screenshot(os.path.join(screenshots, "logs.png"))
@@ -250,11 +260,11 @@ def signal():
             return cells[3].text if len(cells) > 3 else None
 
         check(state() == "active", "the schedule is active")
-        driver.find_element(By.CSS_SELECTOR, "button[aria-label='Pause nightly']").click()
+        press(driver, "button[aria-label='Pause nightly']", "the Pause button")
         waiting.until(lambda d: state() == "paused")
         check(True, "its Pause button paused it")
         driver.save_screenshot(os.path.join(screenshots, "schedules-paused.png"))
-        driver.find_element(By.CSS_SELECTOR, "button[aria-label='Resume nightly']").click()
+        press(driver, "button[aria-label='Resume nightly']", "the Resume button")
         waiting.until(lambda d: state() == "active")
         check(True, "its Resume button resumed it")
         errors = console_errors(driver)
