@@ -276,21 +276,25 @@ static struct timespec deadline_after(double seconds) {
   return deadline;
 }
 
-int lunar_waitstopsignal(double seconds) {
-  make_stop_posted();
+// Waits for `semaphore` to be posted until `seconds` pass on the monotonic
+// clock (cut to 0 to LUNAR_SLEEP_MAX; a NaN waits the most); with
+// `through_signals`, a signal does not end the wait. 1 if it was posted.
+static int wait_on(sem_t *semaphore, double seconds, int through_signals) {
+  if (!(seconds <= LUNAR_SLEEP_MAX)) seconds = LUNAR_SLEEP_MAX;
+  if (seconds < 0) seconds = 0;
   struct timespec deadline = deadline_after(seconds);
-  while (sem_clockwait(&stop_posted, CLOCK_MONOTONIC, &deadline) != 0) {
-    if (errno != EINTR) return 0;
+  while (sem_clockwait(semaphore, CLOCK_MONOTONIC, &deadline) != 0) {
+    if (errno != EINTR || !through_signals) return 0;
   }
   return 1;
 }
 
-int lunar_semwait(sem_t *semaphore, double seconds) {
-  if (!(seconds >= 0)) seconds = 0;
-  if (seconds > LUNAR_SLEEP_MAX) seconds = LUNAR_SLEEP_MAX;
-  struct timespec deadline = deadline_after(seconds);
-  return sem_clockwait(semaphore, CLOCK_MONOTONIC, &deadline) == 0;
+int lunar_waitstopsignal(double seconds) {
+  make_stop_posted();
+  return wait_on(&stop_posted, seconds, 1);
 }
+
+int lunar_semwait(sem_t *semaphore, double seconds) { return wait_on(semaphore, seconds, 0); }
 
 void lunar_poststop(void) {
   make_stop_posted();
@@ -330,18 +334,11 @@ void lunar_releasesigintof(lunar_Control *c) {
 
 void lunar_wake(lua_State *L) { sem_post(&control(L)->wakeup); }
 
-
 int lunar_sleep(lua_State *L, double seconds) {
   lunar_Control *c = control(L);
   if (seconds < 0) {
     while (sem_wait(&c->wakeup) != 0 && errno == EINTR) {}
     return 1;
   }
-  if (!(seconds <= LUNAR_SLEEP_MAX)) seconds = LUNAR_SLEEP_MAX;
-  struct timespec deadline = deadline_after(seconds);
-  for (;;) {
-    if (sem_clockwait(&c->wakeup, CLOCK_MONOTONIC, &deadline) == 0) return 1;
-    if (errno == ETIMEDOUT) return 0;
-    if (errno != EINTR) return 0;
-  }
+  return wait_on(&c->wakeup, seconds, 1);
 }

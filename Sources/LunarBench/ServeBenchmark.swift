@@ -9,6 +9,8 @@ enum ServeBenchmark {
   static let runs = 100_000
   static let stepsPerRun = 20
   static let bigRunSteps = 1_000
+  /// A path the site does not have: its 404 reads no store.
+  static let notFound = "/nothing-here"
 
   static func run() throws {
     let lunar = ProcessInfo.processInfo.environment["LUNAR_BIN"] ?? StartupBenchmark.siblingBinary("lunar")
@@ -38,22 +40,21 @@ enum ServeBenchmark {
     print(String(format: "serve: seeded %d runs and %d steps (%@) in %.1f s", runs + 1, runs * stepsPerRun + bigRunSteps,
       label as NSString, (ContinuousClock.now - seeding).nanoseconds / 1e9))
 
-    let port = try freePort()
-    let server = QuietChild.spawn(lunar, ["serve", "--store", store, "--listen", "127.0.0.1:\(port)"])
-    guard server > 0 else { throw BenchmarkFailure(description: "could not start \(lunar) serve") }
+    // Port 0: the server takes a free port and says which.
+    let server = Process()
+    server.executableURL = URL(fileURLWithPath: lunar)
+    server.arguments = ["serve", "--store", store, "--listen", "127.0.0.1:0"]
+    let said = Pipe()
+    server.standardOutput = said
+    try server.run()
     defer {
-      kill(server, SIGTERM)
-      var status: Int32 = 0
-      waitpid(server, &status, 0)
+      server.terminate()
+      server.waitUntilExit()
     }
-    let deadline = ContinuousClock.now + .seconds(30)
-    while (try? firstByte(port: port, path: "/nothing-here")) == nil {
-      guard ContinuousClock.now < deadline else { throw BenchmarkFailure(description: "lunar serve did not answer on port \(port)") }
-      usleep(20_000)
-    }
+    let port = try announcedPort(said.fileHandleForReading)
     // Best of 20, the three pages taking turns: the not-found page meets
     // the same moments of the machine's load as the two store pages.
-    let paths = ["/", "/runs/\(bigRun.rawValue)", "/nothing-here"]
+    let paths = ["/", "/runs/\(bigRun.rawValue)", notFound]
     var times = [Double](repeating: .infinity, count: paths.count)
     for _ in 0..<20 {
       for (index, page) in paths.enumerated() { times[index] = min(times[index], try firstByte(port: port, path: page) * 1e3) }
@@ -104,10 +105,9 @@ enum ServeBenchmark {
       try database.execute(
         """
         WITH RECURSIVE s(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM s WHERE j < \(bigRunSteps - 1))
-        INSERT INTO step (run, name, position, status, attempts, started_at, finished_at, output)
+        INSERT INTO step (run, name, position, status, attempts, started_at, finished_at)
         SELECT \(big.rawValue), CAST('step-' || j AS BLOB), j, CASE j % 50 WHEN 0 THEN 'failed' ELSE 'succeeded' END, 1,
-          \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000, \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000 + 350000,
-          NULL
+          \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000, \(start + Int64(runs + 2) * 60_000_000) + (j / 4) * 100000 + 350000
         FROM s
         """)
     }
@@ -148,20 +148,20 @@ enum ServeBenchmark {
     return RunID(rows.int64(0, 0))
   }
 
-  /// A port nothing listens on now (the kernel's pick, given back).
-  static func freePort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
-    defer { close(socket) }
-    var address = loopback(port: 0)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-      }
+  /// The port in the line `lunar serve` prints on start
+  /// ("lunar serve: http://127.0.0.1:PORT/ (runs of ...)").
+  static func announcedPort(_ output: FileHandle) throws -> Int {
+    var line: [UInt8] = []
+    while !line.contains(UInt8(ascii: "\n")) {
+      let more = output.availableData
+      guard !more.isEmpty else { throw BenchmarkFailure(description: "lunar serve ended before saying its URL") }
+      line += more
     }
-    guard bound else { throw BenchmarkFailure(description: "bind: errno \(errno)") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    let text = String(decoding: line, as: UTF8.self)
+    guard let address = text.range(of: "http://127.0.0.1:"),
+      let port = Int(text[address.upperBound...].prefix { $0.isNumber })
+    else { throw BenchmarkFailure(description: "lunar serve said: \(text)") }
+    return port
   }
 
   /// Sends a GET for `path` and waits for the answer's first byte; the
@@ -185,7 +185,7 @@ enum ServeBenchmark {
     var answer = [buffer[0]]
     while case let count = read(socket, &buffer, buffer.count), count > 0 { answer += buffer[0..<count] }
     // A fast error page is not the page asked for.
-    let expected = path == "/nothing-here" ? "HTTP/1.1 404" : "HTTP/1.1 200"
+    let expected = path == notFound ? "HTTP/1.1 404" : "HTTP/1.1 200"
     guard answer.starts(with: Array(expected.utf8)) else {
       throw BenchmarkFailure(description: "\(path) answered \(String(decoding: answer.prefix(200), as: UTF8.self))")
     }

@@ -28,8 +28,8 @@ enum QueuesPage {
         """
     }
     let holding = WorkerHolding.of(queues)
-    let workers = holding.keys.sorted().map { name in
-      "<tr><td>\(HTML.escape(name))</td><td>\(holding[name]!.jobs)</td><td>\(leaseText(holding[name]!.leaseEnds, now: now))</td></tr>"
+    let workers = holding.sorted { $0.key < $1.key }.map { name, held in
+      "<tr><td>\(HTML.escape(name))</td><td>\(held.jobs)</td><td>\(leaseText(held.leaseEnds, now: now))</td></tr>"
     }.joined(separator: "\n")
     let queueTable =
       queues.isEmpty
@@ -76,10 +76,10 @@ enum QueuesPage {
       var holding: [String: WorkerHolding] = [:]
       for queue in queues {
         guard let worker = queue.runningWorker else { continue }
-        holding[worker.name, default: WorkerHolding()].jobs += 1
-        if let end = queue.runningLeaseExpiresAt {
-          holding[worker.name]!.leaseEnds = min(holding[worker.name]!.leaseEnds ?? end, end)
-        }
+        var held = holding[worker.name] ?? WorkerHolding()
+        held.jobs += 1
+        if let end = queue.runningLeaseExpiresAt { held.leaseEnds = min(held.leaseEnds ?? end, end) }
+        holding[worker.name] = held
       }
       return holding
     }
