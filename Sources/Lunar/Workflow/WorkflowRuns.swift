@@ -242,7 +242,12 @@ final class WorkflowRuns {
         workflow: workflow, file: configured.scriptFile ?? "", arguments: configured.scriptArguments,
         resumedFrom: previous?.id, lease: configured.lease)
       let plan = WorkflowPlan(needs: steps.map(\.needs), selection: selection)
-      run.plan = steps.indices.filter { plan.selected[$0] }.map { steps[$0].name }
+      // The steps carried from before --from are in the plan too: its graph
+      // shows what they feed.
+      let carriedPositions = Set(carried.map(\.position))
+      run.plan = RunPlan.keeping(names: steps.map(\.name), needs: steps.map(\.needs)) {
+        plan.selected[$0] || carriedPositions.contains($0)
+      }
       // A resumed run waits again for the durable jobs its steps left.
       let previousJobs = try resume == nil ? [] : previous.map { run throws(StoreError) in try store.stepJobs(of: run.id) } ?? []
       let recorder = try RunRecorder(
@@ -271,7 +276,8 @@ final class WorkflowRuns {
     let running = try store.run(handover.run)?.running ?? []
     guard
       let lease = try store.adopt(
-        handover.run, from: handover.token, workflow: workflow, plan: steps.map(\.name), host: NewRun.currentHost,
+        handover.run, from: handover.token, workflow: workflow,
+        plan: RunPlan.keeping(names: steps.map(\.name), needs: steps.map(\.needs)) { _ in true }, host: NewRun.currentHost,
         pid: getpid(), lease: options.lease, at: .now)
     else {
       let now = try store.run(handover.run)

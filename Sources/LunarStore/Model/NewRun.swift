@@ -20,9 +20,9 @@ public struct NewRun: Sendable {
   public var pid: Int32
   /// How long the process holds the run (token 1) without a heartbeat.
   public var lease: Duration
-  /// The names of the steps it is to run, in declaration order, so a run
+  /// The steps it is to run, in declaration order, and what each needs, so a run
   /// that stops early still shows the ones it never started.
-  public var plan: [LuaString] = []
+  public var plan: RunPlan = []
 
   /// A run of `workflow` from `file`, begun now by this process.
   public init(

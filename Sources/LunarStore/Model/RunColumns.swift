@@ -5,7 +5,7 @@ enum RunColumns {
   /// The columns a `RunRecord` is read from, in its order.
   static let record = [
     "id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
-    "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running", "wake_at",
+    "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running", "wake_at", "plan_needs",
   ]
 
   /// The columns a submitted run adds after `record`'s.

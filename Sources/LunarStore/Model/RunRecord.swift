@@ -32,8 +32,8 @@ public struct RunRecord: Sendable, Equatable {
   public var cancelRequest: String?
   /// For a cancelled run, what stopped it: a signal's name or `request`.
   public var stoppedBy: String?
-  /// The names of the steps it was to run, in declaration order (empty for an older run).
-  public var plan: [LuaString]
+  /// The steps it was to run, in declaration order, and what each needs (empty for an older run).
+  public var plan: RunPlan
   /// The steps running at its owner's last heartbeat.
   public var running: [LuaString]
   /// For a parked run, when its earliest wait ends (nil: only a signal wakes it).
@@ -44,7 +44,7 @@ public struct RunRecord: Sendable, Equatable {
     id: RunID, workflow: LuaString, file: String, arguments: [String], status: RunStatus,
     startedAt: StoreTimestamp, finishedAt: StoreTimestamp?, resumedFrom: RunID?, host: String, pid: Int32,
     ownerToken: ClaimToken = ClaimToken(0), ownedSince: StoreTimestamp? = nil, leaseExpiresAt: StoreTimestamp? = nil,
-    cancelRequest: String? = nil, stoppedBy: String? = nil, plan: [LuaString] = [], running: [LuaString] = [],
+    cancelRequest: String? = nil, stoppedBy: String? = nil, plan: RunPlan = [], running: [LuaString] = [],
     wakeAt: StoreTimestamp? = nil
   ) {
     self.wakeAt = wakeAt

@@ -54,7 +54,7 @@ public protocol RunStore: Sendable {
   /// `token` no longer holds the run or it is not running.
   /// - Throws: `.noSuchRun`.
   func adopt(
-    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: [LuaString], host: String, pid: Int32, lease: Duration,
+    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: RunPlan, host: String, pid: Int32, lease: Duration,
     at now: StoreTimestamp
   ) throws(StoreError) -> RunLease?
 

@@ -36,7 +36,7 @@ public final class PostgresRunStore: RunStore {
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
     let expiry = run.startedAt.microseconds + (try QueueLimits.microseconds(of: run.lease))
-    let plan = try Self.encode(run.plan.map { .string($0) }, root: "plan")
+    let (plan, needs) = try run.plan.columns()
     return try withConnection { db, again in
       if again {
         // The insert that lost its connection may have committed: this
@@ -55,13 +55,13 @@ public final class PostgresRunStore: RunStore {
       let row = try db.query(
         """
         INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid, owner, owned_since,
-          lease_expires_at, plan)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $5, $9, $10) RETURNING id
+          lease_expires_at, plan, plan_needs)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $5, $9, $10, $11) RETURNING id
         """,
         [
           .bytes(run.workflow.bytes), .text(run.file), .bytes(arguments), .text(RunStatus.running.rawValue),
           .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
-          .text(run.host), .integer(Int64(run.pid)), .integer(expiry), .bytes(plan),
+          .text(run.host), .integer(Int64(run.pid)), .integer(expiry), .bytes(plan), needs.map { .bytes($0) } ?? .null,
         ])
       return RunID(row.int64(0, 0))
     }
@@ -244,20 +244,21 @@ public final class PostgresRunStore: RunStore {
   }
 
   public func adopt(
-    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: [LuaString], host: String, pid: Int32, lease: Duration,
+    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: RunPlan, host: String, pid: Int32, lease: Duration,
     at now: StoreTimestamp
   ) throws(StoreError) -> RunLease? {
     let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
-    let planned = try Self.encode(plan.map { .string($0) }, root: "plan")
+    let (planned, needs) = try plan.columns()
     return try withConnection { db in
       let rows = try db.query(
         """
-        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4, workflow = $5, plan = $6
+        UPDATE run SET owner = owner + 1, host = $1, pid = $2, owned_since = $3, lease_expires_at = $4, workflow = $5, plan = $6,
+          plan_needs = $9
         WHERE id = $7 AND status = 'running' AND owner = $8
         RETURNING owner
         """,
         [.text(host), .integer(Int64(pid)), .integer(now.microseconds), .integer(expiry), .bytes(workflow.bytes), .bytes(planned),
-         .integer(run.rawValue), .integer(token.rawValue)])
+         .integer(run.rawValue), .integer(token.rawValue), needs.map { .bytes($0) } ?? .null])
       if rows.count == 1 {
         return RunLease(run: run, token: ClaimToken(rows.int64(0, 0)), expiresAt: StoreTimestamp(microseconds: expiry))
       }
@@ -467,7 +468,9 @@ public final class PostgresRunStore: RunStore {
       ownedSince: try checked.time(rows.isNull(row, 11) ? nil : rows.int64(row, 11), "owned_since"),
       leaseExpiresAt: try checked.time(rows.isNull(row, 12) ? nil : rows.int64(row, 12), "lease_expires_at"),
       cancelRequest: rows.isNull(row, 13) ? nil : rows.text(row, 13), stoppedBy: rows.isNull(row, 14) ? nil : rows.text(row, 14),
-      plan: try names(rows.isNull(row, 15) ? nil : rows.bytes(row, 15), "plan", of: id),
+      plan: try RunPlan.read(
+        names: rows.isNull(row, 15) ? nil : rows.bytes(row, 15), needs: rows.isNull(row, 18) ? nil : rows.bytes(row, 18),
+        store: location, run: id),
       running: try names(rows.isNull(row, 16) ? nil : rows.bytes(row, 16), "running", of: id),
       wakeAt: try checked.time(rows.isNull(row, 17) ? nil : rows.int64(row, 17), "wake_at"))
   }

@@ -59,20 +59,20 @@ public final class SQLiteRunStore: RunStore {
   public func beginRun(_ run: NewRun) throws(StoreError) -> RunID {
     let arguments = try Self.encode(run.arguments.map { .string(LuaString($0)) }, root: "arguments")
     let expiry = run.startedAt.microseconds + (try QueueLimits.microseconds(of: run.lease))
-    let plan = try Self.encode(run.plan.map { .string($0) }, root: "plan")
+    let (plan, needs) = try run.plan.columns()
     return try withDatabase { db in
       try db.transaction {
         try db.run(
           """
           INSERT INTO run (workflow, file, arguments, status, started_at, resumed_from, host, pid, owner, owned_since,
-            lease_expires_at, plan)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+            lease_expires_at, plan, plan_needs)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
           """,
           [
             .blob(run.workflow.bytes), .text(run.file), .blob(arguments), .text(RunStatus.running.rawValue),
             .integer(run.startedAt.microseconds), run.resumedFrom.map { .integer($0.rawValue) } ?? .null,
             .text(run.host), .integer(Int64(run.pid)), .integer(run.startedAt.microseconds), .integer(expiry),
-            .blob(plan),
+            .blob(plan), needs.map { .blob($0) } ?? .null,
           ])
         return RunID(db.lastInsertedRowID)
       }
@@ -255,20 +255,21 @@ public final class SQLiteRunStore: RunStore {
   }
 
   public func adopt(
-    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: [LuaString], host: String, pid: Int32, lease: Duration,
+    _ run: RunID, from token: ClaimToken, workflow: LuaString, plan: RunPlan, host: String, pid: Int32, lease: Duration,
     at now: StoreTimestamp
   ) throws(StoreError) -> RunLease? {
     let expiry = now.microseconds + (try QueueLimits.microseconds(of: lease))
-    let planned = try Self.encode(plan.map { .string($0) }, root: "plan")
+    let (planned, needs) = try plan.columns()
     return try withDatabase { db in
       try db.transaction(.immediate) {
         try db.run(
           """
-          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?, workflow = ?, plan = ?
+          UPDATE run SET owner = owner + 1, host = ?, pid = ?, owned_since = ?, lease_expires_at = ?, workflow = ?, plan = ?,
+            plan_needs = ?
           WHERE id = ? AND status = 'running' AND owner = ?
           """,
           [.text(host), .integer(Int64(pid)), .integer(now.microseconds), .integer(expiry), .blob(workflow.bytes), .blob(planned),
-           .integer(run.rawValue), .integer(token.rawValue)])
+           needs.map { .blob($0) } ?? .null, .integer(run.rawValue), .integer(token.rawValue)])
         if db.changes == 0 {
           guard try self.ownerRow(db, run: run) != nil else { throw StoreError(.noSuchRun, "no run \(run) in \(self.location)") }
           return nil
@@ -482,7 +483,7 @@ public final class SQLiteRunStore: RunStore {
       ownerToken: ClaimToken(row.int64(10)), ownedSince: try checked.time(row.isNull(11) ? nil : row.int64(11), "owned_since"),
       leaseExpiresAt: try checked.time(row.isNull(12) ? nil : row.int64(12), "lease_expires_at"),
       cancelRequest: row.isNull(13) ? nil : row.text(13), stoppedBy: row.isNull(14) ? nil : row.text(14),
-      plan: try names(row.isNull(15) ? nil : row.blob(15), "plan", of: id),
+      plan: try RunPlan.read(names: row.isNull(15) ? nil : row.blob(15), needs: row.isNull(18) ? nil : row.blob(18), store: path, run: id),
       running: try names(row.isNull(16) ? nil : row.blob(16), "running", of: id),
       wakeAt: try checked.time(row.isNull(17) ? nil : row.int64(17), "wake_at"))
   }

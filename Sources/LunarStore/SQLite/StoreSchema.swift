@@ -215,6 +215,11 @@ enum StoreSchema {
     [
       "ALTER TABLE job ADD COLUMN first_attempt INTEGER NOT NULL DEFAULT 1",
     ],
+    // Version 13: what each planned step needs, so a run's graph is drawn
+    // from the store alone (RunPlan).
+    [
+      "ALTER TABLE run ADD COLUMN plan_needs BLOB",  // LuaValueCodec: per plan entry, the positions it needs
+    ],
   ]
 
   /// The version this Lunar writes.

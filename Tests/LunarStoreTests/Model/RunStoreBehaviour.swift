@@ -13,6 +13,8 @@ struct StoreFixture {
   let keeps: AnyObject
   /// Runs SQL on the store behind its back, as sqlite3 or psql would.
   let tamper: (String) throws -> Void
+  /// The SQL literal of a blob (`bytea`) whose bytes are `hex`.
+  let blob: (_ hex: String) -> String
 
   /// A SQLite store in a fresh folder, removed with it.
   static func sqlite() throws -> StoreFixture {
@@ -20,7 +22,7 @@ struct StoreFixture {
     let path = folder.url.appendingPathComponent("runs.db").path
     return StoreFixture(
       store: try SQLiteRunStore(path: path), reopen: { try SQLiteRunStore(path: path) }, keeps: folder,
-      tamper: { sql in try SQLiteDatabase(path: path).execute(sql) })
+      tamper: { sql in try SQLiteDatabase(path: path).execute(sql) }, blob: { "x'\($0)'" })
   }
 
   /// A PostgreSQL store in a fresh schema of the test server, dropped with it.
@@ -29,7 +31,7 @@ struct StoreFixture {
     let location = StoreLocation(.postgres(url: schema.url))
     return StoreFixture(
       store: try location.openRunStore(), reopen: { try location.openRunStore() }, keeps: schema,
-      tamper: { sql in try schema.query(sql) })
+      tamper: { sql in try schema.query(sql) }, blob: { "'\\x\($0)'::bytea" })
   }
 }
 
@@ -45,6 +47,11 @@ func refusal<T>(_ body: () throws -> T) -> StoreError? {
     Issue.record("not a store error: \(error)")
     return nil
   }
+}
+
+/// `bytes` as hexadecimal digits, for `StoreFixture.blob`.
+func hex(_ bytes: [UInt8]) -> String {
+  bytes.map { String(format: "%02x", $0) }.joined()
 }
 
 /// The extremes of a 64-bit integer, in SQL.
@@ -90,6 +97,41 @@ enum RunStoreBehaviour {
 
   /// A run or step whose time, count or process id someone else wrote out
   /// of range is refused in one line naming the row and the column.
+  /// A run's plan keeps what each step needs, byte-named steps and all; a
+  /// run begun without needs reads back as not recorded; a needs column
+  /// that does not fit the plan is refused in one line that names the run.
+  static func aRunsPlanKeepsWhatEachStepNeeds(_ fixture: StoreFixture) throws {
+    let store = fixture.store
+    var new = NewRun(workflow: "w", file: "w.lua", startedAt: at(0), host: "h", pid: 1)
+    // A need on a later step is kept too: declaration order is not dependency order.
+    new.plan = try RunPlan(names: ["fetch", LuaString(bytes: [0xFF]), "report"], needs: [[], [0, 2], []])
+    let run = try store.beginRun(new)
+    let read = try #require(try fixture.reopen().run(run))
+    #expect(read.plan == new.plan && read.plan.needs == [[], [0, 2], []])
+    #expect(try store.runs(workflow: nil, limit: 1).first?.run.plan.needs == [[], [0, 2], []])
+
+    var older = NewRun(workflow: "w", file: "w.lua", startedAt: at(1), host: "h", pid: 1)
+    older.plan = ["a", "b"]
+    let unknown = try store.beginRun(older)
+    #expect(try store.run(unknown)?.plan.needs == nil)
+    #expect(try store.run(unknown).map { Array($0.plan) } == ["a", "b"])
+
+    for bad in ["00", "0102"] {
+      // NULL-free, but not a list of position lists for the plan's 3 steps.
+      try fixture.tamper("UPDATE run SET plan_needs = \(fixture.blob(bad)) WHERE id = \(run.rawValue)")
+      let error = refusal { try store.run(run) }
+      #expect(error?.kind == .badValue && error?.message.contains("plan of run \(run)") == true, "\(error?.message ?? "read")")
+      #expect(error?.message.contains("\n") == false)
+    }
+    let wrongCount = try LuaValueCodec.encode([.table(LuaTable(array: []))], root: "plan_needs")
+    try fixture.tamper("UPDATE run SET plan_needs = \(fixture.blob(hex(wrongCount))) WHERE id = \(run.rawValue)")
+    #expect(refusal { try store.run(run) }?.message.contains("needs for 1") == true)
+    let itself = try LuaValueCodec.encode(
+      [.table(LuaTable(array: [])), .table(LuaTable(array: [.integer(1)])), .table(LuaTable(array: []))], root: "plan_needs")
+    try fixture.tamper("UPDATE run SET plan_needs = \(fixture.blob(hex(itself))) WHERE id = \(run.rawValue)")
+    #expect(refusal { try store.run(run) }?.message.contains("not another step") == true)
+  }
+
   static func aRowOutOfRangeIsRefusedInOneLine(_ fixture: StoreFixture) throws {
     let store = fixture.store
     let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua", arguments: [], startedAt: at(0), host: "h", pid: 42))

@@ -5,8 +5,6 @@ import TestSupport
 
 @testable import LunarStore
 
-private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
 @Suite struct SHA256Tests {
   @Test func knownVectors() {
     // FIPS 180-4 examples and the NIST one-million-'a' vector.

@@ -127,7 +127,8 @@ extension SchedulingBehaviour {
     // A wrong token adopts nothing; the right one adopts it, names its workflow and plan.
     let adopt = { (token: Int64, time: Int64) throws -> RunLease? in
       try store.adopt(
-        queued.run.id, from: ClaimToken(token), workflow: "nightly build", plan: ["a", "b\u{FF}"], host: "w1", pid: 50,
+        queued.run.id, from: ClaimToken(token), workflow: "nightly build",
+        plan: try RunPlan(names: ["a", "b\u{FF}"], needs: [[], [0]]), host: "w1", pid: 50,
         lease: .seconds(10), at: at(time))
     }
     #expect(try adopt(2, 6) == nil)
@@ -135,7 +136,8 @@ extension SchedulingBehaviour {
     // Once: the claim's token adopts it no more.
     #expect(try adopt(1, 7) == nil)
     let run = try #require(try store.run(queued.run.id))
-    #expect(run.workflow == "nightly build" && run.plan == ["a", "b\u{FF}"] && run.pid == 50 && run.ownerToken == ClaimToken(2))
+    #expect(run.workflow == "nightly build" && Array(run.plan) == ["a", "b\u{FF}"] && run.pid == 50 && run.ownerToken == ClaimToken(2))
+    #expect(run.plan.needs == [[], [0]])
     #expect(throws: StoreError.self) {
       try store.adopt(RunID(999), from: ClaimToken(1), workflow: "x", plan: [], host: "h", pid: 1, lease: .seconds(1), at: at(0))
     }

@@ -33,6 +33,7 @@ struct PostgresRunStoreTests {
     try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.postgres())
   }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.postgres()) }
+  @Test func aRunsPlanKeepsWhatEachStepNeeds() throws { try RunStoreBehaviour.aRunsPlanKeepsWhatEachStepNeeds(.postgres()) }
   @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.postgres()) }
   @Test func aHeartbeatKeepsTheLeaseAndCarriesACancelRequest() throws {
     try RunOwnershipBehaviour.aHeartbeatKeepsTheLeaseAndCarriesACancelRequest(.postgres())

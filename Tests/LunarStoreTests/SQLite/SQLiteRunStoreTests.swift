@@ -29,6 +29,7 @@ private struct Fixture {
   @Test func runsAreFilteredByStatusTimeAndPagedOn() throws { try RunStoreBehaviour.runsAreFilteredByStatusTimeAndPagedOn(.sqlite()) }
   @Test func runsAreListedNewestFirstWithTheirStepCounts() throws { try RunStoreBehaviour.runsAreListedNewestFirstWithTheirStepCounts(.sqlite()) }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.sqlite()) }
+  @Test func aRunsPlanKeepsWhatEachStepNeeds() throws { try RunStoreBehaviour.aRunsPlanKeepsWhatEachStepNeeds(.sqlite()) }
   @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.sqlite()) }
   @Test func aHeartbeatKeepsTheLeaseAndCarriesACancelRequest() throws {
     try RunOwnershipBehaviour.aHeartbeatKeepsTheLeaseAndCarriesACancelRequest(.sqlite())

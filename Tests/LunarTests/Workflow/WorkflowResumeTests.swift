@@ -43,10 +43,11 @@ import TestSupport
 
   /// Runs `source` as `@test.lua` in a new runtime recording in the store,
   /// resuming the last run if `resume`; returns its results by step.
-  func run(_ source: String, resume: Bool = true, force: [LuaString] = []) async throws -> LuaValue {
+  func run(_ source: String, resume: Bool = true, force: [LuaString] = [], from: LuaString? = nil) async throws -> LuaValue {
     var options = WorkflowRunOptions()
     if resume { options.resume = .last }
     options.force = force
+    options.from = from
     let runtime = try TestRuntime { configuration in
       configuration.store = store
       configuration.pluginDirectories = [folder.url.path]
@@ -67,6 +68,24 @@ import TestSupport
 
   func writeHelpers(_ body: String = "return x * 2") throws {
     _ = try folder.write("helpers.lua", "local M = {}\nfunction M.twice(x) \(body) end\nreturn M\n")
+  }
+
+  /// The store keeps each run's plan with what each step needs, so a page
+  /// can draw the run's graph; a `--from` run plans the steps it carries
+  /// over as well, with their edges.
+  @Test func aRunsPlanInTheStoreKeepsWhatEachStepNeeds() async throws {
+    try writeHelpers()
+    _ = try await run(Self.workflow(), resume: false)
+    let runs = try store.openRunStore()
+    let first = try #require(try runs.lastRun(workflow: nil, file: nil))
+    #expect(Array(first.plan) == ["s1", "s2", "s3", "s4", "s5"])
+    #expect(first.plan.needs == [[], [0], [0], [2], [3]])
+    // --from is for a file that returns its workflow.
+    let returning = Self.workflow().replacingOccurrences(of: "return workflow.execute(wf, { quiet = true })", with: "return wf")
+    _ = try await run(returning, resume: false, from: "s4")
+    let second = try #require(try runs.lastRun(workflow: nil, file: nil))
+    #expect(second.id != first.id && Array(second.plan) == ["s1", "s2", "s3", "s4", "s5"])
+    #expect(second.plan.needs == [[], [0], [0], [2], [3]])
   }
 
   @Test func anEditedStepFunctionRerunsWithItsDependentsAndTheOthersAreReused() async throws {
