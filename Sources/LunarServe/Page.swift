@@ -106,6 +106,7 @@ enum Page {
     table { border-collapse: collapse; width: 100%; }
     th, td { text-align: left; padding: 0.35rem 0.6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
     th { color: var(--muted); font-weight: 600; }
+    tbody th { color: var(--fg); }
     a { color: var(--run); }
     a:focus, button:focus, select:focus, input:focus { outline: 2px solid var(--run); outline-offset: 2px; }
     .status { font-weight: 600; }
@@ -135,6 +136,21 @@ enum Page {
     svg.timeline rect.failed { fill: var(--bad); }
     svg.timeline rect.running { fill: var(--run); }
     svg.timeline rect.skipped { fill: var(--wait); }
+    .run-graph { margin: 0.5rem 0 1rem; overflow-x: auto; }
+    .run-graph svg { max-width: 100%; height: auto; }
+    .run-graph g.graph > polygon { fill: transparent; }
+    .run-graph text { fill: var(--fg); }
+    .run-graph a { color: var(--fg); }
+    .run-graph .edge path { stroke: var(--muted); }
+    .run-graph .edge polygon { stroke: var(--muted); fill: var(--muted); }
+    .run-graph .node polygon { stroke: currentColor; stroke-width: 2; fill: var(--bg); }
+    .run-graph .succeeded a, .run-graph .reused a { color: var(--ok); }
+    .run-graph .failed a, .run-graph .cancelled a { color: var(--bad); }
+    .run-graph .running a { color: var(--run); }
+    .run-graph .skipped a { color: var(--wait); }
+    .run-graph .pending a { color: var(--muted); }
+    .run-graph .node.pending polygon { stroke-dasharray: 4 3; }
+    .run-graph a:focus polygon { stroke-width: 4; }
     pre.log { border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem; margin: 0.3rem 0 1rem; }
     pre.log .stderr { color: var(--bad); }
     button { font: inherit; padding: 0.3rem 0.9rem; border: 1px solid var(--line); border-radius: 6px;

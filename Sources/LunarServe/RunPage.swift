@@ -1,14 +1,16 @@
 import LuaKit
 import LunarStore
 
-/// One run's page: what it is, who holds it, what it waits for, a timeline
-/// of its steps, and each step with its attempts, input fingerprint,
-/// output, error and a link to its logs.
+/// One run's page: what it is, who holds it, what it waits for, its step
+/// graph, a timeline of its steps, and each step with what it needs, its
+/// attempts, input fingerprint, output, error and a link to its logs.
 enum RunPage {
   /// The page of `run`, its `steps` and the `waits` of its sleep and wait
-  /// steps; with `actions`, the session whose token the action forms carry.
+  /// steps, with `graph` drawn; with `actions`, the session whose token the
+  /// action forms carry.
   static func html(
-    _ run: RunRecord, steps: [StepRecord], waits: [StepWait] = [], now: StoreTimestamp, actions: SessionToken? = nil
+    _ run: RunRecord, steps: [StepRecord], waits: [StepWait] = [], graph: RunGraph.Drawing? = nil, now: StoreTimestamp,
+    actions: SessionToken? = nil
   ) -> String {
     var facts = [
       ("Workflow", HTML.escape(run.workflow)),
@@ -35,11 +37,13 @@ enum RunPage {
     }
     let list = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined(separator: "\n")
 
+    let needs = Self.needs(run.plan)
     var rows = ""
     for step in steps.sorted(by: { $0.position < $1.position }) {
       let output = step.output.map { values in values.map(\.description).joined(separator: ", ") } ?? ""
       rows += """
-        <tr><td>\(HTML.escape(step.name))</td>\
+        <tr id="\(rowID(step.name))"><th scope="row">\(HTML.escape(step.name))</th>\
+        <td>\(HTML.escape((needs[step.name] ?? []).map(\.lossyString).joined(separator: ", ")))</td>\
         <td class="status \(step.status.rawValue)">\(step.status.rawValue)</td>\
         <td>\(step.attempts)</td>\
         <td>\(step.startedAt.map(TimeText.moment) ?? "")</td>\
@@ -63,6 +67,12 @@ enum RunPage {
     }
     let (bars, leftOut) = StepTimeline.bars(steps, now: now)
     let timeline = bars.isEmpty ? "" : "<h2>Timeline</h2>\n" + StepTimeline.svg(bars, leftOut: leftOut)
+    var drawn = ""
+    switch graph {
+    case .svg(let svg): drawn = "<h2>Graph</h2>\n<figure class=\"run-graph\" aria-label=\"The run's steps and what each needs\">\(svg)</figure>"
+    case .unavailable(let reason): drawn = "<h2>Graph</h2>\n<p class=\"muted\">\(HTML.escape(reason))</p>"
+    case nil: break
+    }
     return Page.document(
       title: "Run \(run.id.rawValue)",
       content: """
@@ -71,10 +81,11 @@ enum RunPage {
         \(list)
         </dl>
         \(forms)
+        \(drawn)
         \(timeline)
         <h2>Steps</h2>
         <table>
-        <thead><tr><th scope="col">Step</th><th scope="col">Status</th><th scope="col">Attempts</th>\
+        <thead><tr><th scope="col">Step</th><th scope="col">Needs</th><th scope="col">Status</th><th scope="col">Attempts</th>\
         <th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Input</th>\
         <th scope="col">Output</th><th scope="col">Error</th><th scope="col">Logs</th></tr></thead>
         <tbody>
@@ -83,6 +94,15 @@ enum RunPage {
         \(pending)
         <p><a href="/runs/\(run.id.rawValue)/logs">All logs of this run</a></p>
         """)
+  }
+
+  /// The id of a step's row, which its node in the graph links to.
+  static func rowID(_ step: LuaString) -> String { "step-" + HexName.encode(step) }
+
+  /// What each planned step needs, by name (none if not recorded).
+  private static func needs(_ plan: RunPlan) -> [LuaString: [LuaString]] {
+    guard let needs = plan.needs else { return [:] }
+    return Dictionary(plan.indices.map { (plan[$0], needs[$0].map { plan[$0] }) }, uniquingKeysWith: { first, _ in first })
   }
 
   /// The form that sends the run a signal, as `lunar runs signal` does: a

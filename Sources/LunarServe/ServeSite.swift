@@ -19,6 +19,8 @@ public final class ServeSite: Sendable {
     /// The fingerprint of a schedule's file, for a run its Trigger button
     /// submits (the CLI reads the file as `lunar schedule trigger` does).
     public var fingerprint: @Sendable (Schedule) throws -> Fingerprint
+    /// The program that draws a run's graph: Graphviz's `dot`, looked up on `PATH`.
+    public var graphviz = "dot"
 
     /// Options for the site.
     public init(
@@ -39,11 +41,13 @@ public final class ServeSite: Sendable {
   private let store = Mutex<(any RunStore)?>(nil)
   private let queueStore = Mutex<(any QueueStore)?>(nil)
   private let now: @Sendable () -> StoreTimestamp
+  private let graph: RunGraph
 
   /// A site over `options.store`; `now` is the clock durations run to.
   public init(_ options: Options, now: @escaping @Sendable () -> StoreTimestamp = { .now }) {
     self.options = options
     self.now = now
+    graph = RunGraph(program: options.graphviz)
   }
 
   /// The answer to `request`.
@@ -144,7 +148,9 @@ public final class ServeSite: Sendable {
       guard let run = try store.run(id) else { return notFound("/runs/\(id.rawValue)") }
       let actions = options.readOnly ? nil : session
       let waits = try (store as? any WaitStore)?.stepWaits(of: id) ?? []
-      return .html(RunPage.html(run, steps: try store.steps(of: id), waits: waits, now: now(), actions: actions))
+      let steps = try store.steps(of: id)
+      let graph = graph.drawing(of: run, steps: steps)
+      return .html(RunPage.html(run, steps: steps, waits: waits, graph: graph, now: now(), actions: actions))
     }
   }
 

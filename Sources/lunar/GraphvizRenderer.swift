@@ -1,4 +1,5 @@
 import LuaKit
+import Lunar
 
 /// Graphviz's `dot` (on `PATH`; `scripts/bootstrap` installs it), which
 /// turns the DOT drawings `lunar graph` makes into one SVG picture.

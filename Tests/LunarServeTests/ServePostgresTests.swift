@@ -20,4 +20,6 @@ import TestSupport
   @Test func theLogsPage() throws { try RunDetailsTests(base: site()).theLogsPageShowsEachAttemptsBytesAsText() }
   @Test func waits() throws { try RunDetailsTests(base: site()).aRunningRunShowsWhatItsStepsWaitFor() }
   @Test func pagingAndTime() throws { try RunDetailsTests(base: site()).theRunsPagePagesOnAndFiltersByTime() }
+  @Test func theRunsGraph() throws { try RunGraphTests(base: site()).aRunsPageDrawsItsPlanWithEachStepsStatusAndEdges() }
+  @Test func graphNamesAreText() throws { try RunGraphTests(base: site()).namesInTheGraphAreTextNeverMarkup() }
 }

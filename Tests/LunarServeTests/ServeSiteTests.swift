@@ -38,7 +38,9 @@ import TestSupport
       [StepRecord(name: "fetch", position: 0, status: .succeeded, startedAt: Self.at(0), finishedAt: Self.at(2), output: [.integer(42), .string("<ok>")])],
       of: done)
     try store.finishRun(done, status: .succeeded, at: Self.at(3))
-    let failed = try store.beginRun(NewRun(workflow: "<b>bold</b>", file: "x.lua", startedAt: Self.at(10), host: "h", pid: 2))
+    var failing = NewRun(workflow: "<b>bold</b>", file: "x.lua", startedAt: Self.at(10), host: "h", pid: 2)
+    failing.plan = try RunPlan(names: ["<img src=x onerror=alert(1)>", "report"], needs: [[], [0]])
+    let failed = try store.beginRun(failing)
     try store.recordSteps(
       [
         StepRecord(
@@ -50,14 +52,16 @@ import TestSupport
     return (done, failed, running)
   }
 
-  func site(token: String? = nil, readOnly: Bool = false) -> ServeSite {
-    ServeSite(
-      .init(
-        store: location, token: token.map(AccessToken.init), readOnly: readOnly,
-        fingerprint: { schedule in
-          guard let content = FileManager.default.contents(atPath: schedule.file) else { throw CocoaError(.fileNoSuchFile) }
-          return Fingerprint(ofContent: Array(content))
-        }), now: { Self.at(30) })
+  /// The site over the store; `graphviz` is the program it draws graphs with.
+  func site(token: String? = nil, readOnly: Bool = false, graphviz: String = "dot") -> ServeSite {
+    var options = ServeSite.Options(
+      store: location, token: token.map(AccessToken.init), readOnly: readOnly,
+      fingerprint: { schedule in
+        guard let content = FileManager.default.contents(atPath: schedule.file) else { throw CocoaError(.fileNoSuchFile) }
+        return Fingerprint(ofContent: Array(content))
+      })
+    options.graphviz = graphviz
+    return ServeSite(options, now: { Self.at(30) })
   }
 
   func text(_ response: WebResponse) -> String { String(decoding: response.body, as: UTF8.self) }
@@ -92,7 +96,7 @@ import TestSupport
     let page = site().answer(WebRequest(method: "GET", path: "/runs/\(runs.done.rawValue)"))
     #expect(page.status == 200)
     let body = text(page)
-    #expect(body.contains("<td>fetch</td>"))
+    #expect(body.contains("<th scope=\"row\">fetch</th>"))
     #expect(body.contains("<pre>42, &quot;&lt;ok&gt;&quot;</pre>"))
     #expect(body.contains("2.00s"))
   }

@@ -16,13 +16,27 @@ public struct WorkflowGraph: Sendable {
     public var needs: [LuaString]
     /// It fans out into one child per item (`map`).
     public var fansOut: Bool
+    /// CSS classes of its node in Graphviz's SVG (a run's page colours
+    /// steps by status); ASCII words.
+    public var classes: [String]
+    /// Where its node links to in SVG (a run's page: the step's row).
+    public var link: String?
+    /// The link's title (what a pointer's hover and a screen reader say);
+    /// its label if nil.
+    public var tooltip: String?
 
     /// A step from its parts.
-    public init(name: LuaString, uses: LuaString? = nil, needs: [LuaString] = [], fansOut: Bool = false) {
+    public init(
+      name: LuaString, uses: LuaString? = nil, needs: [LuaString] = [], fansOut: Bool = false, classes: [String] = [],
+      link: String? = nil, tooltip: String? = nil
+    ) {
       self.name = name
       self.uses = uses
       self.needs = needs
       self.fansOut = fansOut
+      self.classes = classes
+      self.link = link
+      self.tooltip = tooltip
     }
 
     /// The lines of its label: its name, `[each item]` if it fans out, the action it uses.
@@ -68,7 +82,10 @@ public struct WorkflowGraph: Sendable {
     var lines = ["digraph \(GraphText.dot(GraphText.display(name))) {", "  rankdir=LR;"]
     for step in steps {
       let label = step.label.joined(separator: "\n")
-      lines.append("  \(node(step.name)) [shape=\(step.fansOut ? "box3d" : "box"), label=\(GraphText.dot(label))];")
+      var attributes = ["shape=\(step.fansOut ? "box3d" : "box")", "label=\(GraphText.dot(label))"]
+      if !step.classes.isEmpty { attributes.append("class=\(GraphText.dot(step.classes.joined(separator: " ")))") }
+      if let link = step.link { attributes += ["URL=\(GraphText.dot(link))", "tooltip=\(GraphText.dot(step.tooltip ?? label))"] }
+      lines.append("  \(node(step.name)) [\(attributes.joined(separator: ", "))];")
     }
     for step in steps {
       for need in step.needs { lines.append("  \(node(need)) -> \(node(step.name));") }

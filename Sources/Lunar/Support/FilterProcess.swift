@@ -5,29 +5,29 @@ import Glibc
 /// A program run as a filter (`dot -Tsvg`): bytes on its standard input,
 /// what it writes to standard output and standard error read back whole,
 /// and how it ended.
-enum FilterProcess {
+public enum FilterProcess {
   /// What the program did.
-  struct Outcome: Sendable {
+  public struct Outcome: Sendable {
     /// Its exit status, or 128 plus the signal that ended it.
-    var status: Int32
+    public var status: Int32
     /// What it wrote to standard output.
-    var output: [UInt8]
+    public var output: [UInt8]
     /// What it wrote to standard error.
-    var errors: [UInt8]
+    public var errors: [UInt8]
   }
 
   /// The program could not be started: not found on `PATH`, or the system
   /// refused (no more processes, no pipes).
-  struct LaunchError: Error, Sendable {
+  public struct LaunchError: Error, Sendable {
     /// True when no program of that name is on `PATH`.
-    let isMissing: Bool
+    public let isMissing: Bool
     /// The system's reason.
-    let reason: String
+    public let reason: String
   }
 
   /// Runs `program` (looked up on `PATH`) with `arguments`, writes `input`
   /// to it while reading its output, and waits for it to end.
-  static func run(_ program: String, _ arguments: [String], input: [UInt8]) throws(LaunchError) -> Outcome {
+  public static func run(_ program: String, _ arguments: [String], input: [UInt8]) throws(LaunchError) -> Outcome {
     guard let toChild = makePipe() else { throw LaunchError(isMissing: false, reason: lastError) }
     guard let fromChild = makePipe() else {
       closeAll(toChild)
