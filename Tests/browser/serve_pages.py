@@ -70,6 +70,16 @@ def follow(driver, text):
         " if (a) a.click(); return a !== undefined", text), "the link '%s' is there" % text)
 
 
+def step_cells(driver, name):
+    """The cells after the name (Needs, Status, ..., Output at 6) of step
+    `name`'s row in the steps table, or None."""
+    for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr"):
+        heads = row.find_elements(By.TAG_NAME, "th")
+        if heads and heads[0].text == name:
+            return row.find_elements(By.TAG_NAME, "td")
+    return None
+
+
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -172,15 +182,15 @@ def live():
         driver.execute_script("window.lunarMark = 1")
 
         def step_status(name):
-            for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr"):
-                cells = row.find_elements(By.TAG_NAME, "td")
-                if cells and cells[0].text == name:
-                    return cells[1].text
-            return None
+            cells = step_cells(driver, name)
+            return cells[1].text if cells else None
 
         WebDriverWait(driver, 20, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]).until(
             lambda d: step_status("first") == "succeeded")
         check(driver.execute_script("return window.lunarMark") == 1, "step first turned succeeded without a reload")
+        WebDriverWait(driver, 5, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, ".run-graph g.node.succeeded"))
+        check(True, "the graph draws step first's box as succeeded")
         driver.save_screenshot(os.path.join(screenshots, "live-running.png"))
 
         WebDriverWait(driver, 5, ignored_exceptions=[StaleElementReferenceException]).until(
@@ -233,11 +243,8 @@ def signal():
         driver.switch_to.active_element.send_keys(Keys.ENTER)
 
         def output_of(name):
-            for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr"):
-                cells = row.find_elements(By.TAG_NAME, "td")
-                if cells and cells[0].text == name:
-                    return cells[1].text, cells[6].text
-            return None
+            cells = step_cells(driver, name)
+            return (cells[1].text, cells[6].text) if cells else None
 
         waiting.until(lambda d: output_of("ship") is not None and output_of("ship")[0] == "succeeded")
         status, output = output_of("approval")
