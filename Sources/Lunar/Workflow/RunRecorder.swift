@@ -12,15 +12,20 @@ final class RunRecorder {
   let run: RunID
   /// This process's fencing token for the run: every commit carries it.
   let token: ClaimToken
-  /// The steps of the run this one resumes, by name; empty if none.
+  /// The steps of the run this one resumes, by name; empty if none. For an
+  /// adopted run, its own committed steps over those of the run it resumes.
   let previous: [LuaString: StepRecord]
   /// The run this one resumes, if any.
   let resumes: RunID?
   /// The durable jobs the resumed run's steps waited for, by step name.
   private let previousJobs: [LuaString: StepJob]
-  /// True when `previous` are this run's own steps (a run a worker took
-  /// over): a step reused from them is already recorded as it is.
+  /// True for a run a worker handed over (claimed or took over).
   private let continuesItself: Bool
+  /// The steps of `previous` this run recorded itself (an adopted run's
+  /// committed steps): one reused from them is already recorded as it is.
+  private let ownSteps: Set<LuaString>
+  /// The steps a submitted resume runs again anyway (`lunar submit --force`).
+  let forced: [LuaString]
   /// The steps an adopted run's lost owner was running at its last
   /// heartbeat and never recorded: each lost one attempt.
   let lostAttempts: Set<LuaString>
@@ -34,25 +39,42 @@ final class RunRecorder {
     let id = try store.beginRun(run)
     try self.init(
       store: store, run: id, token: ClaimToken(1), resumes: previous.isEmpty ? nil : run.resumedFrom, previous: previous,
-      previousJobs: previousJobs, continuesItself: false, lostAttempts: [])
+      previousJobs: previousJobs, ownSteps: [], ownJobs: [], continuesItself: false, lostAttempts: [], forced: [])
+  }
+
+  /// What an adopted run resumes: a submission's earlier run (`lunar
+  /// submit --resume RUN`), its steps and durable jobs, and the steps it
+  /// runs again anyway.
+  struct Resumed {
+    var run: RunID
+    var steps: [StepRecord]
+    var jobs: [StepJob]
+    var forced: [LuaString]
   }
 
   /// Goes on recording the run `lease` holds, adopted from the worker that
   /// claimed it or took it over: its committed `steps` are reused and the
   /// durable jobs `jobs` they waited for are waited for again; the steps
-  /// its lost owner was `running` lost an attempt each.
+  /// its lost owner was `running` lost an attempt each. A submitted resume
+  /// also reuses the steps of the run it `resumed` that it has not recorded.
   convenience init(
-    store: any RunStore, adopted lease: RunLease, steps: [StepRecord], jobs: [StepJob], running: [LuaString]
+    store: any RunStore, adopted lease: RunLease, steps: [StepRecord], jobs: [StepJob], running: [LuaString],
+    resumed: Resumed? = nil
   ) throws(StoreError) {
     let recorded = Set(steps.map(\.name))
+    let fresh = steps.isEmpty && running.isEmpty
     try self.init(
-      store: store, run: lease.run, token: lease.token, resumes: steps.isEmpty && running.isEmpty ? nil : lease.run,
-      previous: steps, previousJobs: jobs, continuesItself: true, lostAttempts: Set(running.filter { !recorded.contains($0) }))
+      store: store, run: lease.run, token: lease.token, resumes: fresh ? resumed?.run : lease.run,
+      previous: (resumed?.steps ?? []) + steps, previousJobs: (resumed?.jobs ?? []) + jobs, ownSteps: recorded,
+      ownJobs: Set(jobs.map(\.name)),
+      continuesItself: true, lostAttempts: Set(running.filter { !recorded.contains($0) }), forced: resumed?.forced ?? [])
   }
 
+  /// `previous` and `previousJobs` in order, a later one of a name over an
+  /// earlier; `ownSteps` and `ownJobs` are already recorded for this run.
   private init(
     store: any RunStore, run: RunID, token: ClaimToken, resumes: RunID?, previous: [StepRecord], previousJobs: [StepJob],
-    continuesItself: Bool, lostAttempts: Set<LuaString>
+    ownSteps: Set<LuaString>, ownJobs: Set<LuaString>, continuesItself: Bool, lostAttempts: Set<LuaString>, forced: [LuaString]
   ) throws(StoreError) {
     self.lostAttempts = lostAttempts
     self.store = store
@@ -60,18 +82,22 @@ final class RunRecorder {
     self.token = token
     self.resumes = resumes
     self.continuesItself = continuesItself
+    self.forced = forced
     var byName: [LuaString: StepRecord] = [:]
     for step in previous { byName[step.name] = step }
     self.previous = byName
+    self.ownSteps = ownSteps
+    var latest: [LuaString: StepJob] = [:]
+    for job in previousJobs { latest[job.name] = job }
     var jobs: [LuaString: StepJob] = [:]
     // A step the resumed run finished needs its job no more; one it left
     // running, or recorded as failed when the run was stopped, may still
     // have its job waiting or running (or finished meanwhile).
-    for job in previousJobs where !(byName[job.name].map { $0.status == .succeeded || $0.status == .reused } ?? false) {
+    for job in latest.values where !(byName[job.name].map { $0.status == .succeeded || $0.status == .reused } ?? false) {
       jobs[job.name] = job
       // This run holds them from its start, so a run that resumes it
       // finds them even if it is interrupted before its steps do.
-      if !continuesItself { try store.recordStepJob(job, of: run) }
+      if !ownJobs.contains(job.name) { try store.recordStepJob(job, of: run) }
     }
     self.previousJobs = jobs
   }
@@ -103,7 +129,7 @@ final class RunRecorder {
   /// Adds `record` to the next commit; `then` runs once it is durable, or
   /// with the error that kept it from being so.
   func add(_ record: StepRecord, then: @escaping (StoreError?) -> Void) {
-    if continuesItself, record.status == .reused, previous[record.name] != nil {
+    if record.status == .reused, ownSteps.contains(record.name) {
       then(nil)
       return
     }

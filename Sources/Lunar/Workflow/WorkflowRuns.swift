@@ -87,6 +87,10 @@ final class WorkflowRuns {
       forced.insert(position)
     }
     let (recorder, earlier) = try record(workflow, steps: steps, selection: selection, options: options)
+    // A submitted resume's forced steps, checked before it was adopted.
+    for name in recorder?.forced ?? [] {
+      if let position = steps.firstIndex(where: { $0.name == name }) { forced.insert(position) }
+    }
     var earlierTable = LuaTable()
     for (position, output) in earlier { earlierTable[.string(steps[position].name)] = .table(["output": output.first ?? .nil]) }
 
@@ -265,7 +269,8 @@ final class WorkflowRuns {
 
   /// The recorder of the run `handover` names, adopted from the worker
   /// that claimed it: every step of the workflow is planned, and the run's
-  /// committed steps are reused.
+  /// committed steps are reused; a submitted resume (`lunar submit
+  /// --resume RUN`) reuses the steps of RUN it has not recorded itself.
   private func adopt(
     _ handover: RunHandover, of workflow: LuaString, steps: [WorkflowStep], selection: WorkflowPlan.Selection,
     store: any RunStore
@@ -273,7 +278,30 @@ final class WorkflowRuns {
     guard selection == .all else {
       throw StoreError(.badValue, "run \(handover.run) was handed over to run whole: --only and --from do not apply")
     }
-    let running = try store.run(handover.run)?.running ?? []
+    let handed = try store.run(handover.run)
+    let running = handed?.running ?? []
+    var resumed: RunRecorder.Resumed?
+    // A resume this file cannot make is the run's end, said in the store
+    // (with the worker's token, before this process adopts it).
+    func refuse(_ why: String) throws(StoreError) -> StoreError {
+      try store.finishRun(handover.run, status: .failed, stoppedBy: "refused: \(why)", owner: handover.token, at: .now)
+      return StoreError(.badValue, "run \(handover.run): \(why)")
+    }
+    if let earlier = handed?.resumedFrom {
+      guard let record = try store.run(earlier) else {
+        throw try refuse("it resumes run \(earlier), which is no longer in \(store.location)")
+      }
+      guard record.workflow == workflow else {
+        throw try refuse(
+          "it resumes run \(earlier), a run of workflow \"\(record.workflow.lossyString)\", but its file returns workflow \"\(workflow.lossyString)\""
+        )
+      }
+      if let missing = handed?.force.first(where: { name in !steps.contains { $0.name == name } }) {
+        throw try refuse("it forces step \(missing.quoted), which workflow \"\(workflow.lossyString)\" has no more")
+      }
+      resumed = RunRecorder.Resumed(
+        run: earlier, steps: try store.steps(of: earlier), jobs: try store.stepJobs(of: earlier), forced: handed?.force ?? [])
+    }
     guard
       let lease = try store.adopt(
         handover.run, from: handover.token, workflow: workflow,
@@ -288,7 +316,7 @@ final class WorkflowRuns {
     }
     return try RunRecorder(
       store: store, adopted: lease, steps: try store.steps(of: handover.run), jobs: try store.stepJobs(of: handover.run),
-      running: running)
+      running: running, resumed: resumed)
   }
 
   private func open(_ location: StoreLocation) throws(StoreError) -> any RunStore {

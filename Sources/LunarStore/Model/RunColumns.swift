@@ -6,6 +6,7 @@ enum RunColumns {
   static let record = [
     "id", "workflow", "file", "arguments", "status", "started_at", "finished_at", "resumed_from", "host", "pid", "owner",
     "owned_since", "lease_expires_at", "cancel_request", "stopped_by", "plan", "running", "wake_at", "plan_needs",
+    "force",
   ]
 
   /// The columns a submitted run adds after `record`'s.

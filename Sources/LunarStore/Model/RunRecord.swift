@@ -38,6 +38,10 @@ public struct RunRecord: Sendable, Equatable {
   public var running: [LuaString]
   /// For a parked run, when its earliest wait ends (nil: only a signal wakes it).
   public var wakeAt: StoreTimestamp?
+  /// For a submitted resume, the steps it runs again anyway, with the
+  /// steps that need them (`--force`); the others' outputs come from
+  /// `resumedFrom` where unchanged.
+  public var force: [LuaString]
 
   /// A record with every field given.
   public init(
@@ -45,9 +49,10 @@ public struct RunRecord: Sendable, Equatable {
     startedAt: StoreTimestamp, finishedAt: StoreTimestamp?, resumedFrom: RunID?, host: String, pid: Int32,
     ownerToken: ClaimToken = ClaimToken(0), ownedSince: StoreTimestamp? = nil, leaseExpiresAt: StoreTimestamp? = nil,
     cancelRequest: String? = nil, stoppedBy: String? = nil, plan: RunPlan = [], running: [LuaString] = [],
-    wakeAt: StoreTimestamp? = nil
+    wakeAt: StoreTimestamp? = nil, force: [LuaString] = []
   ) {
     self.wakeAt = wakeAt
+    self.force = force
     self.plan = plan
     self.running = running
     self.ownerToken = ownerToken

@@ -83,8 +83,7 @@ extension PostgresRunStore: ScheduleStore {
           if overlap.startsRun(unfinished: Int(counts.int64(0, 0)), queued: Int(counts.int64(0, 1))) {
             let run = try db.query(
               """
-              INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule)
-              VALUES ($1, $2, $3, 'queued', $4, '', 0, $5, $6, $7) RETURNING id
+              \(Self.insertQueuedRun) RETURNING id
               """, Self.insertParameters(scheduled, arguments: arguments))
             let id = RunID(run.int64(0, 0))
             try db.query(

@@ -5,14 +5,17 @@ extension PostgresRunStore: SubmittedRunStore {
   static let submittedColumns = RunColumns.submitted
 
   public func submit(_ submission: RunSubmission) throws(StoreError) -> SubmittedRun {
+    try submission.check()
     let arguments = try Self.encode(submission.arguments.map { .string(LuaString($0)) }, root: "arguments")
     return try withConnection { db in
+      if let resumed = submission.resumes, try db.query("SELECT 1 FROM run WHERE id = $1", [.integer(resumed.rawValue)]).count == 0 {
+        throw StoreError(.noSuchRun, "no run \(resumed) in \(self.location) to resume")
+      }
       // A lost connection may have committed the insert: with a key it is
       // found again; without one a retry may queue a second run.
       let rows = try db.query(
         """
-        INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule)
-        VALUES ($1, $2, $3, 'queued', $4, '', 0, $5, $6, $7)
+        \(Self.insertQueuedRun)
         ON CONFLICT (submit_key) WHERE submit_key IS NOT NULL DO NOTHING
         RETURNING \(Self.submittedColumns)
         """, Self.insertParameters(submission, arguments: arguments))
@@ -97,11 +100,20 @@ extension PostgresRunStore: SubmittedRunStore {
   }
 
   /// The parameters $1...$7 of an insert of `submission` as a queued run.
-  static func insertParameters(_ submission: RunSubmission, arguments: [UInt8]) -> [PostgresValue] {
+  /// The statement that records a submission as a queued run, its
+  /// parameters `insertParameters`.
+  static let insertQueuedRun = """
+    INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule,
+      resumed_from, force)
+    VALUES ($1, $2, $3, 'queued', $4, '', 0, $5, $6, $7, $8, $9)
+    """
+
+  static func insertParameters(_ submission: RunSubmission, arguments: [UInt8]) throws(StoreError) -> [PostgresValue] {
     [
       .bytes(submission.provisionalWorkflow.bytes), .text(submission.file), .bytes(arguments),
       .integer(submission.submittedAt.microseconds), submission.key.map { .bytes($0.bytes) } ?? .null,
       .bytes(submission.fileFingerprint.bytes), submission.schedule.map { .bytes($0.bytes) } ?? .null,
+      submission.resumes.map { .integer($0.rawValue) } ?? .null, try submission.forceColumn().map { .bytes($0) } ?? .null,
     ]
   }
 

@@ -472,7 +472,8 @@ public final class PostgresRunStore: RunStore {
         names: rows.isNull(row, 15) ? nil : rows.bytes(row, 15), needs: rows.isNull(row, 18) ? nil : rows.bytes(row, 18),
         store: location, run: id),
       running: try names(rows.isNull(row, 16) ? nil : rows.bytes(row, 16), "running", of: id),
-      wakeAt: try checked.time(rows.isNull(row, 17) ? nil : rows.int64(row, 17), "wake_at"))
+      wakeAt: try checked.time(rows.isNull(row, 17) ? nil : rows.int64(row, 17), "wake_at"),
+      force: try names(rows.isNull(row, 19) ? nil : rows.bytes(row, 19), "force", of: id))
   }
 
   /// Runs `body` with the connection, alone, connecting again first if the

@@ -218,9 +218,11 @@ enum PostgresStoreSchema {
       "ALTER TABLE job ADD COLUMN first_attempt bigint NOT NULL DEFAULT 1",
     ],
     // Version 13: what each planned step needs, so a run's graph is drawn
-    // from the store alone (RunPlan).
+    // from the store alone (RunPlan); a submitted run may resume another
+    // (resumed_from), running some of its steps again anyway (force).
     [
       "ALTER TABLE run ADD COLUMN plan_needs bytea",  // LuaValueCodec: per plan entry, the positions it needs
+      "ALTER TABLE run ADD COLUMN force bytea",  // LuaValueCodec: the steps a submitted resume runs again anyway
     ],
   ]
 

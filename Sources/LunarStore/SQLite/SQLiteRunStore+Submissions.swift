@@ -5,6 +5,7 @@ extension SQLiteRunStore: SubmittedRunStore {
   static let submittedColumns = RunColumns.submitted
 
   public func submit(_ submission: RunSubmission) throws(StoreError) -> SubmittedRun {
+    try submission.check()
     let arguments = try Self.encode(submission.arguments.map { .string(LuaString($0)) }, root: "arguments")
     return try withDatabase { db in
       try db.transaction {
@@ -14,6 +15,11 @@ extension SQLiteRunStore: SubmittedRunStore {
             found = try self.readSubmitted(row, isNew: false)
           }
           if let found { return found }
+        }
+        if let resumed = submission.resumes {
+          var exists = false
+          try db.query("SELECT 1 FROM run WHERE id = ?", [.integer(resumed.rawValue)]) { _ in exists = true }
+          guard exists else { throw StoreError(.noSuchRun, "no run \(resumed) in \(self.location) to resume") }
         }
         let id = try Self.insertQueuedRun(db, submission, arguments: arguments)
         var made: SubmittedRun?
@@ -99,15 +105,18 @@ extension SQLiteRunStore: SubmittedRunStore {
 
   /// Inserts `submission` as a queued run inside the caller's transaction.
   static func insertQueuedRun(_ db: SQLiteDatabase, _ submission: RunSubmission, arguments: [UInt8]) throws -> RunID {
+    let force = try submission.forceColumn()
     try db.run(
       """
-      INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule)
-      VALUES (?, ?, ?, 'queued', ?, '', 0, ?, ?, ?)
+      INSERT INTO run (workflow, file, arguments, status, started_at, host, pid, submit_key, file_fingerprint, schedule,
+        resumed_from, force)
+      VALUES (?, ?, ?, 'queued', ?, '', 0, ?, ?, ?, ?, ?)
       """,
       [
         .blob(submission.provisionalWorkflow.bytes), .text(submission.file), .blob(arguments),
         .integer(submission.submittedAt.microseconds), submission.key.map { .blob($0.bytes) } ?? .null,
         .blob(submission.fileFingerprint.bytes), submission.schedule.map { .blob($0.bytes) } ?? .null,
+        submission.resumes.map { .integer($0.rawValue) } ?? .null, force.map { .blob($0) } ?? .null,
       ])
     return RunID(db.lastInsertedRowID)
   }

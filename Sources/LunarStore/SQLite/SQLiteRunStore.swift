@@ -485,7 +485,8 @@ public final class SQLiteRunStore: RunStore {
       cancelRequest: row.isNull(13) ? nil : row.text(13), stoppedBy: row.isNull(14) ? nil : row.text(14),
       plan: try RunPlan.read(names: row.isNull(15) ? nil : row.blob(15), needs: row.isNull(18) ? nil : row.blob(18), store: path, run: id),
       running: try names(row.isNull(16) ? nil : row.blob(16), "running", of: id),
-      wakeAt: try checked.time(row.isNull(17) ? nil : row.int64(17), "wake_at"))
+      wakeAt: try checked.time(row.isNull(17) ? nil : row.int64(17), "wake_at"),
+      force: try names(row.isNull(19) ? nil : row.blob(19), "force", of: id))
   }
 
   /// Runs `body` with the connection, alone; any failure becomes a

@@ -136,6 +136,38 @@ import TestSupport
     #expect(shown.stdout.contains("\nowner      token 4, process "), "\(shown.stdout)")
   }
 
+  /// `lunar submit --resume RUN` is `lunar run --resume RUN` on a worker:
+  /// the unchanged steps are reused from RUN; `--force STEP` runs STEP again
+  /// anyway (a rerun from a step, as `lunar serve`'s page submits it); a
+  /// forced step the workflow does not have fails the run, saying so.
+  @Test(arguments: backends) func aSubmittedResumeReusesTheEarlierRunAndRerunsWhatItForces(backend: String) async throws {
+    let place = try Place(backend)
+    place.open()
+    let first = try await place.lunar(["run", "flow.lua", "t"])
+    #expect(first.status == 0, "\(first.stderr)")
+    for extra in [["--resume", "1"], ["--resume", "1", "--force", "b"], ["--resume", "2", "--force", "nope"]] {
+      let submitted = try await place.lunar(["submit"] + extra + ["flow.lua", "t"])
+      #expect(submitted.status == 0, "\(submitted.stderr)")
+    }
+    let worker = try place.worker()
+    for (run, outcome) in [(2, "succeeded"), (3, "succeeded"), (4, "failed")] {
+      let waited = try await place.lunar(["runs", "wait", "\(run)", "--timeout", "60"], timeout: 70)
+      #expect(waited.stdout == "\(outcome)\n", "run \(run): \(waited.stdout) \(waited.stderr)")
+    }
+    worker.send(SIGTERM)
+    _ = try await worker.wait()
+    let store = try place.openStore()
+    func statuses(_ run: Int64) throws -> [String] { try store.steps(of: RunID(run)).map { "\($0.name) \($0.status.rawValue)" } }
+    #expect(try statuses(2) == ["a reused", "b reused"])
+    #expect(try statuses(3) == ["a reused", "b succeeded"])
+    #expect(try store.run(RunID(3))?.resumedFrom == RunID(1))
+    #expect(try store.steps(of: RunID(3)).last?.output == [.string("t!")])
+    // Run 1 ran both steps; run 3 only b again.
+    #expect(try place.markLines() == ["a t", "b t attempt 1", "b t attempt 1"])
+    let shown = try await place.lunar(["runs", "show", "4"])
+    #expect(shown.stdout.contains("forces step \"nope\", which workflow \"flow\" has no more"), "\(shown.stdout)")
+  }
+
   @Test(arguments: backends) func aFileChangedSinceItWasSubmittedIsRefusedWithBothFingerprints(backend: String) async throws {
     let place = try Place(backend)
     _ = try await place.lunar(["submit", "flow.lua", "t"])
@@ -182,6 +214,10 @@ import TestSupport
     (["run", "--adopt", "0:1", "flow.lua"], "--adopt needs RUN:TOKEN (two positive numbers), got '0:1'"),
     (["run", "--adopt", "1:1", "--resume", "flow.lua"], "--adopt runs a handed-over run whole: it cannot be used with --resume"),
     (["run", "--lease", "1", "flow.lua"], "--lease needs a number of seconds from 3 to a year, got '1'"),
+    (["submit", "--force", "b", "flow.lua"], "--force needs --resume RUN: the run whose other outputs are reused"),
+    (["submit", "--resume", "1", "--force", "", "flow.lua"], "--force needs a step's name"),
+    (["submit", "--resume", "last", "flow.lua"], "--resume needs a run's id (a positive number), not 'last'"),
+    (["submit", "--resume", "-3", "flow.lua"], "--resume needs a run's id (a positive number), not '-3'"),
     (["run", "--host-runs", "flow.lua"], "--host-runs takes no FILE: lunar worker hands each run over"),
     (["run", "--host-runs", "--jobs", "2"], "--host-runs gives each run only --store, --lease and --plugin-dir: it cannot be used with --jobs"),
     (["run", "--host-runs"], "--host-runs runs what lunar worker hands over on descriptor 3, which is not its socket"),

@@ -27,6 +27,34 @@ enum SchedulingBehaviour {
     #expect(try store.claimQueuedRun(host: "w3", pid: 44, lease: .seconds(10), at: at(7)) == nil)
   }
 
+  /// A submission may resume a run and force steps of it to run again (the
+  /// page's Resume and Rerun from here, `lunar submit --resume RUN --force
+  /// STEP`): both are kept with the queued run for the worker; a run that is
+  /// not there, or a forced step without a run to resume, is refused and
+  /// queues nothing.
+  static func aSubmissionResumesARunAndForcesSteps(_ store: any SchedulingStore) throws {
+    let earlier = try store.beginRun(NewRun(workflow: "nightly", file: "flows/nightly.lua", startedAt: at(0), host: "h", pid: 1))
+    try store.finishRun(earlier, status: .failed, at: at(1))
+    var rerun = try submission()
+    rerun.resumes = earlier
+    rerun.force = [LuaString(bytes: [0x62, 0xFF]), "c"]
+    let queued = try store.submit(rerun)
+    #expect(queued.run.resumedFrom == earlier && queued.run.force == [LuaString(bytes: [0x62, 0xFF]), "c"])
+    let claimed = try #require(try store.claimQueuedRun(host: "w", pid: 2, lease: .seconds(10), at: at(2)))
+    #expect(claimed.run.id == queued.run.id && claimed.run.resumedFrom == earlier && claimed.run.force == rerun.force)
+    var resume = try submission()
+    resume.resumes = earlier
+    #expect(try store.submit(resume).run.force == [])
+
+    var missing = try submission()
+    missing.resumes = RunID(9999)
+    #expect(refusal { try store.submit(missing) }?.kind == .noSuchRun)
+    var stepAlone = try submission()
+    stepAlone.force = ["b"]
+    #expect(refusal { try store.submit(stepAlone) }?.kind == .badValue)
+    #expect(try store.runs(workflow: nil, limit: 10).count == 3)
+  }
+
   static func sameKeySameRun(_ store: any SchedulingStore) throws {
     let first = try store.submit(try submission(key: "2026-12-02"))
     let again = try store.submit(try submission("changed.lua", key: "2026-12-02"))
@@ -225,6 +253,7 @@ extension SchedulingBehaviour {
 
   @Test func submitAndClaim() throws { try with(SchedulingBehaviour.submitAndClaim) }
   @Test func sameKeySameRun() throws { try with(SchedulingBehaviour.sameKeySameRun) }
+  @Test func aSubmissionResumesARunAndForcesSteps() throws { try with(SchedulingBehaviour.aSubmissionResumesARunAndForcesSteps) }
   @Test func schedulesKept() throws { try with(SchedulingBehaviour.schedulesKept) }
   @Test func overlapPolicies() throws { try with(SchedulingBehaviour.overlapPolicies) }
   @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
@@ -245,6 +274,7 @@ struct PostgresSubmittedRunTests {
 
   @Test func submitAndClaim() throws { try with(SchedulingBehaviour.submitAndClaim) }
   @Test func sameKeySameRun() throws { try with(SchedulingBehaviour.sameKeySameRun) }
+  @Test func aSubmissionResumesARunAndForcesSteps() throws { try with(SchedulingBehaviour.aSubmissionResumesARunAndForcesSteps) }
   @Test func schedulesKept() throws { try with(SchedulingBehaviour.schedulesKept) }
   @Test func overlapPolicies() throws { try with(SchedulingBehaviour.overlapPolicies) }
   @Test func queueOneWaits() throws { try with(SchedulingBehaviour.queueOneWaits) }
