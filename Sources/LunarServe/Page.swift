@@ -123,8 +123,8 @@ enum Page {
     dd { margin: 0; }
     form.actions { margin: 1rem 0; }
     td form.actions { display: inline-block; margin: 0 0.4rem 0 0; }
-    form.signal { margin: 1rem 0; display: flex; gap: 0.8rem; align-items: end; flex-wrap: wrap; }
-    input { font: inherit; padding: 0.2rem 0.4rem; border: 1px solid var(--line); border-radius: 6px;
+    form.signal, form.rerun { margin: 1rem 0; display: flex; gap: 0.8rem; align-items: end; flex-wrap: wrap; }
+    input, select { font: inherit; padding: 0.2rem 0.4rem; border: 1px solid var(--line); border-radius: 6px;
       background: var(--bg); color: var(--fg); }
     nav.pages { margin-top: 1rem; }
     svg.timeline { width: 100%; max-width: 80rem; height: auto; margin: 0.5rem 0 1rem; }

@@ -64,6 +64,12 @@ enum RunPage {
       forms =
         Page.actionForm("/runs/\(run.id.rawValue)/cancel", session: actions, label: "Cancel run", id: "cancel") + "\n"
         + signalForm(run.id, session: actions)
+    } else if let actions {
+      if [.failed, .cancelled, .interrupted].contains(run.status) {
+        forms = Page.actionForm("/runs/\(run.id.rawValue)/resume", session: actions, label: "Resume run", id: "resume") + "\n"
+      }
+      let names = run.plan.isEmpty ? steps.sorted { $0.position < $1.position }.map(\.name) : Array(run.plan)
+      if !names.isEmpty { forms += rerunForm(run.id, steps: names, session: actions) }
     }
     let (bars, leftOut) = StepTimeline.bars(steps, now: now)
     let timeline = bars.isEmpty ? "" : "<h2>Timeline</h2>\n" + StepTimeline.svg(bars, leftOut: leftOut)
@@ -103,6 +109,19 @@ enum RunPage {
   private static func needs(_ plan: RunPlan) -> [LuaString: [LuaString]] {
     guard let needs = plan.needs else { return [:] }
     return Dictionary(plan.indices.map { (plan[$0], needs[$0].map { plan[$0] }) }, uniquingKeysWith: { first, _ in first })
+  }
+
+  /// The form that submits a rerun of the run from one of its `steps`, as
+  /// `lunar submit --resume RUN --force STEP` does: that step and what
+  /// needs it run again, the rest is reused where unchanged.
+  private static func rerunForm(_ run: RunID, steps: [LuaString], session: SessionToken) -> String {
+    let options = steps.map { "<option value=\"\(HexName.encode($0))\">\(HTML.escape($0))</option>" }.joined()
+    return """
+      <form class="rerun" method="post" action="/runs/\(run.rawValue)/rerun">\
+      <input type="hidden" name="csrf" value="\(session.value)">
+      <label>Rerun from step <select name="step">\(options)</select></label>
+      <button type="submit" id="rerun">Rerun</button></form>
+      """
   }
 
   /// The form that sends the run a signal, as `lunar runs signal` does: a

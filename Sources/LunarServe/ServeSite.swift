@@ -16,16 +16,17 @@ public final class ServeSite: Sendable {
     public var token: AccessToken?
     /// Whether the site offers no action and refuses every POST.
     public var readOnly: Bool
-    /// The fingerprint of a schedule's file, for a run its Trigger button
-    /// submits (the CLI reads the file as `lunar schedule trigger` does).
-    public var fingerprint: @Sendable (Schedule) throws -> Fingerprint
+    /// The fingerprint of a workflow file's content, for a run the page
+    /// submits (Trigger, Resume, Rerun: the CLI reads the file as `lunar
+    /// schedule trigger` and `lunar submit` do).
+    public var fingerprint: @Sendable (_ file: String) throws -> Fingerprint
     /// The program that draws a run's graph: Graphviz's `dot`, looked up on `PATH`.
     public var graphviz = "dot"
 
     /// Options for the site.
     public init(
       store: StoreLocation, token: AccessToken? = nil, readOnly: Bool = false,
-      fingerprint: @escaping @Sendable (Schedule) throws -> Fingerprint
+      fingerprint: @escaping @Sendable (_ file: String) throws -> Fingerprint
     ) {
       (self.store, self.token, self.readOnly, self.fingerprint) = (store, token, readOnly, fingerprint)
     }
@@ -206,6 +207,27 @@ public final class ServeSite: Sendable {
         }
         return .seeOther(action.page)
       }
+    case .resumeRun(let run), .rerun(let run, _):
+      return withStore { store throws(StoreError) in
+        guard let submissions = store as? any SubmittedRunStore else { return notDone("the store \(store.location) takes no submitted runs") }
+        guard let earlier = try store.run(run) else { return notFound("/runs/\(run.rawValue)") }
+        guard ![.running, .parked, .queued].contains(earlier.status) else {
+          return notDone("run \(run) is \(earlier.status.rawValue): a run is resumed once it has ended")
+        }
+        let fingerprint: Fingerprint
+        do {
+          fingerprint = try options.fingerprint(earlier.file)
+        } catch {
+          return notDone("run \(run)'s file \(earlier.file) cannot be read here: \(error)")
+        }
+        var force: [LuaString] = []
+        if case .rerun(_, let step) = action { force = [step] }
+        let submitted = try submissions.submit(
+          RunSubmission(
+            file: earlier.file, arguments: earlier.arguments, fileFingerprint: fingerprint, submittedAt: now(), resumes: run,
+            force: force))
+        return .seeOther("/runs/\(submitted.run.id.rawValue)")
+      }
     case .pauseSchedule(let name), .resumeSchedule(let name):
       return withStore { store throws(StoreError) in
         guard let schedules = store as? any SchedulingStore else { return notFound("/schedules") }
@@ -223,7 +245,8 @@ public final class ServeSite: Sendable {
         guard let schedules = store as? any SchedulingStore else { return notFound("/schedules") }
         let submitted: SubmittedRun?
         do {
-          submitted = try ScheduleTicker(store: schedules, fingerprint: options.fingerprint).trigger(name, at: ScheduleTicker.date(now()))
+          let fingerprint = options.fingerprint
+          submitted = try ScheduleTicker(store: schedules) { try fingerprint($0.file) }.trigger(name, at: ScheduleTicker.date(now()))
         } catch let error as StoreError {
           throw error
         } catch {

@@ -3,14 +3,21 @@ import Lunar
 import LunarStore
 
 /// What a POST of the site's own forms asks for: each one an operation the
-/// CLI has (`runs cancel`, `runs signal`, `queue resume`, `schedule pause`,
-/// `resume`, `trigger`), read from the path and the form's fields.
+/// CLI has (`runs cancel`, `runs signal`, `submit --resume`, `queue
+/// resume`, `schedule pause`, `resume`, `trigger`), read from the path and
+/// the form's fields.
 enum SiteAction: Equatable {
   /// `POST /runs/ID/cancel`: as `lunar runs cancel ID`.
   case cancel(RunID)
   /// `POST /runs/ID/signal` with `signal` (a name) and `value` (JSON,
   /// `true` when empty): as `lunar runs signal ID NAME VALUE`.
   case signal(RunID, name: LuaString, value: LuaValue)
+  /// `POST /runs/ID/resume`: a run that resumes it, for a worker, as
+  /// `lunar submit --resume ID FILE ARGS...`.
+  case resumeRun(RunID)
+  /// `POST /runs/ID/rerun` with `step` (hex): a resume that runs the step
+  /// and what needs it again, as `lunar submit --resume ID --force STEP`.
+  case rerun(RunID, from: LuaString)
   /// `POST /queues/resume` with `queue` (its name's bytes in hex): as
   /// `lunar queue resume NAME`.
   case resumeQueue(LuaString)
@@ -38,6 +45,8 @@ enum SiteAction: Equatable {
       switch parts[3] {
       case "cancel": return .cancel(RunID(id))
       case "signal": return try signal(RunID(id), fields)
+      case "resume": return .resumeRun(RunID(id))
+      case "rerun": return .rerun(RunID(id), from: try name("step", fields))
       default: throw .unknownPath
       }
     case ("queues", 3) where parts[2] == "resume":
@@ -58,7 +67,7 @@ enum SiteAction: Equatable {
   /// The page the browser is sent to once the action is done.
   var page: String {
     switch self {
-    case .cancel(let run), .signal(let run, _, _): "/runs/\(run.rawValue)"
+    case .cancel(let run), .signal(let run, _, _), .resumeRun(let run), .rerun(let run, _): "/runs/\(run.rawValue)"
     case .resumeQueue: "/queues"
     case .pauseSchedule, .resumeSchedule, .triggerSchedule: "/schedules"
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Lunar
 import LunarServe
 import LunarStore
 
@@ -39,7 +40,8 @@ enum ServeCommand {
       }
       options = ServeSite.Options(
         store: try StoreOption.location(parsed, command: "serve"), token: token.map(AccessToken.init),
-        readOnly: parsed.has("read-only"), fingerprint: ScheduleCommand.fingerprint)
+        readOnly: parsed.has("read-only"),
+        fingerprint: { file in Fingerprint(ofContent: try BoundedFileReader.read(file)) })
     } catch let error as UsageError {
       return LunarCommandLine.usageFailure(error)
     } catch {

@@ -100,6 +100,20 @@ import TestSupport
     let count = base.folder.url.appendingPathComponent("starts")
     let counting = try base.folder.write("counting-dot", "#!/bin/sh\necho start >> '\(count.path)'\nexec dot \"$@\"\n")
     chmod(counting, 0o755)
+    // A file just written may not run at once (ETXTBSY) while another
+    // test's thread forks: run it once, until it starts, then count afresh.
+    for _ in 0..<200 {
+      let probe = Process()
+      probe.executableURL = URL(fileURLWithPath: counting)
+      probe.arguments = ["-V"]
+      probe.standardError = FileHandle.nullDevice
+      if (try? probe.run()) != nil {
+        probe.waitUntilExit()
+        break
+      }
+      Thread.sleep(forTimeInterval: 0.02)
+    }
+    try? FileManager.default.removeItem(at: count)
     let site = base.site(graphviz: counting)
     func starts() -> Int { ((try? String(contentsOf: count, encoding: .utf8)) ?? "").split(separator: "\n").count }
     // The figure alone: each page without a cookie starts a new session.

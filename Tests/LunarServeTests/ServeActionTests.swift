@@ -142,6 +142,55 @@ import TestSupport
     #expect(!base.text(base.site(readOnly: true).answer(WebRequest(method: "GET", path: "/schedules"))).contains("<form"))
   }
 
+  /// Resume and Rerun on an ended run's page submit what `lunar submit
+  /// --resume RUN [--force STEP] FILE ARGS...` submits: the same file and
+  /// arguments, the file's fingerprint now, for a worker; the browser goes
+  /// to the new run's page. A run still open, a file that cannot be read,
+  /// a step named badly are refused and submit nothing.
+  @Test func anEndedRunIsResumedAndRerunFromAStepAsLunarSubmitWould() throws {
+    let file = base.folder.url.appendingPathComponent("flow.lua").path
+    try Data("return 2".utf8).write(to: URL(fileURLWithPath: file))
+    let store = try location().openRunStore()
+    var new = NewRun(workflow: "flow", file: file, arguments: ["day", "b\u{FF}"], startedAt: ServeSiteTests.at(0), host: "h", pid: 1)
+    let step = LuaString(bytes: [0x73, 0xFF])
+    new.plan = try RunPlan(names: ["fetch", step], needs: [[], [0]])
+    let failed = try store.beginRun(new)
+    try store.finishRun(failed, status: .failed, at: ServeSiteTests.at(1))
+    let site = base.site()
+    let session = try session(site)
+    let page = base.text(site.answer(WebRequest(method: "GET", path: "/runs/\(failed.rawValue)", headers: ["cookie": session.cookie])))
+    #expect(page.contains("action=\"/runs/\(failed.rawValue)/resume\"") && page.contains("id=\"resume\""))
+    #expect(page.contains("<option value=\"\(HexName.encode(step))\">s\u{FFFD}</option>"))
+    #expect(!page.contains("id=\"cancel\""))
+
+    let resumed = post("/runs/\(failed.rawValue)/resume", [], on: site, session: session)
+    #expect(resumed.status == 303)
+    let submissions = try #require(store as? any SubmittedRunStore)
+    let first = try #require(try submissions.submittedRun(RunID(failed.rawValue + 1)))
+    #expect(resumed.header("location") == "/runs/\(first.run.id.rawValue)")
+    #expect(first.run.status == .queued && first.run.file == file && first.run.arguments == ["day", "b\u{FF}"])
+    #expect(first.run.resumedFrom == failed && first.run.force == [])
+    #expect(first.fileFingerprint == Fingerprint(ofContent: Array("return 2".utf8)))
+
+    let rerun = post("/runs/\(failed.rawValue)/rerun", [("step", HexName.encode(step))], on: site, session: session)
+    #expect(rerun.status == 303)
+    let second = try #require(try submissions.submittedRun(RunID(failed.rawValue + 2)))
+    #expect(second.run.resumedFrom == failed && second.run.force == [step])
+
+    // The queued runs are open: neither is resumed before it ends.
+    let open = post("/runs/\(first.run.id.rawValue)/resume", [], on: site, session: session)
+    #expect(open.status == 409 && base.text(open).contains("is queued"))
+    #expect(post("/runs/\(failed.rawValue)/rerun", [("step", "zz")], on: site, session: session).status == 400)
+    #expect(post("/runs/999/resume", [], on: site, session: session).status == 404)
+    try FileManager.default.removeItem(atPath: file)
+    let unreadable = post("/runs/\(failed.rawValue)/resume", [], on: site, session: session)
+    #expect(unreadable.status == 409 && base.text(unreadable).contains("cannot be read here"))
+    #expect(post("/runs/\(failed.rawValue)/resume", [], on: site, session: nil).status == 403)
+    #expect(try store.runs(workflow: nil, limit: 10).count == 3)
+    // A succeeded run is rerun from a step, not resumed; read-only offers neither.
+    #expect(!base.text(base.site(readOnly: true).answer(WebRequest(method: "GET", path: "/runs/\(failed.rawValue)"))).contains("<form"))
+  }
+
   @Test func namesGoThroughHexByteForByte() {
     let names: [LuaString] = ["", "a", LuaString(bytes: [0, 0xFF, 0x80, 0x7F]), LuaString(bytes: Array(0...255))]
     for name in names { #expect(HexName.decode(HexName.encode(name)) == name.bytes) }
@@ -157,6 +206,9 @@ import TestSupport
     }
     #expect(try SiteAction.read(path: "/runs/3/cancel", fields: [:]) == .cancel(RunID(3)))
     #expect(try SiteAction.read(path: "/queues/resume", fields: ["queue": "61"]) == .resumeQueue("a"))
+    #expect(try SiteAction.read(path: "/runs/4/resume", fields: [:]) == .resumeRun(RunID(4)))
+    #expect(try SiteAction.read(path: "/runs/4/rerun", fields: ["step": "61ff"]) == .rerun(RunID(4), from: LuaString(bytes: [0x61, 0xFF])))
+    #expect(throws: SiteAction.Refusal.badField("no step named")) { try SiteAction.read(path: "/runs/4/rerun", fields: [:]) }
   }
 
   func location() -> StoreLocation { base.location }

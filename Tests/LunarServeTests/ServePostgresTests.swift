@@ -16,6 +16,7 @@ import TestSupport
   @Test func theSchedulesPage() throws { try site().theSchedulesPageShowsTheNextTicksInTheSchedulesZone() }
   @Test func aSignalIsRecorded() throws { try ServeActionTests(base: site()).aSignalFromThePageIsRecordedAsTheCLIRecordsIt() }
   @Test func aHaltedQueueIsResumed() throws { try ServeActionTests(base: site()).aHaltedQueueIsResumedFromThePageByItsBytes() }
+  @Test func runsAreResumedAndRerun() throws { try ServeActionTests(base: site()).anEndedRunIsResumedAndRerunFromAStepAsLunarSubmitWould() }
   @Test func schedulesAreActedOn() throws { try ServeActionTests(base: site()).schedulesArePausedResumedAndTriggeredFromThePage() }
   @Test func theLogsPage() throws { try RunDetailsTests(base: site()).theLogsPageShowsEachAttemptsBytesAsText() }
   @Test func waits() throws { try RunDetailsTests(base: site()).aRunningRunShowsWhatItsStepsWaitFor() }

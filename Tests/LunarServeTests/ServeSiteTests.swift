@@ -56,8 +56,8 @@ import TestSupport
   func site(token: String? = nil, readOnly: Bool = false, graphviz: String = "dot") -> ServeSite {
     var options = ServeSite.Options(
       store: location, token: token.map(AccessToken.init), readOnly: readOnly,
-      fingerprint: { schedule in
-        guard let content = FileManager.default.contents(atPath: schedule.file) else { throw CocoaError(.fileNoSuchFile) }
+      fingerprint: { file in
+        guard let content = FileManager.default.contents(atPath: file) else { throw CocoaError(.fileNoSuchFile) }
         return Fingerprint(ofContent: Array(content))
       })
     options.graphviz = graphviz

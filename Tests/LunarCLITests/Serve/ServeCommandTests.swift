@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LunarStore
 import TestSupport
 
 #if canImport(Glibc)
@@ -237,6 +238,9 @@ import Glibc
       timeout: 120)
     #expect(browser.status == 0, "\(browser.stdout)\(browser.stderr)")
     #expect(browser.stdout.contains("ok: its Resume button resumed it"), "\(browser.stdout)")
+    // The page's Rerun queued what `lunar submit --resume 1 --force ship` queues.
+    let rerun = try #require(try StoreLocation(parsing: store, currentFolder: folder.url.path).openRunStore().run(RunID(2)))
+    #expect(rerun.status == .queued && rerun.resumedFrom == RunID(1) && rerun.force == ["ship"], "\(rerun)")
     let ended = try await run.wait(timeout: 30)
     #expect(ended.status == 0, "\(ended.stdout)\(ended.stderr)")
     #expect(ended.stdout.contains("shipping 1.2.0, approved by ada"), "\(ended.stdout)")
