@@ -2,11 +2,12 @@ import LuaKit
 import LunarStore
 
 /// The queues page: each durable queue's head, what waits and for how long,
-/// halted queues; then the workers holding jobs now.
+/// halted queues; then the workers: each one alive (or lost) and the jobs
+/// it holds now.
 enum QueuesPage {
-  /// The page for `queues`; with `actions`, the session whose token a
-  /// halted queue's Resume button carries.
-  static func html(_ queues: [QueueSummary], now: StoreTimestamp, actions: SessionToken? = nil) -> String {
+  /// The page for `queues` and the `workers` the store lists; with
+  /// `actions`, the session whose token a halted queue's Resume button carries.
+  static func html(_ queues: [QueueSummary], workers: [WorkerPresence], now: StoreTimestamp, actions: SessionToken? = nil) -> String {
     var rows = ""
     for queue in queues.sorted(by: { $0.name.bytes.lexicographicallyPrecedes($1.name.bytes) }) {
       var state =
@@ -28,8 +29,18 @@ enum QueuesPage {
         """
     }
     let holding = WorkerHolding.of(queues)
-    let workers = holding.sorted { $0.key < $1.key }.map { name, held in
-      "<tr><td>\(HTML.escape(name))</td><td>\(held.jobs)</td><td>\(leaseText(held.leaseEnds, now: now))</td></tr>"
+    let listed = Dictionary(workers.map { ($0.worker.name, $0) }, uniquingKeysWith: { first, _ in first })
+    // A worker holding a job but not listed is one of an older Lunar, or
+    // one lost so long ago that the store forgot it.
+    let names = Set(listed.keys).union(holding.keys).sorted()
+    let workerRows = names.map { name in
+      let presence = listed[name]
+      let held = holding[name]
+      return """
+        <tr><th scope="row">\(HTML.escape(name))</th><td>\(presence.map { HTML.escape($0.serves) } ?? "")</td>\
+        <td>\(presence.map { TimeText.moment($0.startedAt) } ?? "")</td><td>\(presence.map { heartbeatText($0, now: now) } ?? "")</td>\
+        <td>\(held?.jobs ?? 0)</td><td>\(leaseText(held?.leaseEnds, now: now))</td></tr>
+        """
     }.joined(separator: "\n")
     let queueTable =
       queues.isEmpty
@@ -43,17 +54,25 @@ enum QueuesPage {
       </table>
       """
     let workerTable =
-      holding.isEmpty
-      ? "<p class=\"muted\">No worker holds a job now.</p>"
+      names.isEmpty
+      ? "<p class=\"muted\">No worker is running.</p>"
       : """
       <table>
-      <thead><tr><th scope="col">Worker (host:pid)</th><th scope="col">Jobs held</th><th scope="col">Lease ends</th></tr></thead>
+      <thead><tr><th scope="col">Worker (host:pid)</th><th scope="col">Serves</th><th scope="col">Started</th>\
+      <th scope="col">Last heartbeat</th><th scope="col">Jobs held</th><th scope="col">Lease ends</th></tr></thead>
       <tbody>
-      \(workers)
+      \(workerRows)
       </tbody>
       </table>
       """
     return Page.document(title: "Queues", content: "<h1>Queues</h1>\n\(queueTable)\n<h2>Workers</h2>\n\(workerTable)")
+  }
+
+  /// How long ago a worker last said it is alive; once its lease ended
+  /// without a heartbeat, it is lost (it most likely died without stopping).
+  private static func heartbeatText(_ presence: WorkerPresence, now: StoreTimestamp) -> String {
+    let ago = "\(TimeText.duration(max(0, presence.seenAt.seconds(until: now)))) ago"
+    return presence.isLost(at: now) ? "<span class=\"status failed\">\(ago): lost</span>" : ago
   }
 
   /// When the soonest of a worker's leases ends: a lease that ended says

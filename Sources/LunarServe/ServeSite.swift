@@ -277,7 +277,9 @@ public final class ServeSite: Sendable {
 
   private func queues(actions: SessionToken?) -> WebResponse {
     withQueueStore { store throws(StoreError) in
-      .html(QueuesPage.html(try store?.queues() ?? [], now: now(), actions: actions))
+      guard let store else { return .html(QueuesPage.html([], workers: [], now: now(), actions: actions)) }
+      let workers = try (openStore() as? any WorkerStore)?.workers() ?? []
+      return .html(QueuesPage.html(try store.queues(), workers: workers, now: now(), actions: actions))
     }
   }
 
@@ -301,18 +303,22 @@ public final class ServeSite: Sendable {
   /// `body` on the open store; a failure is an error page and closes it.
   private func withStore(_ body: (any RunStore) throws(StoreError) -> WebResponse) -> WebResponse {
     do throws(StoreError) {
-      let opened = try store.withLock { open throws(StoreError) -> any RunStore in
-        if let open { return open }
-        let made = try options.store.openRunStore(createIfMissing: false)
-        open = made
-        return made
-      }
-      return try body(opened)
+      return try body(try openStore())
     } catch where error.kind == .missing {
       return .html(Page.document(title: "No runs yet", content: "<h1>Runs</h1><p>No runs recorded yet in \(HTML.escape(options.store.description)).</p>"))
     } catch {
       store.withLock { $0 = nil }
       return storeFailed(error)
+    }
+  }
+
+  /// The open store, opened now if it is not.
+  private func openStore() throws(StoreError) -> any RunStore {
+    try store.withLock { open throws(StoreError) -> any RunStore in
+      if let open { return open }
+      let made = try options.store.openRunStore(createIfMissing: false)
+      open = made
+      return made
     }
   }
 

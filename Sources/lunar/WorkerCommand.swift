@@ -1,6 +1,7 @@
 import LuaKit
 import Lunar
 import LunarStore
+import LunarSchedules
 
 #if canImport(Glibc)
 import Glibc
@@ -113,6 +114,8 @@ enum WorkerCommand {
     }
     Signals.catchStopRequests()
     if let parent { ParentWatch.start(parent) }
+    let presence = presenceBeat(location, worker: options.worker, lease: lease, runs: runs, file: file, queues: queues)
+    defer { presence?.stop() }
     let startRunWorker = { () throws -> RunWorkerThread? in
       guard let runs else { return nil }
       return try RunWorkerThread.start(
@@ -178,9 +181,27 @@ enum WorkerCommand {
     guard stop == .finished, runWorker?.leftRunning != true else {
       // Jobs were given back: the runtime may still be running one, which
       // nothing waits for.
+      presence?.stop()
       _exit(Signals.stopStatus)
     }
     return 0
+  }
+
+  /// The heartbeat that lists this worker in the store (`lunar serve`'s
+  /// Queues page) while it runs; nil for a store that keeps no workers.
+  private static func presenceBeat(
+    _ location: StoreLocation, worker: WorkerID, lease: Duration, runs: Int?, file: String?, queues: [LuaString]?
+  ) -> WorkerPresenceBeat? {
+    guard let store = try? location.openRunStore() as? any WorkerStore else { return nil }
+    var serves: [String] = []
+    if let runs { serves.append("runs (\(runs) at once)") }
+    if let file {
+      let names = queues.map { $0.map { RunText.name($0) }.joined(separator: ", ") } ?? "every queue"
+      serves.append("queues: \(names) (\(file))")
+    }
+    return WorkerPresenceBeat(
+      store: store, worker: worker, serves: serves.joined(separator: "; "), lease: lease,
+      log: { Console.error("lunar worker \(worker): \($0)") })
   }
 
   /// `host:pid`, as `lunar queue ls` shows the worker running a job.

@@ -268,13 +268,26 @@ extension ServeSiteTests {
     // A worker that stopped heartbeating: its lease ended at 10, the page's now is 30.
     _ = try queues.enqueue(queue: "late", action: "x", input: [], policy: .stop, at: Self.at(0))
     _ = try #require(try queues.claim(worker: WorkerID("gone:7"), queues: ["late"], lease: .seconds(10), at: Self.at(0)))
+    // Workers as they announce themselves: box:42 heartbeats, idle:9 holds
+    // nothing, lost:3 stopped heartbeating at 12 (its lease ended at 15).
+    let workers = try #require(try location.openRunStore() as? any WorkerStore)
+    for (name, serves, seen) in [("box:42", "queues: <mail>", 29), ("idle:9", "runs (4 at once)", 28), ("lost:3", "runs (1 at once)", 12)] {
+      try workers.announce(
+        WorkerPresence(
+          worker: WorkerID(name), host: "h", pid: 1, serves: serves, startedAt: Self.at(1), seenAt: Self.at(Int64(seen)),
+          expiresAt: Self.at(Int64(seen) + 3)))
+    }
     let page = site().answer(WebRequest(method: "GET", path: "/queues"))
     #expect(page.status == 200)
     let body = text(page)
     #expect(body.contains("<td>&lt;mail&gt;</td><td><span class=\"status running\">running</span></td><td>2</td>"), "\(body)")
     #expect(body.contains("<td>job \(claimed.id.rawValue)</td><td>box:42</td>"), "\(body)")
-    #expect(body.contains("<tr><td>box:42</td><td>1</td><td>in 5.00s</td></tr>"), "\(body)")
-    #expect(body.contains("<tr><td>gone:7</td><td>1</td><td><span class=\"status failed\">ended 20.0s ago: no heartbeat</span></td></tr>"))
+    let started = TimeText.moment(Self.at(1))
+    #expect(body.contains("<tr><th scope=\"row\">box:42</th><td>queues: &lt;mail&gt;</td><td>\(started)</td><td>1.00s ago</td><td>1</td><td>in 5.00s</td></tr>"), "\(body)")
+    #expect(body.contains("<tr><th scope=\"row\">idle:9</th><td>runs (4 at once)</td><td>\(started)</td><td>2.00s ago</td><td>0</td><td></td></tr>"), "\(body)")
+    #expect(body.contains("<tr><th scope=\"row\">lost:3</th><td>runs (1 at once)</td><td>\(started)</td><td><span class=\"status failed\">18.0s ago: lost</span></td><td>0</td><td></td></tr>"), "\(body)")
+    // A worker that holds a job but is not listed (an older Lunar's).
+    #expect(body.contains("<tr><th scope=\"row\">gone:7</th><td></td><td></td><td></td><td>1</td><td><span class=\"status failed\">ended 20.0s ago: no heartbeat</span></td></tr>"), "\(body)")
     #expect(body.contains("<td>idle</td>"))
   }
 

@@ -219,10 +219,23 @@ enum PostgresStoreSchema {
     ],
     // Version 13: what each planned step needs, so a run's graph is drawn
     // from the store alone (RunPlan); a submitted run may resume another
-    // (resumed_from), running some of its steps again anyway (force).
+    // (resumed_from), running some of its steps again anyway (force); the
+    // workers alive (worker).
     [
       "ALTER TABLE run ADD COLUMN plan_needs bytea",  // LuaValueCodec: per plan entry, the positions it needs
       "ALTER TABLE run ADD COLUMN force bytea",  // LuaValueCodec: the steps a submitted resume runs again anyway
+      // The workers alive, each as it last said (WorkerStore).
+      """
+      CREATE TABLE worker (
+        name text PRIMARY KEY,                 -- host:pid, as the jobs it holds name it
+        host text NOT NULL,
+        pid bigint NOT NULL,
+        serves text NOT NULL,                  -- what it serves, for people
+        started_at bigint NOT NULL,            -- microseconds since 1970 UTC
+        seen_at bigint NOT NULL,               -- its latest heartbeat
+        expires_at bigint NOT NULL             -- lost unless it heartbeats by then
+      )
+      """,
     ],
   ]
 

@@ -217,10 +217,23 @@ enum StoreSchema {
     ],
     // Version 13: what each planned step needs, so a run's graph is drawn
     // from the store alone (RunPlan); a submitted run may resume another
-    // (resumed_from), running some of its steps again anyway (force).
+    // (resumed_from), running some of its steps again anyway (force); the
+    // workers alive (worker).
     [
       "ALTER TABLE run ADD COLUMN plan_needs BLOB",  // LuaValueCodec: per plan entry, the positions it needs
       "ALTER TABLE run ADD COLUMN force BLOB",  // LuaValueCodec: the steps a submitted resume runs again anyway
+      // The workers alive, each as it last said (WorkerStore).
+      """
+      CREATE TABLE worker (
+        name TEXT PRIMARY KEY,                 -- host:pid, as the jobs it holds name it
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        serves TEXT NOT NULL,                  -- what it serves, for people
+        started_at INTEGER NOT NULL,           -- microseconds since 1970 UTC
+        seen_at INTEGER NOT NULL,              -- its latest heartbeat
+        expires_at INTEGER NOT NULL            -- lost unless it heartbeats by then
+      ) WITHOUT ROWID
+      """,
     ],
   ]
 

@@ -168,6 +168,28 @@ import TestSupport
     #expect(shown.stdout.contains("forces step \"nope\", which workflow \"flow\" has no more"), "\(shown.stdout)")
   }
 
+  /// A worker lists itself in the store while it runs (what it serves, its
+  /// heartbeats), holding work or not, and withdraws when it stops.
+  @Test(arguments: backends) func aRunningWorkerIsListedInTheStoreUntilItStops(backend: String) async throws {
+    let place = try Place(backend)
+    let worker = try place.worker(["--runs", "2"])
+    let store = try #require(try place.openStore() as? any WorkerStore)
+    let name = "\(NewRun.currentHost):\(worker.process.processIdentifier)"
+    var listed: WorkerPresence?
+    for _ in 0..<1500 {
+      listed = try store.workers().first { $0.worker.name == name }
+      if listed != nil { break }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    let presence = try #require(listed, "never listed as \(name)")
+    #expect(presence.serves == "runs (2 at once)" && presence.pid == worker.process.processIdentifier)
+    #expect(!presence.isLost(at: presence.seenAt) && presence.isLost(at: presence.expiresAt))
+    worker.send(SIGTERM)
+    let stopped = try await worker.wait()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    #expect(try store.workers().isEmpty)
+  }
+
   @Test(arguments: backends) func aFileChangedSinceItWasSubmittedIsRefusedWithBothFingerprints(backend: String) async throws {
     let place = try Place(backend)
     _ = try await place.lunar(["submit", "flow.lua", "t"])

@@ -132,6 +132,32 @@ enum RunStoreBehaviour {
     #expect(refusal { try store.run(run) }?.message.contains("not another step") == true)
   }
 
+  /// Workers announce themselves, each record replacing the last; a
+  /// stopped one is withdrawn; one lost for a day is forgotten at the next
+  /// announce; a bad row is refused in one line that names the worker.
+  static func workersAreListedAsTheyLastAnnouncedThemselves(_ fixture: StoreFixture) throws {
+    let store = try #require(fixture.store as? any WorkerStore)
+    func presence(_ name: String, seen: Int64, serves: String = "runs (1 at once)") -> WorkerPresence {
+      WorkerPresence(
+        worker: WorkerID(name), host: "h", pid: 7, serves: serves, startedAt: at(0), seenAt: at(seen), expiresAt: at(seen + 10))
+    }
+    try store.announce(presence("b:2", seen: 1))
+    try store.announce(presence("a:1", seen: 2))
+    try store.announce(presence("b:2", seen: 5, serves: "queues: every queue (w.lua)"))
+    let reopened = try #require(try fixture.reopen() as? any WorkerStore)
+    #expect(try reopened.workers() == [presence("a:1", seen: 2), presence("b:2", seen: 5, serves: "queues: every queue (w.lua)")])
+    #expect(try reopened.workers().first?.isLost(at: at(12)) == true && reopened.workers().first?.isLost(at: at(11)) == false)
+    try store.withdraw(WorkerID("a:1"))
+    try store.withdraw(WorkerID("never:0"))
+    #expect(try store.workers().map(\.worker) == [WorkerID("b:2")])
+    // b:2's lease ended at 15; a day and more later it is forgotten.
+    try store.announce(presence("c:3", seen: 15 + 24 * 3600 + 1))
+    #expect(try store.workers().map(\.worker) == [WorkerID("c:3")])
+    try fixture.tamper("UPDATE worker SET pid = -1")
+    let error = refusal { try store.workers() }
+    #expect(error?.kind == .badValue && error?.message.contains("worker c:3") == true && error?.message.contains("\n") == false)
+  }
+
   static func aRowOutOfRangeIsRefusedInOneLine(_ fixture: StoreFixture) throws {
     let store = fixture.store
     let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua", arguments: [], startedAt: at(0), host: "h", pid: 42))

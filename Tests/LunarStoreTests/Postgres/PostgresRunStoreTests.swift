@@ -34,6 +34,7 @@ struct PostgresRunStoreTests {
   }
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.postgres()) }
   @Test func aRunsPlanKeepsWhatEachStepNeeds() throws { try RunStoreBehaviour.aRunsPlanKeepsWhatEachStepNeeds(.postgres()) }
+  @Test func workersAreListed() throws { try RunStoreBehaviour.workersAreListedAsTheyLastAnnouncedThemselves(.postgres()) }
   @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.postgres()) }
   @Test func aHeartbeatKeepsTheLeaseAndCarriesACancelRequest() throws {
     try RunOwnershipBehaviour.aHeartbeatKeepsTheLeaseAndCarriesACancelRequest(.postgres())
