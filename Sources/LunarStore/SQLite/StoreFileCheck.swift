@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// What a store file is, judged from its first 100 bytes before SQLite opens
 /// it: SQLite creates WAL and journal files beside any file it opens read-write,
@@ -17,8 +18,28 @@ enum StoreFileCheck {
     case lunarStore
   }
 
+  /// The descriptors inspections read store files through, by device and
+  /// inode, never closed: closing any descriptor of a file drops every
+  /// POSIX lock this process holds on it, SQLite's included, and another
+  /// process would then take the store for unused, checkpoint its
+  /// write-ahead log and delete it under this process's open connection
+  /// (whose later commits would be lost). One descriptor per store file
+  /// the process ever opens.
+  private static let readers = Mutex<[FileKey: Int32]>([:])
+
+  private struct FileKey: Hashable {
+    var device: UInt64
+    var inode: UInt64
+  }
+
   /// What `path` is, or the error that refuses it.
   static func inspect(_ path: String) throws(StoreError) -> Finding {
+    var known = stat()
+    if stat(path, &known) == 0, known.st_mode & S_IFMT == S_IFREG,
+      let fd = readers.withLock({ $0[FileKey(device: UInt64(known.st_dev), inode: UInt64(known.st_ino))] })
+    {
+      return try judge(path, fd: fd, size: Int(known.st_size))
+    }
     // O_NONBLOCK: opening a FIFO must not wait for a writer.
     let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
     if fd < 0 {
@@ -33,16 +54,28 @@ enum StoreFileCheck {
       }
       throw StoreError(.database, "cannot open store \(path): \(String(cString: strerror(failure)))")
     }
-    defer { close(fd) }
     var info = stat()
     guard fstat(fd, &info) == 0 else {
-      throw StoreError(.database, "cannot open store \(path): \(String(cString: strerror(errno)))")
+      let failure = errno
+      close(fd)
+      throw StoreError(.database, "cannot open store \(path): \(String(cString: strerror(failure)))")
     }
     guard info.st_mode & S_IFMT == S_IFREG else {
+      // Not a file SQLite could hold open: closing it drops no lock.
+      close(fd)
       let what = info.st_mode & S_IFMT == S_IFDIR ? "a folder" : "not a regular file"
       throw StoreError(.notAStore, "\(path) is \(what), not a Lunar store; Lunar leaves it untouched")
     }
-    if info.st_size == 0 { return .empty }
+    // Kept, never closed (see `readers`); one that raced another
+    // inspection of the same file stays open too.
+    let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    readers.withLock { if $0[key] == nil { $0[key] = fd } }
+    return try judge(path, fd: fd, size: Int(info.st_size))
+  }
+
+  /// What the regular file `path`, open as `fd` and `size` bytes long, is.
+  private static func judge(_ path: String, fd: Int32, size: Int) throws(StoreError) -> Finding {
+    if size == 0 { return .empty }
     var header = [UInt8](repeating: 0, count: 100)
     var filled = 0
     while filled < header.count {

@@ -13,6 +13,30 @@ import TestSupport
   /// every commit reaches 222 MB here.
   static let bound = 8 * 4 * 1024 * 1024
 
+  /// A second connection to a store this process has open (`lunar serve`
+  /// opens the runs, the queues and its change feed) must not drop the
+  /// first's locks: a file descriptor of the store closed by the check
+  /// before SQLite opens it did, and another process that closed its
+  /// connection then took the store for unused and deleted its log, with
+  /// every later commit of this process written into the deleted file.
+  @Test func aSecondConnectionInOneProcessLosesNoCommit() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.url.appendingPathComponent("store.db").path
+    let first = try SQLiteRunStore(path: path)
+    _ = try first.beginRun(NewRun(workflow: "w", file: "w.lua", startedAt: .now, host: "h", pid: 1))
+    _ = try SQLiteRunStore(path: path)
+    _ = try SQLiteQueueStore(path: path)
+    // Another process opens the store and closes it: the last to close
+    // checkpoints the log and deletes it, if it may.
+    let count = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM run').fetchone()[0]); c.close()"
+    let before = try await ProgramRun.run("/usr/bin/python3", ["-c", count, path])
+    #expect(before.stdout == "1\n", "\(before.stderr)")
+    _ = try first.beginRun(NewRun(workflow: "w", file: "w.lua", startedAt: .now, host: "h", pid: 1))
+    let after = try await ProgramRun.run("/usr/bin/python3", ["-c", count, path])
+    #expect(after.stdout == "2\n", "\(after.stderr)")
+    #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+  }
+
   @Test func aSubmitterAndAWorkerAtOnceKeepTheLogBounded() async throws {
     let folder = try TemporaryFolder()
     let path = folder.url.appendingPathComponent("store.db").path
