@@ -41,10 +41,11 @@ enum Page {
       """
   }
 
-  /// Keeps a page current without reloading it: fetches it again every
-  /// half second and puts the new `<main>` in place when it changed (not
-  /// while the user is in one of its forms). A page reads the same
-  /// without it.
+  /// Keeps a page current without reloading it: asks `/changes` ten times
+  /// a second whether the store changed, and then (or every five seconds,
+  /// for the times a page shows) fetches the page and puts the new `<main>`
+  /// in place when it differs (not while the user is in one of its forms).
+  /// A page reads the same without it.
   static let liveScript = """
     "use strict";
     (function () {
@@ -77,9 +78,26 @@ enum Page {
         } catch (error) {
           // The server is gone for now: the next turn tries again.
         }
-        setTimeout(refresh, 500);
       }
-      setTimeout(refresh, 500);
+      let mark = null;
+      let fetched = Date.now();
+      async function watch() {
+        if (paused) return;
+        try {
+          const response = await fetch("/changes", { cache: "no-store", credentials: "same-origin" });
+          const now = response.ok ? await response.text() : null;
+          const changed = now !== null && mark !== null && now !== mark;
+          if (now !== null) mark = now;
+          if (changed || Date.now() - fetched > 5000) {
+            fetched = Date.now();
+            await refresh();
+          }
+        } catch (error) {
+          // As above: the next turn tries again.
+        }
+        setTimeout(watch, 100);
+      }
+      watch();
     })();
 
     """

@@ -34,6 +34,9 @@ final class RunGraph: Sendable {
   /// The graph of `run`'s plan with the statuses of its recorded `steps`;
   /// a step recorded but not planned (a run of an older Lunar) is left out.
   func drawing(of run: RunRecord, steps: [StepRecord]) -> Drawing {
+    if run.status == .queued && run.plan.isEmpty {
+      return .unavailable("The graph is drawn once a worker has loaded the run's file.")
+    }
     guard let needs = run.plan.needs else {
       return .unavailable("This run was recorded without its steps' needs (by an older Lunar): no graph to draw.")
     }

@@ -43,13 +43,17 @@ public final class ServeSite: Sendable {
   private let queueStore = Mutex<(any QueueStore)?>(nil)
   private let now: @Sendable () -> StoreTimestamp
   private let graph: RunGraph
+  private let changes: ChangeFeed
 
   /// A site over `options.store`; `now` is the clock durations run to.
   public init(_ options: Options, now: @escaping @Sendable () -> StoreTimestamp = { .now }) {
     self.options = options
     self.now = now
     graph = RunGraph(program: options.graphviz)
+    changes = ChangeFeed(location: options.store)
   }
+
+  deinit { changes.stop() }
 
   /// The answer to `request`.
   public func answer(_ request: WebRequest) -> WebResponse {
@@ -97,6 +101,11 @@ public final class ServeSite: Sendable {
     }
     if path == "/live.js" {
       return WebResponse(status: 200, contentType: "text/javascript; charset=utf-8", body: Array(Page.liveScript.utf8))
+    }
+    if path == "/changes" {
+      // The live pages' question, several times a second: answered from
+      // memory, never from the store.
+      return WebResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array(String(changes.mark).utf8))
     }
     if path == "/favicon.svg" {
       return WebResponse(status: 200, contentType: "image/svg+xml", body: Array(Page.icon.utf8))

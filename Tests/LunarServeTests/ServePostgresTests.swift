@@ -21,6 +21,7 @@ import TestSupport
   @Test func theLogsPage() throws { try RunDetailsTests(base: site()).theLogsPageShowsEachAttemptsBytesAsText() }
   @Test func waits() throws { try RunDetailsTests(base: site()).aRunningRunShowsWhatItsStepsWaitFor() }
   @Test func pagingAndTime() throws { try RunDetailsTests(base: site()).theRunsPagePagesOnAndFiltersByTime() }
+  @Test func changes() async throws { try await site().changesCountWhatAnotherProcessCommits() }
   @Test func theRunsGraph() throws { try RunGraphTests(base: site()).aRunsPageDrawsItsPlanWithEachStepsStatusAndEdges() }
   @Test func graphNamesAreText() throws { try RunGraphTests(base: site()).namesInTheGraphAreTextNeverMarkup() }
 }

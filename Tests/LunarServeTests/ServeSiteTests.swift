@@ -303,6 +303,25 @@ extension ServeSiteTests {
     #expect(page.contains("<td class=\"status parked\">paused</td><td></td>"))
   }
 
+  /// `/changes` is the number the live pages watch: it goes up once
+  /// another process commits to the store, without the page being fetched.
+  @Test func changesCountWhatAnotherProcessCommits() async throws {
+    let runs = try record()
+    let site = site()
+    func mark() -> Int64? { Int64(text(site.answer(WebRequest(method: "GET", path: "/changes")))) }
+    let first = try #require(mark())
+    #expect(site.answer(WebRequest(method: "GET", path: "/changes")).header("content-type") == "text/plain; charset=utf-8")
+    // The feed listens from its first answer on: commit until it hears.
+    var now = first
+    for attempt in 0..<200 where now == first {
+      try location.openRunStore().recordSteps(
+        [StepRecord(name: LuaString("late \(attempt)"), position: 1, status: .succeeded)], of: runs.running)
+      try await Task.sleep(for: .milliseconds(50))
+      now = try #require(mark())
+    }
+    #expect(now > first)
+  }
+
   @Test func emptyStoresHaveEmptyQueueAndSchedulePages() {
     #expect(text(site().answer(WebRequest(method: "GET", path: "/queues"))).contains("No durable queues in this store."))
     #expect(text(site().answer(WebRequest(method: "GET", path: "/schedules"))).contains("No runs recorded yet in "))

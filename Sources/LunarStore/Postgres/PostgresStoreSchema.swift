@@ -236,7 +236,19 @@ enum PostgresStoreSchema {
         expires_at bigint NOT NULL             -- lost unless it heartbeats by then
       )
       """,
-    ],
+      // Each statement that changes what `lunar serve` shows notifies
+      // `lunar_changes` (once per transaction: PostgreSQL folds equal
+      // notifications); jobs notify `lunar_queue` themselves.
+      """
+      CREATE FUNCTION lunar_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('lunar_changes', current_schema());
+        RETURN NULL;
+      END $$
+      """,
+    ] + ["run", "step", "step_log", "step_wait", "run_signal", "queue", "schedule", "worker"].map { table in
+      "CREATE TRIGGER \(table)_changed AFTER INSERT OR UPDATE OR DELETE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION lunar_changed()"
+    },
   ]
 
   /// The version this Lunar writes.

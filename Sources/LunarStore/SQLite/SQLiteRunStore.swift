@@ -37,6 +37,8 @@ public final class SQLiteRunStore: RunStore {
   public let path: String
   public var location: String { "sqlite:" + path }
   private let connection: Mutex<SQLiteDatabase>
+  /// The `data_version` the last `waitForChange` saw.
+  let lastDataVersion = Mutex<Int64?>(nil)
 
   /// Throws what opening `path` as a store would refuse (a file that is not
   /// a Lunar store, a missing folder), touching nothing.

@@ -239,7 +239,9 @@ import Glibc
     #expect(browser.status == 0, "\(browser.stdout)\(browser.stderr)")
     #expect(browser.stdout.contains("ok: its Resume button resumed it"), "\(browser.stdout)")
     // The page's Rerun queued what `lunar submit --resume 1 --force ship` queues.
-    let rerun = try #require(try StoreLocation(parsing: store, currentFolder: folder.url.path).openRunStore().run(RunID(2)))
+    let runs = try StoreLocation(parsing: store, currentFolder: folder.url.path).openRunStore()
+    let listed = try runs.runs(workflow: nil, limit: 10).map { "\($0.run.id) \($0.run.status)" }
+    let rerun = try #require(try runs.run(RunID(2)), "\(listed)\n\(browser.stdout)")
     #expect(rerun.status == .queued && rerun.resumedFrom == RunID(1) && rerun.force == ["ship"], "\(rerun)")
     let ended = try await run.wait(timeout: 30)
     #expect(ended.status == 0, "\(ended.stdout)\(ended.stderr)")

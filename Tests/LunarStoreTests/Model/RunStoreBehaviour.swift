@@ -158,6 +158,24 @@ enum RunStoreBehaviour {
     #expect(error?.kind == .badValue && error?.message.contains("worker c:3") == true && error?.message.contains("\n") == false)
   }
 
+  /// A commit of another connection (another process) is a change the
+  /// store tells of: a run begun, a step recorded, a row changed by hand;
+  /// with none, a wait times out.
+  static func anotherConnectionsCommitIsAChange(_ fixture: StoreFixture) throws {
+    let watching = try #require(fixture.store as? any ChangeFeedStore)
+    #expect(try watching.waitForChange(timeout: .milliseconds(50)) == false)
+    let other = try fixture.reopen()
+    let run = try other.beginRun(NewRun(workflow: "w", file: "w.lua", startedAt: at(0), host: "h", pid: 1))
+    #expect(try watching.waitForChange(timeout: .seconds(10)))
+    // Told once: nothing changed since.
+    #expect(try watching.waitForChange(timeout: .milliseconds(100)) == false)
+    try other.recordSteps([StepRecord(name: "s", position: 0, status: .succeeded)], of: run)
+    #expect(try watching.waitForChange(timeout: .seconds(10)))
+    // Any writer's commit, Lunar's or not (sqlite3, psql).
+    try fixture.tamper("UPDATE run SET file = 'moved.lua'")
+    #expect(try watching.waitForChange(timeout: .seconds(10)))
+  }
+
   static func aRowOutOfRangeIsRefusedInOneLine(_ fixture: StoreFixture) throws {
     let store = fixture.store
     let run = try store.beginRun(NewRun(workflow: "w", file: "w.lua", arguments: [], startedAt: at(0), host: "h", pid: 42))

@@ -31,6 +31,7 @@ private struct Fixture {
   @Test func lastOrAnIdResolvesToARun() throws { try RunStoreBehaviour.lastOrAnIdResolvesToARun(.sqlite()) }
   @Test func aRunsPlanKeepsWhatEachStepNeeds() throws { try RunStoreBehaviour.aRunsPlanKeepsWhatEachStepNeeds(.sqlite()) }
   @Test func workersAreListed() throws { try RunStoreBehaviour.workersAreListedAsTheyLastAnnouncedThemselves(.sqlite()) }
+  @Test func anotherConnectionsCommitIsAChange() throws { try RunStoreBehaviour.anotherConnectionsCommitIsAChange(.sqlite()) }
   @Test func aStaleOwnersCommitIsRefused() throws { try RunOwnershipBehaviour.aStaleOwnersCommitIsRefused(.sqlite()) }
   @Test func aHeartbeatKeepsTheLeaseAndCarriesACancelRequest() throws {
     try RunOwnershipBehaviour.aHeartbeatKeepsTheLeaseAndCarriesACancelRequest(.sqlite())
