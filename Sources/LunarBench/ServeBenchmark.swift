@@ -1,10 +1,13 @@
 import Foundation
+import LuaKit
 import LunarStore
 
 /// `lunar serve` on a big store: the time to the first byte of the runs
 /// page and of a 1,000-step run's page, with 100,000 runs and 2,000,000
 /// steps in a SQLite store, beside the same server's not-found page (no
-/// store read) timed in the same rounds; the goal is 50 ms.
+/// store read) timed in the same rounds; the goal is 50 ms. Then how soon
+/// a commit of another process shows in `/changes`, what live pages watch
+/// (goal: 250 ms on PostgreSQL, 1 s on SQLite), beside the commit itself.
 enum ServeBenchmark {
   static let runs = 100_000
   static let stepsPerRun = 20
@@ -22,19 +25,19 @@ enum ServeBenchmark {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let path = folder.appendingPathComponent("runs.db").path
-    try measure(lunar, store: "sqlite:" + path, label: "SQLite") { try seed(path) }
+    try measure(lunar, store: "sqlite:" + path, label: "SQLite", changeGoal: "≤ 1000 ms") { try seed(path) }
     guard let server = BenchPostgresServer.fromEnvironment() else {
       print("serve: PostgreSQL skipped (LUNAR_BENCH_PG_URL unset; scripts/bench sets it)")
       return
     }
     let url = try server.freshDatabase("lunar_bench_serve")
     defer { server.drop("lunar_bench_serve") }
-    try measure(lunar, store: url, label: "PostgreSQL") { try seedPostgres(url) }
+    try measure(lunar, store: url, label: "PostgreSQL", changeGoal: "≤ 250 ms") { try seedPostgres(url) }
   }
 
   /// Seeds a store with `seed`, serves it, and reports the two pages' first
   /// bytes beside the not-found page's.
-  static func measure(_ lunar: String, store: String, label: String, seed: () throws -> RunID) throws {
+  static func measure(_ lunar: String, store: String, label: String, changeGoal: String, seed: () throws -> RunID) throws {
     let seeding = ContinuousClock.now
     let bigRun = try seed()
     print(String(format: "serve: seeded %d runs and %d steps (%@) in %.1f s", runs + 1, runs * stepsPerRun + bigRunSteps,
@@ -65,6 +68,54 @@ enum ServeBenchmark {
     Harness.report(
       "serve, \(label): a 1,000-step run, first byte", subject: times[1], baseline: times[2], baselineName: "404:",
       unit: "ms", goal: "≤ 50 ms")
+    try measureChanges(port: port, store: store, run: bigRun, label: label, goal: changeGoal)
+  }
+
+  /// From a step committed here (another process than the server) to
+  /// `/changes` answering a new number, 20 times, asking every millisecond;
+  /// the slowest, beside the slowest commit.
+  static func measureChanges(port: Int, store: String, run: RunID, label: String, goal: String) throws {
+    let writer = try StoreLocation(parsing: store, currentFolder: FileManager.default.currentDirectoryPath).openRunStore()
+    // The first question starts the server's feed; let it start listening.
+    _ = try answer(port: port, path: "/changes")
+    Thread.sleep(forTimeInterval: 1)
+    var seen: [Double] = []
+    var commits: [Double] = []
+    for round in 0..<20 {
+      let before = try answer(port: port, path: "/changes")
+      let start = ContinuousClock.now
+      try writer.recordSteps([StepRecord(name: LuaString("bench \(round)"), position: 0, status: .succeeded)], of: run)
+      commits.append((ContinuousClock.now - start).nanoseconds / 1e6)
+      while try answer(port: port, path: "/changes") == before {
+        guard ContinuousClock.now - start < .seconds(10) else { throw BenchmarkFailure(description: "/changes never changed") }
+        Thread.sleep(forTimeInterval: 0.001)
+      }
+      seen.append((ContinuousClock.now - start).nanoseconds / 1e6)
+      Thread.sleep(forTimeInterval: 0.05)
+    }
+    Harness.report(
+      "serve, \(label): a commit seen by /changes (worst of 20)", subject: seen.max() ?? 0, baseline: commits.max() ?? 1,
+      baselineName: "commit:", unit: "ms", goal: goal)
+  }
+
+  /// The body of the answer to a GET of `path`.
+  static func answer(port: Int, path: String) throws -> String {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
+    defer { close(socket) }
+    var address = loopback(port: port)
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw BenchmarkFailure(description: "connect: errno \(errno)") }
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+    guard write(socket, request, request.count) == request.count else { throw BenchmarkFailure(description: "write: errno \(errno)") }
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    var whole: [UInt8] = []
+    while case let count = read(socket, &buffer, buffer.count), count > 0 { whole += buffer[0..<count] }
+    let text = String(decoding: whole, as: UTF8.self)
+    guard let body = text.range(of: "\r\n\r\n") else { throw BenchmarkFailure(description: "\(path): no answer") }
+    return String(text[body.upperBound...])
   }
 
   /// Writes the runs and steps in one transaction with SQL (the store's
