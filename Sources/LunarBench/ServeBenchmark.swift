@@ -68,13 +68,109 @@ enum ServeBenchmark {
     Harness.report(
       "serve, \(label): a 1,000-step run, first byte", subject: times[1], baseline: times[2], baselineName: "404:",
       unit: "ms", goal: "≤ 50 ms")
-    try measureChanges(port: port, store: store, run: bigRun, label: label, goal: changeGoal)
+    let alone = try measureChanges(port: port, store: store, run: bigRun, label: label, goal: changeGoal)
+    try measureCrowd(
+      port: port, server: server.processIdentifier, store: store, run: bigRun, label: label, alone: alone, goal: changeGoal)
+  }
+
+  /// 500 live pages at once: 500 kept-alive connections, each asking
+  /// `/changes` every 100 ms as a page does (one thread sends them in
+  /// turn, paced to that rate at most), while a commit is timed to
+  /// `/changes` as above (beside the same without them, `alone`); the
+  /// server's resident memory with them, beside it idle.
+  static func measureCrowd(
+    port: Int, server: Int32, store: String, run: RunID, label: String, alone: Double, goal: String
+  ) throws {
+    let idle = residentMegabytes(server)
+    var crowd: [Int32] = []
+    defer { crowd.forEach { close($0) } }
+    for _ in 0..<500 { crowd.append(try connected(port: port)) }
+    let writer = try StoreLocation(parsing: store, currentFolder: FileManager.default.currentDirectoryPath).openRunStore()
+    let request = Array("GET /changes HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+    var seen: [Double] = []
+    var peak = idle
+    var asked = 0
+    let began = ContinuousClock.now
+    for round in 0..<10 {
+      let before = try answer(port: port, path: "/changes")
+      let start = ContinuousClock.now
+      try writer.recordSteps([StepRecord(name: LuaString("crowd \(round)"), position: 0, status: .succeeded)], of: run)
+      // A page's question in turn: 500 every 100 ms, checking between
+      // sweeps' tenths whether the commit shows yet.
+      var shown: Double?
+      while shown == nil {
+        for (index, socket) in crowd.enumerated() {
+          guard write(socket, request, request.count) == request.count else { throw BenchmarkFailure(description: "crowd write: errno \(errno)") }
+          _ = try readAnswer(socket)
+          asked += 1
+          if index % 50 == 49 {
+            if shown == nil, try answer(port: port, path: "/changes") != before { shown = (ContinuousClock.now - start).nanoseconds / 1e6 }
+            let due = began + .milliseconds(asked / 5)
+            if ContinuousClock.now < due { Thread.sleep(forTimeInterval: (due - ContinuousClock.now).nanoseconds / 1e9) }
+          }
+        }
+        guard ContinuousClock.now - start < .seconds(10) else { throw BenchmarkFailure(description: "/changes never changed") }
+      }
+      seen.append(shown ?? 0)
+      peak = max(peak, residentMegabytes(server))
+    }
+    let rate = Double(asked) / ((ContinuousClock.now - began).nanoseconds / 1e9)
+    print(String(format: "serve, %@: 500 connections asked %.0f times a second", label as NSString, rate))
+    Harness.report(
+      "serve, \(label): 500 live pages, resident memory", subject: peak, baseline: idle, baselineName: "idle:", unit: "MB",
+      goal: "bounded")
+    Harness.report(
+      "serve, \(label): a commit seen among 500 pages (worst of 10)", subject: seen.max() ?? 0, baseline: alone,
+      baselineName: "alone:", unit: "ms", goal: goal)
+  }
+
+  /// The resident memory of process `pid`, in MB (0 if unknown).
+  static func residentMegabytes(_ pid: Int32) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+      let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+      let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kilobytes / 1024
+  }
+
+  /// A socket connected to the server.
+  static func connected(port: Int) throws -> Int32 {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
+    var address = loopback(port: port)
+    let done = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard done == 0 else {
+      close(socket)
+      throw BenchmarkFailure(description: "connect: errno \(errno)")
+    }
+    return socket
+  }
+
+  /// One answer on a kept-alive connection: its head, then as many bytes
+  /// as its Content-Length says.
+  static func readAnswer(_ socket: Int32) throws -> [UInt8] {
+    var received: [UInt8] = []
+    var byte = [UInt8](repeating: 0, count: 4096)
+    while true {
+      if let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+        let head = String(decoding: received[..<end.lowerBound], as: UTF8.self).lowercased()
+        let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+          .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        if received.count - end.upperBound >= length { return Array(received[end.upperBound..<(end.upperBound + length)]) }
+      }
+      let count = read(socket, &byte, byte.count)
+      guard count > 0 else { throw BenchmarkFailure(description: "crowd: the server closed a connection") }
+      received += byte[0..<count]
+    }
   }
 
   /// From a step committed here (another process than the server) to
   /// `/changes` answering a new number, 20 times, asking every millisecond;
   /// the slowest, beside the slowest commit.
-  static func measureChanges(port: Int, store: String, run: RunID, label: String, goal: String) throws {
+  @discardableResult
+  static func measureChanges(port: Int, store: String, run: RunID, label: String, goal: String) throws -> Double {
     let writer = try StoreLocation(parsing: store, currentFolder: FileManager.default.currentDirectoryPath).openRunStore()
     // The first question starts the server's feed; let it start listening.
     _ = try answer(port: port, path: "/changes")
@@ -96,6 +192,7 @@ enum ServeBenchmark {
     Harness.report(
       "serve, \(label): a commit seen by /changes (worst of 20)", subject: seen.max() ?? 0, baseline: commits.max() ?? 1,
       baselineName: "commit:", unit: "ms", goal: goal)
+    return seen.max() ?? 0
   }
 
   /// The body of the answer to a GET of `path`.
