@@ -125,6 +125,7 @@ enum Page {
     th, td { text-align: left; padding: 0.35rem 0.6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
     th { color: var(--muted); font-weight: 600; }
     tbody th { color: var(--fg); }
+    tr.child th { padding-left: 1.8rem; font-weight: 400; }
     a { color: var(--run); }
     a:focus, button:focus, select:focus, input:focus { outline: 2px solid var(--run); outline-offset: 2px; }
     .status { font-weight: 600; }

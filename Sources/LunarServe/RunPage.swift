@@ -38,11 +38,14 @@ enum RunPage {
     let list = facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined(separator: "\n")
 
     let needs = Self.needs(run.plan)
+    // A fan-out's children under their step (a declared step may be named `x[1]` too).
+    let parents = Set(steps.filter { StepRecord.childIndex(of: $0.name) == nil }.map(\.position))
     var rows = ""
-    for step in steps.sorted(by: { $0.position < $1.position }) {
+    for step in StepRecord.inItemOrder(steps) {
       let output = step.output.map { values in values.map(\.description).joined(separator: ", ") } ?? ""
+      let child = StepRecord.childIndex(of: step.name) != nil && parents.contains(step.position)
       rows += """
-        <tr id="\(rowID(step.name))"><th scope="row">\(HTML.escape(step.name))</th>\
+        <tr id="\(rowID(step.name))"\(child ? " class=\"child\"" : "")><th scope="row">\(HTML.escape(step.name))</th>\
         <td>\(HTML.escape((needs[step.name] ?? []).map(\.lossyString).joined(separator: ", ")))</td>\
         <td class="status \(step.status.rawValue)">\(step.status.rawValue)</td>\
         <td>\(step.attempts)</td>\

@@ -11,7 +11,7 @@ enum RunDetails {
   /// `outputs`), each line ending in a newline; then, unless `filtered`
   /// (the steps are a selection), the planned steps it did not record.
   static func text(_ run: RunRecord, steps recorded: [StepRecord], outputs: Bool = true, filtered: Bool = false) -> String {
-    let steps = inItemOrder(recorded)
+    let steps = StepRecord.inItemOrder(recorded)
     var header: [(String, String)] = [
       ("run", run.id.description),
       ("workflow", RunText.name(run.workflow)),
@@ -37,9 +37,9 @@ enum RunDetails {
     guard !steps.isEmpty || !unrecorded.isEmpty else { return text + "no steps recorded\n" }
 
     // A child is indented under its step (a declared step may be named `x[1]` too).
-    let parents = Set(steps.filter { childIndex(of: $0.name) == nil }.map(\.position))
+    let parents = Set(steps.filter { StepRecord.childIndex(of: $0.name) == nil }.map(\.position))
     let names = steps.map {
-      (childIndex(of: $0.name) != nil && parents.contains($0.position) ? "  " : "") + RunText.name($0.name)
+      (StepRecord.childIndex(of: $0.name) != nil && parents.contains($0.position) ? "  " : "") + RunText.name($0.name)
     }
       + unrecorded.map { RunText.name($0) }
     let nameWidth = names.reduce(4) { max($0, $1.count) }
@@ -68,26 +68,6 @@ enum RunDetails {
       text += row(name, status, "-", "-") + "\n"
     }
     return text
-  }
-
-  /// `steps` (ordered by position, then name) with each position's
-  /// children after its step in item order: `x[2]` before `x[10]`.
-  static func inItemOrder(_ steps: [StepRecord]) -> [StepRecord] {
-    steps.enumerated().sorted { a, b in
-      let (left, right) = (a.element, b.element)
-      if left.position != right.position { return left.position < right.position }
-      let (i, j) = (childIndex(of: left.name) ?? 0, childIndex(of: right.name) ?? 0)
-      return i != j ? i < j : a.offset < b.offset
-    }.map(\.element)
-  }
-
-  /// `k` for a fan-out child's name `step[k]`; nil for another name.
-  static func childIndex(of name: LuaString) -> Int? {
-    let bytes = name.bytes
-    guard bytes.last == UInt8(ascii: "]"), let open = bytes.lastIndex(of: UInt8(ascii: "[")), open > 0 else { return nil }
-    let digits = bytes[(open + 1)..<(bytes.count - 1)]
-    guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-    return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
   }
 
   /// The run's status; for one recorded as running, which process runs it

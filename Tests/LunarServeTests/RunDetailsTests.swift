@@ -54,6 +54,26 @@ import TestSupport
     #expect(!page.contains("<img"))
   }
 
+  /// A fan-out's children are listed under their step, in item order
+  /// (`deploy[2]` before `deploy[10]`), marked as children; a declared
+  /// step that is only named like one is not.
+  @Test func fanOutChildrenAreGroupedUnderTheirStep() throws {
+    let store = try base.location.openRunStore()
+    let run = try store.beginRun(NewRun(workflow: "fan", file: "f.lua", startedAt: ServeSiteTests.at(0), host: "h", pid: 1))
+    try store.recordSteps(
+      [
+        StepRecord(name: "announce", position: 2, status: .succeeded), StepRecord(name: "deploy[10]", position: 1, status: .succeeded),
+        StepRecord(name: "deploy", position: 1, status: .succeeded), StepRecord(name: "odd[1]", position: 3, status: .succeeded),
+        StepRecord(name: "deploy[2]", position: 1, status: .failed), StepRecord(name: "regions", position: 0, status: .succeeded),
+      ], of: run)
+    let page = base.text(base.site().answer(WebRequest(method: "GET", path: "/runs/\(run.rawValue)")))
+    let order = ["regions", "deploy", "deploy[2]", "deploy[10]", "announce", "odd[1]"].map { page.range(of: "<th scope=\"row\">\($0)</th>")?.lowerBound }
+    #expect(order.allSatisfy { $0 != nil } && order.compactMap { $0 } == order.compactMap { $0 }.sorted(), "\(page)")
+    #expect(page.contains("<tr id=\"\(RunPage.rowID("deploy[2]"))\" class=\"child\">"))
+    #expect(page.contains("<tr id=\"\(RunPage.rowID("deploy"))\"><th"))
+    #expect(page.contains("<tr id=\"\(RunPage.rowID("odd[1]"))\"><th"))
+  }
+
   @Test func aRunningRunShowsWhatItsStepsWaitFor() throws {
     let runs = try base.record()
     let waits = try #require(try base.location.openRunStore() as? any WaitStore)
