@@ -197,14 +197,8 @@ enum ServeBenchmark {
 
   /// The body of the answer to a GET of `path`.
   static func answer(port: Int, path: String) throws -> String {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
+    let socket = try connected(port: port)
     defer { close(socket) }
-    var address = loopback(port: port)
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw BenchmarkFailure(description: "connect: errno \(errno)") }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
     guard write(socket, request, request.count) == request.count else { throw BenchmarkFailure(description: "write: errno \(errno)") }
     var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -316,15 +310,9 @@ enum ServeBenchmark {
   /// seconds that took. The rest is read to check the status (200, or 404
   /// for the not-found page).
   static func firstByte(port: Int, path: String) throws -> Double {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw BenchmarkFailure(description: "socket: errno \(errno)") }
-    defer { close(socket) }
-    var address = loopback(port: port)
     let start = ContinuousClock.now
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw BenchmarkFailure(description: "connect: errno \(errno)") }
+    let socket = try connected(port: port)
+    defer { close(socket) }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
     guard write(socket, request, request.count) == request.count else { throw BenchmarkFailure(description: "write: errno \(errno)") }
     var buffer = [UInt8](repeating: 0, count: 1 << 16)

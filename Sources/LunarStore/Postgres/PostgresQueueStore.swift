@@ -37,19 +37,18 @@ public final class PostgresQueueStore: QueueStore {
 
   /// The server's URL, any password hidden.
   public let location: String
-  private let url: String
   private let connection: Mutex<PostgresConnection>
   /// A second connection, made on the first `waitForWork`, that listens on
   /// `notificationChannel` (the first is shared by every call and cannot
   /// wait).
-  private let listener = Mutex<(db: PostgresConnection, schema: String)?>(nil)
+  private let listener: PostgresListener
 
   /// Connects to the server `url` names as `PostgresRunStore` does (creating
   /// or migrating the store as needed; the runs and the queues share it).
   /// - Parameter location: `url` as messages show it (without its password).
   public init(url: String, location: String, createIfMissing: Bool = true) throws(StoreError) {
     self.location = location
-    self.url = url
+    listener = PostgresListener(url: url, location: location, channels: [Self.notificationChannel])
     self.connection = Mutex(
       try PostgresStoreSchema.connect(
         url: url, location: location, createIfMissing: createIfMissing, serverOptions: Self.sessionSettings))
@@ -354,28 +353,7 @@ public final class PostgresQueueStore: QueueStore {
   /// missed, so an idle worker should wait with a timeout of a few seconds
   /// at most. A lost connection is an error; the next call connects again.
   public func waitForWork(timeout: Duration) throws(StoreError) -> Bool {
-    let (url, location) = (self.url, self.location)
-    return try listener.withLock { (listener) throws(StoreError) -> Bool in
-      do {
-        let listening: (db: PostgresConnection, schema: String)
-        if let open = listener {
-          listening = open
-        } else {
-          let db = try PostgresConnection(url: url)
-          try db.execute("LISTEN \(Self.notificationChannel)")
-          listening = (db, try db.query("SELECT current_schema()").text(0, 0))
-          listener = listening
-        }
-        // Only this store's news: the payload ends with its schema.
-        let suffix = " " + listening.schema
-        return try listening.db.waitForNotification(timeout: timeout) { payload in
-          payload.utf8.count > suffix.utf8.count && payload.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
-        }
-      } catch {
-        listener = nil
-        throw StoreError(.database, "store \(location): waiting for work: \(error)")
-      }
-    }
+    try listener.wait(timeout: timeout, waiting: "waiting for work")
   }
 
   public func job(_ id: JobID) throws(StoreError) -> JobRecord? {

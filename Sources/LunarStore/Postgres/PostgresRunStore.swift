@@ -10,10 +10,8 @@ public final class PostgresRunStore: RunStore {
   /// The server's URL, any password hidden.
   public let location: String
   private let connection: Mutex<PostgresConnection>
-  /// The server's URL, for the connection `waitForChange` listens on.
-  let url: String
-  /// That connection and the schema whose news it hears, once listening.
-  let changeListener = Mutex<(db: PostgresConnection, schema: String)?>(nil)
+  /// The connection `waitForChange` listens on: the tables' changes and the queues' news.
+  let changeListener: PostgresListener
   /// How long a call whose connection is lost keeps connecting again
   /// before it fails.
   private let reconnectFor: Duration
@@ -33,7 +31,8 @@ public final class PostgresRunStore: RunStore {
     throws(StoreError)
   {
     self.location = location
-    self.url = url
+    changeListener = PostgresListener(
+      url: url, location: location, channels: [Self.changeChannel, PostgresQueueStore.notificationChannel])
     self.reconnectFor = reconnectFor
     self.connection = Mutex(try PostgresStoreSchema.connect(url: url, location: location, createIfMissing: createIfMissing))
   }
