@@ -97,7 +97,6 @@ function M.define(name, options, fn)
   actions[name] = { uses = uses, list = list, fn = fn, copied = true }
 end
 
-local NO_SERVICES, NO_LIST = {}, {}
 
 --- The function of the Lua action `name`, or nil (a Swift action, or
 --- none): part of the code of a workflow step that uses it.
@@ -106,10 +105,37 @@ function M.definition(name)
   return action and action.fn
 end
 
+-- The services an action declared, checked: `uses` (name -> true) and
+-- `list` (in declaration order), and the metatable of its contexts (made
+-- with the record, see `context_metatable`).
+local NO_SERVICES, NO_LIST = {}, {}
+local context_metatable
+
+--- The record of the services in `names` (a list of known service names,
+--- or nil: none), for `define_checked` and `run_declared`; each name must
+--- be a string (`fname` names the function in the error).
+local function declared_services(names, fname)
+  if names ~= nil and type(names) ~= "table" then
+    error(("bad argument #2 to '%s' (table expected, got %s)"):format(fname, type(names)), 3)
+  end
+  local uses, list = NO_SERVICES, NO_LIST
+  if names and #names > 0 then
+    uses, list = {}, {}
+    for i, service in ipairs(names) do
+      if type(service) ~= "string" then
+        error(("bad argument #2 to '%s' (services[%d] must be a service name, got %s)")
+          :format(fname, i, type(service)), 3)
+      end
+      uses[service] = true
+      list[i] = service
+    end
+  end
+  return uses, list
+end
+
 --- Registers an action whose name and services its caller has already
---- checked (a workflow's `run` steps: one action per step, so a large
---- workflow registers thousands): `names` is a list of known service
---- names.
+--- checked (a worker process's workflow steps): `names` is a list of
+--- known service names.
 function M.define_checked(name, names, fn)
   -- Only the types are checked here: cheap, and enough that a wrong
   -- call is the caller's error, never one inside this module.
@@ -117,27 +143,21 @@ function M.define_checked(name, names, fn)
     error(("bad argument #1 to 'define_checked' (action name expected, got %s)")
       :format(name == "" and "an empty string" or type(name)), 2)
   end
-  if names ~= nil and type(names) ~= "table" then
-    error(("bad argument #2 to 'define_checked' (table expected, got %s)"):format(type(names)), 2)
-  end
+  local uses, list = declared_services(names, "define_checked")
   if type(fn) ~= "function" then
     error(("bad argument #3 to 'define_checked' (function expected, got %s)"):format(type(fn)), 2)
-  end
-  local uses, list = NO_SERVICES, NO_LIST
-  if names and #names > 0 then
-    uses, list = {}, {}
-    for i, service in ipairs(names) do
-      if type(service) ~= "string" then
-        error(("bad argument #2 to 'define_checked' (services[%d] must be a service name, got %s)")
-          :format(i, type(service)), 2)
-      end
-      uses[service] = true
-      list[i] = service
-    end
   end
   -- The workflow reads its steps' inputs and outputs as values itself,
   -- each error naming the step: no copy here.
   actions[name] = { uses = uses, list = list, fn = fn, copied = false }
+end
+
+--- The context metatable of an action, not registered, that declares
+--- the services in `names` (checked as `define_checked` checks them): for
+--- `run_declared`. Every action declaring none shares one.
+function M.declare(names)
+  local uses, list = declared_services(names, "declare")
+  return context_metatable(uses, list)
 end
 
 -- What every action context shares; the context holds its action's
@@ -150,32 +170,58 @@ local function context_event(ctx, event, fields)
 end
 local function context_now() return lunar.now() end
 
--- The one metatable of action contexts: it finds the services the
--- context's action declared (its name is the context's `action`).
+-- What `ctx[key]` is in the context of the action `name`, which declared
+-- the services in `uses` (`list` in order): a declared service, nil for a
+-- key that names no service, and an error for an undeclared one.
+local function context_service(key, name, uses, list)
+  -- A plugin's service (`launches`) gets its Lua face when its
+  -- module loads: load it for an action that declared the service.
+  if services[key] == nil and uses[key] and package.loaded["lunar." .. key] == nil
+    and package.preload["lunar." .. key] ~= nil then
+    require("lunar." .. key)
+  end
+  if services[key] == nil and (stubs == nil or stubs[key] == nil) then return nil end
+  if not uses[key] then
+    error(("action '%s' did not declare service '%s' (it uses: %s)")
+      :format(name, key, #list > 0 and table.concat(list, ", ") or "nothing"), 3)
+  end
+  if stubs and stubs[key] ~= nil then return stubs[key] end
+  return services[key]
+end
+
+-- The metatable of registered actions' contexts: it finds the services
+-- the context's action declared (its name is the context's `action`).
 local CONTEXT = {
   __index = function(ctx, key)
     local name = rawget(ctx, "action")
     local action = actions[name]
     if action == nil then return nil end
-    -- A plugin's service (`launches`) gets its Lua face when its
-    -- module loads: load it for an action that declared the service.
-    if services[key] == nil and action.uses[key] and package.loaded["lunar." .. key] == nil
-      and package.preload["lunar." .. key] ~= nil then
-      require("lunar." .. key)
-    end
-    if services[key] == nil and (stubs == nil or stubs[key] == nil) then return nil end
-    if not action.uses[key] then
-      error(("action '%s' did not declare service '%s' (it uses: %s)")
-        :format(name, key, #action.list > 0 and table.concat(action.list, ", ") or "nothing"), 2)
-    end
-    if stubs and stubs[key] ~= nil then return stubs[key] end
-    return services[key]
+    return context_service(key, name, action.uses, action.list)
   end,
 }
+
+-- The metatables of unregistered actions' contexts, by their services.
+-- Those `declare` made, for `run_declared` to know them.
+local NO_SERVICES_CONTEXT
+local declarations = setmetatable({}, { __mode = "k" })
+function context_metatable(uses, list)
+  if uses == NO_SERVICES and NO_SERVICES_CONTEXT then return NO_SERVICES_CONTEXT end
+  local meta = { __index = function(ctx, key) return context_service(key, rawget(ctx, "action"), uses, list) end }
+  if uses == NO_SERVICES then NO_SERVICES_CONTEXT = meta end
+  declarations[meta] = true
+  return meta
+end
 
 local function make_context(name, chain, attempt)
   return setmetatable({ action = name, chain = chain, attempt = attempt or 1, run = context_run, event = context_event,
     now = context_now }, CONTEXT)
+end
+
+-- The context of a workflow step's action: an action context with the
+-- step's fields, made at its size at once.
+local function make_step_context(name, chain, attempt, meta, workflow, step, steps)
+  return setmetatable({ action = name, chain = chain, attempt = attempt or 1, run = context_run, event = context_event,
+    now = context_now, workflow = workflow, step = step, steps = steps }, meta)
 end
 
 -- Plugins asked for an action they might provide, each required once:
@@ -231,31 +277,23 @@ local function crossing(value, root)
   return value
 end
 
---- Runs the action `name` (Lua or Swift) with `input`, below `chain`
---- (by default the chain of the action running in this task, if any);
---- its context's `attempt` is `attempt` (a durable job's), else 1.
-function M.run(name, input, chain, attempt)
-  if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
-  chain = chain or current_chain() or NO_CHAIN
+-- The chain of an action `name` run below `chain`; an error at the line
+-- that runs it if that is deeper than the limit.
+local function deeper(chain, name)
   local next_chain = {}
   for i, n in ipairs(chain) do next_chain[i] = n end
   next_chain[#next_chain + 1] = name
   if #chain >= M.limit then
-    error(("action chain deeper than %d: %s"):format(M.limit, table.concat(next_chain, " → ")), 2)
+    error(("action chain deeper than %d: %s"):format(M.limit, table.concat(next_chain, " → ")), 3)
   end
-  local action = actions[name]
-  if action == nil and not M.has_swift(name) then
-    local problem = load_provider(name)
-    action = actions[name]
-    if action == nil and not M.has_swift(name) then
-      error(("unknown action '%s'%s"):format(name, problem or ""), 2)
-    end
-  end
-  if action == nil then
-    if history then history[#history + 1] = { name = name, input = input } end
-    return M.swift_run(name, input, chain, attempt)
-  end
-  local copied = action.copied
+  return next_chain
+end
+
+-- Runs the Lua action `name` (function `fn`) with `input` in a context
+-- that `make` builds from (`name`, its chain, `attempt`, ...): the chain
+-- a level deeper, the journal and the trace events; `copied` inputs and
+-- outputs cross as values.
+local function invoke(name, fn, copied, input, chain, next_chain, attempt, make, ...)
   if copied then input = crossing(input, "input") end
   if history then history[#history + 1] = { name = name, input = input } end
   local journaling, tracing = M.journaling, M.tracing()
@@ -267,7 +305,7 @@ function M.run(name, input, chain, attempt)
   end
   local outer = current_chain()
   set_chain(next_chain)
-  local ok, output = pcall(action.fn, make_context(name, next_chain, attempt), input)
+  local ok, output = pcall(fn, make(name, next_chain, attempt, ...), input)
   set_chain(outer)
   -- An output that cannot cross fails the action, at the caller's line.
   local level = 0
@@ -291,6 +329,52 @@ function M.run(name, input, chain, attempt)
   if tracing then M.emit("action.finished", { action = name, duration = lunar.now() - started }) end
   if journaling then M.journal("result", { name = name }, { output = output }) end
   return output
+end
+
+--- Runs the action `name` (Lua or Swift) with `input`, below `chain`
+--- (by default the chain of the action running in this task, if any);
+--- its context's `attempt` is `attempt` (a durable job's), else 1.
+function M.run(name, input, chain, attempt)
+  if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
+  chain = chain or current_chain() or NO_CHAIN
+  local next_chain = deeper(chain, name)
+  local action = actions[name]
+  if action == nil and not M.has_swift(name) then
+    local problem = load_provider(name)
+    action = actions[name]
+    if action == nil and not M.has_swift(name) then
+      error(("unknown action '%s'%s"):format(name, problem or ""), 2)
+    end
+  end
+  if action == nil then
+    if history then history[#history + 1] = { name = name, input = input } end
+    return M.swift_run(name, input, chain, attempt)
+  end
+  return invoke(name, action.fn, action.copied, input, chain, next_chain, attempt, make_context)
+end
+
+--- Runs `fn` as the Lua action `name` would run were it registered with
+--- `fn` (chain, journal, trace events), without registering it: a
+--- workflow step's action. Its context has the services `meta` (from
+--- `declare`) declares, and the step's `workflow`, `step` and `steps`;
+--- inputs and outputs are not copied (the workflow checks them itself).
+function M.run_declared(name, fn, meta, input, attempt, workflow, step, steps)
+  -- Only the types are checked, as `define_checked` does.
+  local problem
+  if type(name) ~= "string" then problem = ("#1 to 'run_declared' (string expected, got %s)"):format(type(name))
+  elseif type(fn) ~= "function" then problem = ("#2 to 'run_declared' (function expected, got %s)"):format(type(fn))
+  elseif not declarations[meta] then problem = "#3 to 'run_declared' (a declaration from 'declare' expected)"
+  elseif attempt ~= nil and math.type(attempt) ~= "integer" then
+    problem = ("#5 to 'run_declared' (integer expected, got %s)"):format(type(attempt))
+  elseif type(workflow) ~= "string" then
+    problem = ("#6 to 'run_declared' (string expected, got %s)"):format(type(workflow))
+  elseif type(step) ~= "string" then problem = ("#7 to 'run_declared' (string expected, got %s)"):format(type(step))
+  elseif type(steps) ~= "table" then problem = ("#8 to 'run_declared' (table expected, got %s)"):format(type(steps))
+  end
+  if problem then error("bad argument " .. problem, 2) end
+  local chain = current_chain() or NO_CHAIN
+  local next_chain = deeper(chain, name)
+  return invoke(name, fn, false, input, chain, next_chain, attempt, make_step_context, meta, workflow, step, steps)
 end
 
 --- Runs the action of a durable job a worker claimed (`attempt`: its

@@ -30,17 +30,10 @@ local KNOWN = {
   cache = true, version = true, map = true, max_parallel = true,
 }
 
--- The short source (`x.lua`) of the functions that define steps, by function.
-local sources = setmetatable({}, { __mode = "k" })
-local function source_of(func)
-  if func == nil then return nil end
-  local source = sources[func]
-  if source == nil then
-    source = debug.getinfo(func, "S").short_src
-    sources[func] = source
-  end
-  return source
-end
+-- caller(level): the short source (`x.lua`) and current line of the
+-- function `level` frames up, as debug.getinfo(level, "Sl") reads them but
+-- without its table (a workflow may define tens of thousands of steps).
+local caller = host.caller
 
 -- The needs of a step that needs nothing, shared (never changed).
 local NO_NEEDS = setmetatable({}, { __newindex = function() error("a step's needs cannot be changed", 2) end })
@@ -68,11 +61,18 @@ local function key_shown(key)
   return type(key) == "string" and ("'%s'"):format(key) or ("[%s]"):format(tostring(key))
 end
 
+-- The fields most steps have: a step with no others is checked for these
+-- alone (a workflow may define tens of thousands of steps).
+local COMMON = { uses = true, run = true, with = true, needs = true }
+
 -- Checks the fields of a step definition; returns a message for the first
--- bad one (its name in quotes), or nil.
-local function check_step(s)
-  for key in pairs(s.spec) do
-    if not KNOWN[key] then return ("unknown field %s"):format(key_shown(key)) end
+-- bad one (its name in quotes), or nil. `common`: it has no field but
+-- those in COMMON.
+local function check_step(s, common)
+  if not common then
+    for key in pairs(s.spec) do
+      if not KNOWN[key] then return ("unknown field %s"):format(key_shown(key)) end
+    end
   end
   if (s.uses == nil) == (s.run == nil) then
     return "needs exactly one of 'uses' (an action name) or 'run' (a function)"
@@ -94,6 +94,7 @@ local function check_step(s)
       if type(need) ~= "string" then return ("needs[%d] must be a step name, got %s"):format(i, type(need)) end
     end
   end
+  if common then return nil end
   if s.map ~= nil and type(s.map) ~= "function" then
     return ("'map' must be a function returning the list of items, got %s"):format(type(s.map))
   end
@@ -181,14 +182,16 @@ function M.step(name)
     if type(spec) ~= "table" then
       error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
     end
-    -- Where the step is defined: its file and line. The file is found once
-    -- per defining function (a workflow may have tens of thousands of steps).
-    local info = debug and debug.getinfo(2, "fl")
-    local s = { name = name, src = info and source_of(info.func), line = info and info.currentline, spec = spec }
+    -- Where the step is defined: its file and line.
+    local src, line = caller(2)
+    -- The usual fields in the constructor, so the table is made at its size.
+    local s = { name = name, src = src, line = line, spec = spec, run = spec.run, uses = spec.uses, needs = spec.needs }
+    local common = true
     for key, value in pairs(spec) do
       if KNOWN[key] then s[key] = value end
+      if not COMMON[key] then common = false end
     end
-    local problem = check_step(s)
+    local problem = check_step(s, common)
     if problem then error(("step \"%s\": %s"):format(name, problem), 2) end
     s.spec = nil
     s["if"] = s["if"] or s.when
@@ -201,11 +204,11 @@ end
 -- Never called: the runner sleeps for a sleep step (see `sleep_step`).
 local function sleeping() error("a sleep or wait step has no action", 2) end
 
--- A sleep or wait step (`kind`) from its step fields, defined at `info`
--- (the caller's frame); a bad field is an error at the user's line.
-local function waiting_step(kind, name, fields, info)
+-- A sleep or wait step (`kind`) from its step fields, defined at line
+-- `line` of `src`; a bad field is an error at the user's line.
+local function waiting_step(kind, name, fields, src, line)
   fields.run = sleeping
-  local s = { name = name, src = info and source_of(info.func), line = info and info.currentline, spec = fields }
+  local s = { name = name, src = src, line = line, spec = fields }
   for key, value in pairs(fields) do s[key] = value end
   local problem = check_step(s)
   if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 3) end
@@ -241,7 +244,7 @@ local function waiting_definer(kind, known, takes, own)
       if not problem then mine, problem = own(spec) end
       if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 2) end
       for key in pairs(mine) do fields[key] = nil end
-      local s = waiting_step(kind, name, fields, debug and debug.getinfo(2, "fl"))
+      local s = waiting_step(kind, name, fields, caller(2))
       s[kind] = mine
       return s
     end
@@ -290,19 +293,30 @@ local function at(s)
   return s.src .. ":" .. s.line .. ": "
 end
 
+local byte, CLOSING_BRACKET = string.byte, string.byte("]")
+
 local function define(name, steps, where)
   if type(steps) ~= "table" then
     error(where .. ("workflow \"%s\": expected a list of steps, got %s"):format(name, type(steps)), 0)
   end
-  for key in pairs(steps) do
-    if math.type(key) ~= "integer" or key < 1 or key > #steps then
-      error(where .. ("workflow \"%s\": %s is not a list position (give the steps as a list)")
-        :format(name, key_shown(key)), 0)
+  local count = #steps
+  -- The key that is not a list position, for a table that has one.
+  local function not_a_list()
+    for key in pairs(steps) do
+      if math.type(key) ~= "integer" or key < 1 or key > count then
+        error(where .. ("workflow \"%s\": %s is not a list position (give the steps as a list)")
+          :format(name, key_shown(key)), 0)
+      end
     end
   end
+  local keys = 0
+  for _ in pairs(steps) do keys = keys + 1 end
+  -- As many keys as positions: a list, unless a position is missing.
+  if keys ~= count then not_a_list() end
   local wf = setmetatable({ name = name, steps = {}, by_name = {} }, WORKFLOW)
-  for i = 1, #steps do
+  for i = 1, count do
     local s = steps[i]
+    if s == nil then not_a_list() end
     if getmetatable(s) ~= STEP then
       error(where .. ("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0)
     end
@@ -313,7 +327,7 @@ local function define(name, steps, where)
   end
   for _, s in ipairs(wf.steps) do
     -- `x[2]` is the name of a child of a mapped step `x`: no other step may have it.
-    local parent = s.name:match("^(.*)%[%d+%]$")
+    local parent = byte(s.name, -1) == CLOSING_BRACKET and s.name:match("^(.*)%[%d+%]$")
     if parent and wf.by_name[parent] and wf.by_name[parent].map then
       error(at(s) .. ("workflow \"%s\": step \"%s\" has the name of a child of step \"%s\", which has 'map'")
         :format(name, s.name, parent), 0)
@@ -342,7 +356,7 @@ local function define(name, steps, where)
     local s = ready[#ready]
     ready[#ready] = nil
     ordered = ordered + 1
-    for _, dependent in ipairs(dependents[s.name] or {}) do
+    for _, dependent in ipairs(dependents[s.name] or NO_NEEDS) do
       waiting[dependent] = waiting[dependent] - 1
       if waiting[dependent] == 0 then ready[#ready + 1] = dependent end
     end
@@ -380,9 +394,8 @@ setmetatable(M, { __call = function(_, name)
   end
   -- `workflow "name"` is never a tail call (its result is called): its
   -- line stands for the definition where no step has one.
-  local info = debug and debug.getinfo(2, "Sl")
-  local where = info and info.currentline and info.currentline > 0
-    and (info.short_src .. ":" .. info.currentline .. ": ") or ""
+  local src, line = caller(2)
+  local where = line and line > 0 and (src .. ":" .. line .. ": ") or ""
   return function(steps)
     local ok, result = pcall(define, name, steps, where)
     if not ok then error(result, 0) end
@@ -613,12 +626,17 @@ local function needs_step(wf, s, name)
   return false
 end
 
--- The `ctx.steps` of step `s`: the steps it needs, directly or not, from
--- `results`; reading any other is an error at the line that reads it.
-local function steps_view(wf, s, results)
-  local allowed = {}
-  local function read(_, name)
-    if allowed[name] then return results[name] end
+-- The maker of a run's `ctx.steps` views: view(s) is the `ctx.steps` of
+-- step `s`, the steps it needs, directly or not, from `results`; reading
+-- any other is an error at the line that reads it. Every view is an empty
+-- table sharing one metatable, so a step's view costs one table.
+local function step_views(wf, results)
+  -- The step of each view; the names each step was found to need.
+  local owner, allowed = {}, {}
+  local function read(view, name)
+    local s = owner[view]
+    local known = allowed[s]
+    if known and known[name] then return results[name] end
     local target = type(name) == "string" and wf.by_name[name] or nil
     if target == nil then
       error(("step \"%s\" reads ctx.steps%s, but workflow \"%s\" has no step %s")
@@ -632,20 +650,31 @@ local function steps_view(wf, s, results)
       error(("step \"%s\" reads ctx.steps%s, but \"%s\" is not among its needs (add needs = { %s })")
         :format(name_text(s.name), field_shown(name), name_text(name), table.concat(names, ", ")), 2)
     end
-    allowed[name] = true
+    if known == nil then
+      known = {}
+      allowed[s] = known
+    end
+    known[name] = true
     return results[name]
   end
-  local function each(_)
+  local function each(view)
+    local s = owner[view]
     local function step_after(_, name)
       local value
       repeat
         name, value = next(results, name)
-      until name == nil or allowed[name] or needs_step(wf, s, name)
+        local known = allowed[s]
+      until name == nil or (known and known[name]) or needs_step(wf, s, name)
       return name, value
     end
     return step_after, nil, nil
   end
-  return setmetatable({}, { __index = read, __pairs = each, __name = "ctx.steps" })
+  local meta = { __index = read, __pairs = each, __name = "ctx.steps" }
+  return function(s)
+    local view = setmetatable({}, meta)
+    owner[view] = s
+    return view
+  end
 end
 
 -- MARK: Running
@@ -708,6 +737,8 @@ local function now() return lunar.now() end
 
 -- The name of the action that runs `run` step `s` of workflow `wf`.
 local function step_action_name(wf, s) return "workflow " .. wf.name .. "/" .. s.name end
+-- The context metatable of the actions of steps that declare no services.
+local NO_SERVICES = actions.declare(nil)
 
 --- Defines the action of each `run` step of `wf`, for a worker process of
 --- `lunar run --processes` (`lunar worker --steps`): its job is `{ input =,
@@ -746,7 +777,7 @@ local function execute(wf, options, level)
   for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
   local inputs = {}
   local durable_queues = {}
-  local views = {}
+  local views, new_view = {}, step_views(wf, ctx_steps)
   -- The children of the steps that fanned out (`map`), by position: each
   -- runs its parent's action on one item.
   local children = {}
@@ -756,7 +787,7 @@ local function execute(wf, options, level)
     s = s.parent or s
     local view = views[s]
     if view == nil then
-      view = steps_view(wf, s, ctx_steps)
+      view = new_view(s)
       views[s] = view
     end
     return view
@@ -774,28 +805,18 @@ local function execute(wf, options, level)
     }
   end
 
-  local action_names = {}
-  -- The step whose action `actions.run` is about to call: its children
-  -- share their parent's action, which names the child it runs for.
-  -- Set just before the call, read before the action can yield.
-  local starting
-  local function action_for(s)
-    if s.uses then return s.uses end
-    starting = s
-    s = s.parent or s
-    local name = step_action_name(wf, s)
-    if not action_names[name] then
-      actions.define_checked(name, s.services, function(ctx, input)
-        local me = starting
-        starting = nil
-        if me == nil or (me.parent or me) ~= s then me = s end
-        -- The action's context (services, ctx:run, ctx:event) is the step's.
-        ctx.workflow, ctx.step, ctx.steps = wf.name, me.name, view_for(s)
-        return s.run(ctx, input)
-      end)
-      action_names[name] = true
+  -- A `run` step's action: its context declares the step's services (one
+  -- metatable shared by every step that declares none).
+  local metas = {}
+  local function run_action(s, i, counted)
+    local owner = s.parent or s
+    local meta = NO_SERVICES
+    if owner.services then
+      meta = metas[owner] or actions.declare(owner.services)
+      metas[owner] = meta
     end
-    return name
+    return actions.run_declared(step_action_name(wf, owner), owner.run, meta, inputs[i], counted, wf.name, s.name,
+      view_for(owner))
   end
 
   -- The end of an attempt whose action returned `...`. The runner takes
@@ -988,7 +1009,8 @@ local function execute(wf, options, level)
       end
       return ran(s, i, job:await())
     end
-    return ran(s, i, actions.run(action_for(s), inputs[i], nil, counted))
+    if s.uses then return ran(s, i, actions.run(s.uses, inputs[i], nil, counted)) end
+    return ran(s, i, run_action(s, i, counted))
   end
 
   -- A step failed for good: its context says so.

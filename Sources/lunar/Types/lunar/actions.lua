@@ -66,12 +66,35 @@ function actions.service_names() end
 function actions.define(name, options, fn) end
 
 ---Defines an action whose name and services its caller has already checked (a
----workflow's `run` steps).
+---worker process's workflow steps).
 ---@private
 ---@param name string
 ---@param services string[]?
 ---@param fn lunar.action_function
 function actions.define_checked(name, services, fn) end
+
+---The declaration of the services in `services` (names its caller has already
+---checked), for `run_declared`.
+---@private
+---@param services string[]?
+---@return table declaration
+function actions.declare(services) end
+
+---Runs `fn` as the Lua action `name` would run were it registered (chain, journal,
+---trace events), without registering it: a workflow's `run` step. Its context has the
+---services of `declaration` and the step's `workflow`, `step` and `steps`.
+---@async
+---@private
+---@param name string
+---@param fn lunar.action_function
+---@param declaration table
+---@param input any
+---@param attempt integer?
+---@param workflow string
+---@param step string
+---@param steps table
+---@return any output
+function actions.run_declared(name, fn, declaration, input, attempt, workflow, step, steps) end
 
 ---The function of the Lua action `name`, or nil for a Swift action or none (a workflow
 ---step's code fingerprint covers it).
