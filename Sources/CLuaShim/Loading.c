@@ -23,7 +23,3 @@ int lunar_openlibs(lua_State *L) {
   lua_pushcfunction(L, openlibs);
   return lua_pcall(L, 0, 0, 0);
 }
-
-void lunar_writestdout(const char *bytes, size_t size) {
-  fwrite(bytes, 1, size, stdout);
-}

@@ -385,8 +385,9 @@ long long lunar_restorestate(lua_State *L, int mode, int *finalizers);
 /// 5.4's default parameters.
 int lunar_gcreset(lua_State *L);
 
-/// Writes `size` bytes to C's stdout, the stream Lua's print and io.write
-/// use, so lines the host writes keep their order among the script's.
-void lunar_writestdout(const char *bytes, size_t size);
+/// Writes a progress line of `size` bytes to C's stdout, the stream Lua's
+/// print and io.write use, so lines the host writes keep their order among
+/// the script's; it is flushed within 30 ms (LazyFlush.c), not at once.
+void lunar_writeprogress(const char *bytes, size_t size);
 
 #endif

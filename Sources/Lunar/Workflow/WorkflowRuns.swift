@@ -352,11 +352,10 @@ final class WorkflowRuns {
   private static func writeToStandardOutput(_ text: String) {
     var text = text
     text.withUTF8 { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { lunar_writestdout($0.baseAddress, $0.count) }
+      // Flushed within 30 ms, even into a pipe or a file: a killed run
+      // loses at most its last 30 ms of lines.
+      bytes.withMemoryRebound(to: CChar.self) { lunar_writeprogress($0.baseAddress, $0.count) }
     }
-    // Each progress line whole as it happens, even into a pipe or a file:
-    // a killed run leaves what it had printed.
-    fflush(nil)
   }
 
   /// Moves `view`'s spinner on every tenth of a second (real time) until stopped.

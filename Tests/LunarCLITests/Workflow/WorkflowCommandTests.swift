@@ -31,6 +31,30 @@ import TestSupport
     #expect(!outcome.stdout.contains("\u{1B}["), "no terminal codes in a pipe")
   }
 
+  /// Progress lines are flushed in batches, not one write each: a line is
+  /// still out while the loop thread computes a step that never waits.
+  @Test func aProgressLineIsOutWhileAStepComputes() async throws {
+    let folder = try TemporaryFolder()
+    let go = folder.url.appendingPathComponent("go").path
+    let script = try folder.write("spin.lua", """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "spin" {
+        step "spin" { run = function()
+          -- Computes, never waiting, until the test has seen the line.
+          while not io.open("\(go)") do end
+          return "done"
+        end },
+      }
+      """)
+    let running = try LunarProcess.start(["run", "--no-store", script])
+    try await running.waitForOutput("[spin] step spin started")
+    try Data().write(to: URL(fileURLWithPath: go))
+    let outcome = try await running.wait()
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    #expect(outcome.stdout.hasPrefix("[spin] step spin started\n[spin] step spin succeeded in "), "\(outcome.stdout)")
+  }
+
   @Test func liveProgressOnATerminal() async throws {
     let folder = try TemporaryFolder()
     let script = try folder.write("demo.lua", Self.workflow)
