@@ -17,58 +17,42 @@ int lunar_ismarker(lua_State *L, int idx) {
 
 // MARK: - Coroutines the user must not resume or close
 
-// registry[&owners_key] is a weak-keyed table of threads Lua code must not
-// resume or close: a task's coroutine (the value is the task's label; only
-// the scheduler resumes it) and a user coroutine suspended in a host wait
-// (the value is true; it is still inside its resumer's call, which will
-// resume it with the wait's result, so it behaves as a "normal" coroutine).
-static const char owners_key = 0;
-enum { OWNER_NONE = 0, OWNER_TASK = 1, OWNER_WAIT = 2 };
-
-static void push_owners(lua_State *L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &owners_key); }
-
-static void make_owners(lua_State *L) {
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &owners_key);
-}
+// The threads Lua code must not resume or close are marked in their extra
+// space (Internal.h): a task's coroutine (only the scheduler resumes it)
+// and a user coroutine suspended in a host wait (it is still inside its
+// resumer's call, which will resume it with the wait's result, so it
+// behaves as a "normal" coroutine).
 
 // The owner of the thread at `idx`; pushes the task's label if asked to.
 static int thread_owner(lua_State *L, int idx, int pushlabel) {
-  idx = lua_absindex(L, idx);
-  push_owners(L);
-  if (lua_type(L, -1) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return OWNER_NONE;
+  lua_State *co = lua_tothread(L, idx);
+  if (co == NULL) return OWNER_NONE;
+  int owner = (int)(tagged_control(co) & OWNER_BITS);
+  if (pushlabel && owner == OWNER_TASK) {
+    char label[256] = "a task";
+    lunar_Control *c = control(L);
+    if (c->tasklabel != NULL) c->tasklabel(c->tasklabelcontext, co, label, sizeof label);
+    label[sizeof label - 1] = 0;
+    lua_pushstring(L, label);
   }
-  lua_pushvalue(L, idx);
-  int type = lua_rawget(L, -2);
-  lua_remove(L, -2);
-  int owner = type == LUA_TSTRING ? OWNER_TASK : type == LUA_TNIL ? OWNER_NONE : OWNER_WAIT;
-  if (!(pushlabel && owner == OWNER_TASK)) lua_pop(L, 1);
   return owner;
 }
 
-static void set_owner(lua_State *L, int idx, int owner, const char *label) {
-  idx = lua_absindex(L, idx);
-  push_owners(L);
-  if (lua_type(L, -1) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pushvalue(L, idx);
-  if (owner == OWNER_TASK) lua_pushstring(L, label);
-  else if (owner == OWNER_WAIT) lua_pushboolean(L, 1);
-  else lua_pushnil(L);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+static void set_owner(lua_State *L, int idx, int owner) {
+  lua_State *co = lua_tothread(L, idx);
+  if (co == NULL) return;
+  uintptr_t *slot = (uintptr_t *)lua_getextraspace(co);
+  *slot = (*slot & ~(uintptr_t)OWNER_BITS) | (uintptr_t)owner;
 }
 
-void lunar_settaskthread(lua_State *L, int idx, const char *label) {
-  set_owner(L, idx, label != NULL ? OWNER_TASK : OWNER_NONE, label);
+void lunar_settaskthread(lua_State *L, int idx, int istask) {
+  set_owner(L, idx, istask ? OWNER_TASK : OWNER_NONE);
+}
+
+void lunar_settasklabel(lua_State *L, lunar_TaskLabel label, void *context) {
+  lunar_Control *c = control(L);
+  c->tasklabel = label;
+  c->tasklabelcontext = context;
 }
 
 // Two callers share the driving loop: coroutine.resume (the coroutine is
@@ -129,11 +113,11 @@ static int drive(lua_State *L, lua_State *co, int narg, int mode) {
     int status = lunar_resume(co, L, narg, &nres);
     if (status == LUA_YIELD && nres == 1 && lunar_ismarker(co, -1)) {
       lua_pop(co, 1);
-      set_owner(L, mode_index(mode), OWNER_WAIT, NULL);
+      set_owner(L, mode_index(mode), OWNER_WAIT);
       lua_pushvalue(L, lua_upvalueindex(mode == MODE_RESUME ? 1 : 2));
       lua_callk(L, 0, LUA_MULTRET, (lua_KContext)mode, resume_after_wait);
       // The waiting function returned without yielding (it ran the loop).
-      set_owner(L, mode_index(mode), OWNER_NONE, NULL);
+      set_owner(L, mode_index(mode), OWNER_NONE);
       narg = lua_gettop(L) - mode_base(mode);
       lua_xmove(L, co, narg);
       continue;
@@ -146,7 +130,7 @@ static int resume_after_wait(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   int mode = (int)ctx;
   lua_State *co = mode_coroutine(L, mode);
-  set_owner(L, mode_index(mode), OWNER_NONE, NULL);
+  set_owner(L, mode_index(mode), OWNER_NONE);
   int narg = lua_gettop(L) - mode_base(mode);
   lua_xmove(L, co, narg);
   return drive(L, co, narg, mode);
@@ -302,7 +286,6 @@ static int co_isyieldable(lua_State *L) {
 
 void lunar_installcoroutines(lua_State *L) {
   int wait = lua_gettop(L);
-  make_owners(L);
   record_stock(L, "pcall", &stock_pcall);
   record_stock(L, "xpcall", &stock_xpcall);
   record_stock(L, "dofile", &stock_dofile);

@@ -8,6 +8,7 @@
 
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 // A function one file of the shim defines for the others, not for Swift:
 // kept out of the interface of any library the shim is linked into.
@@ -38,10 +39,19 @@ struct lunar_Control {
   _Atomic int linemask;             // LUA_MASKLINE while coverage counts, else 0
   lunar_OutputSink outputsink;      // what print and io writes to stdout/stderr also goes to, or NULL; loop thread only
   void *outputcontext;              // outputsink's first argument
+  lunar_TaskLabel tasklabel;        // names the task of a marked thread (lunar_settasklabel), or NULL
+  void *tasklabelcontext;           // tasklabel's first argument
 };
 
+// A thread's extra space holds its state's control block, tagged in the
+// low bits with who owns the thread (Coroutines.c): the block is aligned,
+// so the bits are free, and marking a thread allocates nothing.
+enum { OWNER_NONE = 0, OWNER_TASK = 1, OWNER_WAIT = 2, OWNER_BITS = 3 };
+
+static inline uintptr_t tagged_control(lua_State *L) { return *(uintptr_t *)lua_getextraspace(L); }
+
 static inline lunar_Control *control(lua_State *L) {
-  return *(lunar_Control **)lua_getextraspace(L);
+  return (lunar_Control *)(tagged_control(L) & ~(uintptr_t)OWNER_BITS);
 }
 
 static inline size_t used_bytes(lunar_Control *c) { return atomic_load_explicit(&c->used, memory_order_relaxed); }

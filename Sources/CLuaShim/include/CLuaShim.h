@@ -212,9 +212,15 @@ int lunar_tablesort(lua_State *L);
 /// (`function 'table.sort'`): why a wait on `co` could not yield. Returns 0
 /// and pushes nothing if there is none.
 int lunar_pushblockingcall(lua_State *L, lua_State *co);
-/// Marks the thread at `idx` as the coroutine of the task `label` (only the
-/// scheduler resumes it), or unmarks it when `label` is NULL.
-void lunar_settaskthread(lua_State *L, int idx, const char *label);
+/// Marks the thread at `idx` as a task's coroutine (only the scheduler
+/// resumes it), or unmarks it when `istask` is 0. Allocates nothing.
+void lunar_settaskthread(lua_State *L, int idx, int istask);
+/// Writes into `buffer` (`size` bytes) the label of the task whose
+/// coroutine is `co`, NUL-terminated, for an error that names it; writes
+/// nothing if it knows none. It must not call into Lua.
+typedef void (*lunar_TaskLabel)(void *context, lua_State *co, char *buffer, size_t size);
+/// Sets how the state of `L` names the task of a marked thread, and its context.
+void lunar_settasklabel(lua_State *L, lunar_TaskLabel label, void *context);
 
 // MARK: - Host functions
 

@@ -96,6 +96,24 @@ public final class Scheduler {
     // An untraced task (a spec's test body) has no track of its own: its
     // events belong to whatever runs it.
     trace.runningTask = { [weak self] in self?.computing.flatMap { $0.traced ? $0.id : nil } }
+    // Not retained: the runtime core owns the scheduler and closes the
+    // state (the last Lua code that can resume a coroutine) before it.
+    lunar_settasklabel(state.L, Self.taskLabel, Unmanaged.passUnretained(self).toOpaque())
+  }
+
+  /// The label of the live task whose coroutine is `co`, for the error of a
+  /// script that resumes or closes it; called on the loop thread, never
+  /// into Lua.
+  private static let taskLabel: lunar_TaskLabel = { context, co, buffer, size in
+    guard let context, let co, let buffer, size > 0 else { return }
+    let scheduler = Unmanaged<Scheduler>.fromOpaque(context).takeUnretainedValue()
+    guard let task = scheduler.liveTasks.values.first(where: { $0.threadPointer == co }) else { return }
+    var count = 0
+    for byte in task.label.utf8.prefix(size - 1) {
+      buffer[count] = CChar(bitPattern: byte)
+      count += 1
+    }
+    buffer[count] = 0
   }
 
   private func makeCancelledValue() {
@@ -168,7 +186,7 @@ public final class Scheduler {
     lua_pushvalue(L, functionIndex)
     for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
     lua_xmove(L, co, arguments + 1)
-    lunar_settaskthread(L, -1, task.label)
+    lunar_settaskthread(L, -1, 1)
     task.threadPointer = co
     task.thread = LuaReference(popping: L, in: state)
     task.startArguments = arguments
@@ -372,7 +390,7 @@ public final class Scheduler {
     clearDeadline(task)
     if let thread = task.thread {
       thread.push(on: state.L)
-      lunar_settaskthread(state.L, -1, nil)
+      lunar_settaskthread(state.L, -1, 0)
       lua_settop(state.L, -2)
     }
     task.thread = nil
