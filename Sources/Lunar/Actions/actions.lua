@@ -291,9 +291,10 @@ end
 
 -- Runs the Lua action `name` (function `fn`) with `input` in a context
 -- that `make` builds from (`name`, its chain, `attempt`, ...): the chain
--- a level deeper, the journal and the trace events; `copied` inputs and
--- outputs cross as values.
-local function invoke(name, fn, copied, input, chain, next_chain, attempt, make, ...)
+-- a level deeper (`outer`, the task's chain until then, is restored after),
+-- the journal and the trace events; `copied` inputs and outputs cross as
+-- values.
+local function invoke(name, fn, copied, input, chain, next_chain, outer, attempt, make, ...)
   if copied then input = crossing(input, "input") end
   if history then history[#history + 1] = { name = name, input = input } end
   local journaling, tracing = M.journaling, M.tracing()
@@ -303,7 +304,6 @@ local function invoke(name, fn, copied, input, chain, next_chain, attempt, make,
     started = lunar.now()
     M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
   end
-  local outer = current_chain()
   set_chain(next_chain)
   local ok, output = pcall(fn, make(name, next_chain, attempt, ...), input)
   set_chain(outer)
@@ -336,7 +336,8 @@ end
 --- its context's `attempt` is `attempt` (a durable job's), else 1.
 function M.run(name, input, chain, attempt)
   if type(name) ~= "string" then error(("bad argument #1 to 'run' (string expected, got %s)"):format(type(name)), 2) end
-  chain = chain or current_chain() or NO_CHAIN
+  local outer = current_chain()
+  chain = chain or outer or NO_CHAIN
   local next_chain = deeper(chain, name)
   local action = actions[name]
   if action == nil and not M.has_swift(name) then
@@ -350,7 +351,7 @@ function M.run(name, input, chain, attempt)
     if history then history[#history + 1] = { name = name, input = input } end
     return M.swift_run(name, input, chain, attempt)
   end
-  return invoke(name, action.fn, action.copied, input, chain, next_chain, attempt, make_context)
+  return invoke(name, action.fn, action.copied, input, chain, next_chain, outer, attempt, make_context)
 end
 
 --- Runs `fn` as the Lua action `name` would run were it registered with
@@ -372,9 +373,11 @@ function M.run_declared(name, fn, meta, input, attempt, workflow, step, steps)
   elseif type(steps) ~= "table" then problem = ("#8 to 'run_declared' (table expected, got %s)"):format(type(steps))
   end
   if problem then error("bad argument " .. problem, 2) end
-  local chain = current_chain() or NO_CHAIN
+  local outer = current_chain()
+  local chain = outer or NO_CHAIN
   local next_chain = deeper(chain, name)
-  return invoke(name, fn, false, input, chain, next_chain, attempt, make_step_context, meta, workflow, step, steps)
+  return invoke(name, fn, false, input, chain, next_chain, outer, attempt, make_step_context, meta, workflow, step,
+    steps)
 end
 
 --- Runs the action of a durable job a worker claimed (`attempt`: its
