@@ -59,12 +59,24 @@ public final class RunSummaryTable: WorkflowReporter {
     let retried = steps.filter { $0.attempts > 1 }
     section("retried", Array(retried.prefix(listedAtMost)), of: retried.count)
     let ran = steps.filter { $0.status == .succeeded || $0.status == .failed }
-    let slowest = ran.enumerated().sorted { a, b in
-      a.element.duration != b.element.duration ? a.element.duration > b.element.duration : a.offset < b.offset
-    }.prefix(slowestShown).map(\.element)
-    section("slowest", slowest, of: ran.count)
+    section("slowest", slowest(ran, count: slowestShown), of: ran.count)
     text += "(lunar run --summary full prints every step)\n"
     return text + outcomeLine(report)
+  }
+
+  /// The `count` steps of `steps` that took longest, longest first, the
+  /// earlier of equals first: picked in one pass, not by sorting them all.
+  static func slowest(_ steps: [StepReport], count: Int) -> [StepReport] {
+    guard count > 0 else { return [] }
+    var top: [StepReport] = []
+    top.reserveCapacity(count + 1)
+    for step in steps {
+      // An equal duration never displaces an earlier step.
+      guard top.count < count || step.duration > top[top.count - 1].duration else { continue }
+      top.insert(step, at: top.firstIndex { step.duration > $0.duration } ?? top.count)
+      if top.count > count { top.removeLast() }
+    }
+    return top
   }
 
   /// The run's last line: how it ended, in how long.

@@ -113,6 +113,22 @@ import Testing
     #expect(full.contains("\ns8    reused            0      0.00s\n"), "\(full)")
   }
 
+  /// The slowest steps, picked in one pass, are those a stable sort by
+  /// duration would list first: the earlier of equal durations first.
+  @Test func theSlowestAreTheLongestAndTheEarlierOfEquals() {
+    let durations = [0.2, 0.5, 0.1, 0.5, 0.3, 0.5, 0.2, 0.4, 0.5, 0.0]
+    let steps = durations.enumerated().map {
+      StepReport(name: LuaString("s\($0.offset)"), status: .succeeded, attempts: 1, duration: $0.element)
+    }
+    let sorted = steps.enumerated().sorted { a, b in
+      a.element.duration != b.element.duration ? a.element.duration > b.element.duration : a.offset < b.offset
+    }.map(\.element.name)
+    for count in 0...11 {
+      #expect(RunSummaryTable.slowest(steps, count: count).map(\.name) == Array(sorted.prefix(count)), "\(count)")
+    }
+    #expect(RunSummaryTable.slowest(steps, count: 3).map(\.name) == ["s1", "s3", "s5"])
+  }
+
   @Test func aFailureThatContinuesLeavesTheRunSucceeded() {
     let report = RunReport(workflow: "w", steps: [
       StepReport(name: "lint", status: .failed, attempts: 1, duration: 0, detail: "style", continuesOnError: true),
