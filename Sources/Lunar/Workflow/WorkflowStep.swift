@@ -1,3 +1,4 @@
+import CLua
 import LuaKit
 
 /// A step as the runner knows it, read once from the workflow's Lua
@@ -83,9 +84,19 @@ public struct WorkflowStep: Sendable, Equatable {
     let (names, needLists, queues, continues, attemptCounts, backoffs, timeouts, actions, conditions) =
       (columns[0], columns[1], columns[2], columns[3], columns[4], columns[5], columns[6], columns[7], columns[8])
     let (maps, parallelLimits) = (columns[9], columns[10])
-    /// Pushes column `column`'s entry for the step at `position`, runs `read` on it, and pops it.
+    // Most columns have no entry for any step (no queues, no retries, ...):
+    // those are not read step by step.
+    let first = columns[0]
+    let empty = columns.map { column in
+      lua_pushnil(stack.L)
+      guard lua_next(stack.L, column) != 0 else { return true }
+      stack.pop(2)
+      return false
+    }
+    /// Pushes column `column`'s entry for the step at `position` (nil from an
+    /// empty column), runs `read` on it, and pops it.
     func entry<T>(_ column: Int32, _ position: Int, _ read: (Int32) -> T) -> T {
-      stack.pushField(position + 1, of: column)
+      if empty[Int(column - first)] { lua_pushnil(stack.L) } else { stack.pushField(position + 1, of: column) }
       defer { stack.pop() }
       return read(stack.top)
     }
