@@ -49,12 +49,12 @@ enum ReturnedWorkflow {
       return .usage(
         "'\(misplaced.flag)' after FILE goes to the script; put lunar's flags before FILE (\(misplaced.corrected))")
     }
-    state.pushField("run", of: module)
+    state.pushField("_run", of: module)
     state.pushValue(at: returned)
     if (try? state.push(options.luaValue)) == nil { state.pushNil() }
     try state.call(arguments: 2, results: 0)
-    // The run replaces everything the chunk returned: the per-step results
-    // of a large workflow are not worth copying into Swift for nobody.
+    // The run replaces everything the chunk returned; `_run` builds no
+    // per-step results, which nobody would read.
     state.top = results.base
     return nil
   }

@@ -133,10 +133,11 @@ public struct WorkflowPlugin: LunarPlugin {
     }
   }
 
-  /// run(run, body, record, launcher [, codes]) -> ok, failed, statuses,
-  /// attempts, reasons: runs the steps, `body(position, attempt, counted)`
-  /// for each attempt, and waits for the end; `codes` are the steps' code
-  /// texts by position, for a recorded run
+  /// run(run, body, record, launcher [, codes [, per_step]]) -> ok, failed,
+  /// statuses, attempts, reasons: runs the steps, `body(position, attempt,
+  /// counted)` for each attempt, and waits for the end; `codes` are the
+  /// steps' code texts by position, for a recorded run; with `per_step`
+  /// false, only `ok` and `failed` come back
   private static func run(_ runs: WorkflowRuns, runtime: RuntimeCore) -> LuaFunction {
     { [unowned runtime] call in
       let id = Int(try call.integer(1))
@@ -150,7 +151,8 @@ public struct WorkflowPlugin: LunarPlugin {
       guard let thread = call.thread(at: 4) else { throw LuaArgumentError.invalid(4, "thread expected") }
       let codes = try call.value(5, name: "codes").tableValue?.array.compactMap(\.luaStringValue) ?? []
       let run = try runs.start(
-        id, body: reference(2), record: reference(3), launcher: reference(4), launcherThread: thread, codes: codes)
+        id, body: reference(2), record: reference(3), launcher: reference(4), launcherThread: thread, codes: codes,
+        returnsStepResults: call.isNil(6) || call.boolean(6))
       return runtime.scheduler.suspend(call, on: run.wait)
     }
   }

@@ -98,6 +98,10 @@ final class WorkflowRun {
   /// Whether the run parks when all it does is wait (a run a worker
   /// handed over, on the real clock).
   var parks = false
+  /// Whether `workflow.run`'s host call returns each step's status,
+  /// attempts and rerun reason, or only whether the run succeeded and
+  /// which steps failed it (a workflow a main chunk returned: nobody reads them).
+  var returnsStepResults = true
   /// The shortest wait a run parks for: a shorter one is waited out here.
   static let parkingThreshold = 2.0
   /// Failures being told to the Lua side (`fail`), not concluded yet.
@@ -680,7 +684,7 @@ final class WorkflowRun {
         try? recorder.finish(abandoned ? .interrupted : report.succeeded ? .succeeded : .failed)
       }
     }
-    scheduler.complete(wait, .values(results(report)))
+    scheduler.complete(wait, .values(results(report, perStep: returnsStepResults)))
     onFinish?()
   }
 
@@ -688,7 +692,9 @@ final class WorkflowRun {
   /// the names of the steps that failed it, and each step's status (false
   /// if not selected), attempts and, in a resumed run, why it ran again
   /// (false if it did not), by position (children after the declared steps).
-  func results(_ report: RunReport) -> [LuaValue] {
+  func results(_ report: RunReport, perStep: Bool = true) -> [LuaValue] {
+    let failed = LuaValue.table(LuaTable(array: report.failedSteps.map { .string($0) }))
+    guard perStep else { return [.boolean(report.succeeded), failed] }
     var statuses = [LuaValue](repeating: .boolean(false), count: steps.count)
     var attempts = [LuaValue](repeating: .integer(0), count: steps.count)
     let reasons = rerunReasons.map { $0.map { LuaValue.string(LuaString($0)) } ?? .boolean(false) }
@@ -697,8 +703,8 @@ final class WorkflowRun {
       attempts[position] = .integer(Int64(step.attempts))
     }
     return [
-      .boolean(report.succeeded), .table(LuaTable(array: report.failedSteps.map { .string($0) })),
-      .table(LuaTable(array: statuses)), .table(LuaTable(array: attempts)), .table(LuaTable(array: reasons)),
+      .boolean(report.succeeded), failed, .table(LuaTable(array: statuses)), .table(LuaTable(array: attempts)),
+      .table(LuaTable(array: reasons)),
     ]
   }
 

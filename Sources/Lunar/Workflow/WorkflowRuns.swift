@@ -138,7 +138,7 @@ final class WorkflowRuns {
   /// by position), given for a run recorded in a store.
   func start(
     _ id: Int, body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread,
-    codes: [LuaString] = []
+    codes: [LuaString] = [], returnsStepResults: Bool = true
   ) throws(LuaArgumentError) -> WorkflowRun {
     guard let begun = begun.removeValue(forKey: id) else { throw LuaArgumentError.invalid(1, "no such workflow run") }
     let fingerprints = codes.map { code in Fingerprint(code: code) }
@@ -149,6 +149,7 @@ final class WorkflowRuns {
       codes: fingerprints, forced: begun.forced,
       body: body, record: record, launcher: launcher, launcherThread: launcherThread)
     run.parks = begun.recorder?.parks == true && !runtime.clock.isVirtual
+    run.returnsStepResults = returnsStepResults
     running[id] = run
     let ticker = begun.live.map { tick($0) }
     let watch = watch(id, recorder: begun.recorder, running: run.runningSteps)

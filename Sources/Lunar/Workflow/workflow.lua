@@ -760,7 +760,7 @@ end
 -- Runs the workflow; returns the results by step and whether all succeeded.
 -- Errors about the options point `level` frames up. The runner (Swift)
 -- decides what runs when; each attempt of a step runs `body` as a task.
-local function execute(wf, options, level)
+local function execute(wf, options, level, keeps_results)
   local only = selected_position(wf, "--only", options.only)
   local from = not only and selected_position(wf, "--from", options.from) or nil
   if options.dry_run then
@@ -1020,7 +1020,9 @@ local function execute(wf, options, level)
   end
 
   local codes = recording and step_codes(wf) or nil
-  local ok, failed, statuses, attempts, reasons = host.run(run, body, record, coroutine.create(function() end), codes)
+  local ok, failed, statuses, attempts, reasons =
+    host.run(run, body, record, coroutine.create(function() end), codes, keeps_results)
+  if not keeps_results then return { ok = ok, failed = failed } end
   local results = {}
   for i, status in ipairs(statuses) do
     if status then
@@ -1039,20 +1041,31 @@ end
 --- Runs the workflow; returns the results by step and whether all succeeded.
 function M.execute(wf, options)
   options = check_arguments(wf, options, "execute")
-  local outcome = execute(wf, options, 2)
+  local outcome = execute(wf, options, 2, true)
   return outcome
+end
+
+-- What `run` raises for a run whose steps `outcome.failed` failed: one
+-- line, as each step's error, with its place, was shown as it failed.
+local function failure(wf, outcome)
+  return ("workflow %s failed: step%s %s failed"):format(wf.name, #outcome.failed == 1 and "" or "s",
+    table.concat(outcome.failed, ", "))
 end
 
 --- Runs a workflow the way `lunar run FILE` does: raises if a step failed.
 function M.run(wf, options)
   options = check_arguments(wf, options, "run")
-  local outcome = execute(wf, options, 2)
-  if not outcome.ok then
-    -- One line: each step's error, with its place, was shown as it failed.
-    error(("workflow %s failed: step%s %s failed"):format(wf.name, #outcome.failed == 1 and "" or "s",
-      table.concat(outcome.failed, ", ")), 2)
-  end
+  local outcome = execute(wf, options, 2, true)
+  if not outcome.ok then error(failure(wf, outcome), 2) end
   return outcome
+end
+
+--- Internal: runs the workflow a main chunk returned, as `run` does, and
+--- returns nothing: the results of every step would be built for nobody.
+function M._run(wf, options)
+  options = check_arguments(wf, options, "run")
+  local outcome = execute(wf, options, 2, false)
+  if not outcome.ok then error(failure(wf, outcome), 2) end
 end
 
 return M

@@ -29,7 +29,7 @@ stds.lunar = {
         },
         workflow = {
           fields = { step = {}, sleep = {}, wait = {}, is = {}, plan = {}, graph = {}, execute = {}, run = {},
-            _serve = {} },
+            _serve = {}, _run = {} },
         },
         trace = { fields = { events = {}, summaries = {}, clear = {}, stop = {}, start = {}, recording = {} } },
         launches = {

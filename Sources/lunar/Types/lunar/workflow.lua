@@ -147,6 +147,12 @@ function workflow.execute(wf, options) end
 ---@return lunar.workflow.outcome
 function workflow.run(wf, options) end
 
+---Internal: runs the workflow a main chunk returned, as `run` does, and returns
+---nothing (`lunar run FILE`); a script has no use for it.
+---@param wf lunar.workflow
+---@param options? lunar.workflow.options
+function workflow._run(wf, options) end
+
 ---Internal: defines each `run` step's action in a `lunar run --processes`
 ---worker (`lunar worker --steps`); a script has no use for it.
 ---@param wf lunar.workflow
