@@ -102,6 +102,45 @@ struct ActionsPlugin: LunarPlugin {
     #expect(results[1].stringValue?.hasSuffix("action 'sneaky' did not declare service 'http' (it uses: nothing)") == true)
   }
 
+  /// `run_declared` (a workflow's `run` step) runs a function as the action
+  /// it names without registering it: the declared services and none other,
+  /// the step's fields in the context, a chain a level deeper.
+  @Test func anUnregisteredActionHasItsDeclaredServicesAndTheStepsFields() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      local actions = require "lunar.actions"
+      local steps = {}
+      local output = actions.run_declared("workflow w/s", function(ctx, input)
+        ctx.store:set("seen", input)
+        return { ctx.action, ctx.workflow, ctx.step, ctx.steps == steps, ctx.attempt, table.concat(ctx.chain, ">"),
+          ctx.store:get("seen"), lunar.run("math.add", { a = 1, b = 2 }).note }
+      end, actions.declare({ "store" }), 7, 2, "w", "s", steps)
+      local undeclared = actions.run_declared("workflow w/t", function(ctx)
+        local ok, err = pcall(function() return ctx.store end)
+        return { ok, err, ctx.no_such_service == nil, ctx.attempt }
+      end, actions.declare(nil), nil, nil, "w", "t", steps)
+      return output, undeclared, actions.declare(nil) == actions.declare({})
+      """)
+    #expect(results[0] == .table(LuaTable(array: ["workflow w/s", "w", "s", true, 2, "workflow w/s", 7, "workflow w/s>math.add"])))
+    let undeclared = results[1].tableValue?.array ?? []
+    #expect(undeclared.first == false)
+    #expect(undeclared.count == 4 && undeclared[1].stringValue?.hasSuffix("action 'workflow w/t' did not declare service 'store' (it uses: nothing)") == true, "\(undeclared)")
+    #expect(undeclared.count == 4 && undeclared[2] == true && undeclared[3] == 1, "\(undeclared)")
+    #expect(results[2] == true, "every declaration of no services shares one metatable")
+  }
+
+  @Test func aStepsActionIsNotInTheList() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      local actions = require "lunar.actions"
+      local workflow = require "lunar.workflow"
+      local before = #actions.list()
+      workflow.execute(workflow "w" { workflow.step "s" { run = function() return 1 end } })
+      return #actions.list() - before
+      """)
+    #expect(results == [0])
+  }
+
   @Test func theRecursionLimitNamesTheChain() async throws {
     let lua = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recursionLimit: 4))] }
     let results = try await lua.run("""
