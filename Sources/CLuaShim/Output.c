@@ -85,13 +85,36 @@ static int file_write(lua_State *L) {
   return write_values(L, p->f, 2);
 }
 
+// os.execute and io.popen start a process that writes to the same standard
+// output: what stdio still holds (progress lines wait up to 30 ms, see
+// LazyFlush.c) goes out first, as it would have in order. The original runs
+// in this function's own frame, so its errors name it as Lua's would.
+static int flushing_call(lua_State *L) {
+  lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(1));
+  fflush(stdout);
+  return original(L);
+}
+
+// Replaces the C function `name` of the table at the top by flushing_call.
+static void flush_before(lua_State *L, const char *name) {
+  if (lua_getfield(L, -1, name) == LUA_TFUNCTION && lua_tocfunction(L, -1) != NULL) {
+    lua_pushcclosure(L, flushing_call, 1);
+    lua_setfield(L, -2, name);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
 static int install(lua_State *L) {
   lua_pushcfunction(L, print);
   lua_setglobal(L, "print");
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, LUA_OSLIBNAME) == LUA_TTABLE) flush_before(L, "execute");
+  lua_pop(L, 1);
   if (lua_getfield(L, -1, LUA_IOLIBNAME) == LUA_TTABLE) {
     lua_pushcfunction(L, io_write);
     lua_setfield(L, -2, "write");
+    flush_before(L, "popen");
   }
   if (luaL_getmetatable(L, LUA_FILEHANDLE) == LUA_TTABLE && lua_getfield(L, -1, "__index") == LUA_TTABLE) {
     lua_pushcfunction(L, file_write);

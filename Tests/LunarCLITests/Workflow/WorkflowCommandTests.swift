@@ -55,6 +55,31 @@ import TestSupport
     #expect(outcome.stdout.hasPrefix("[spin] step spin started\n[spin] step spin succeeded in "), "\(outcome.stdout)")
   }
 
+  /// A process a step starts writes to the same output: the progress
+  /// lines held for the next flush go out before it.
+  @Test func aStepsProcessWritesAfterTheStepsStartedLine() async throws {
+    let outcome = try await LunarProcess.run(["run", "--no-store", "-"], input: """
+      local workflow = require "lunar.workflow"
+      local step = workflow.step
+      return workflow "sh" {
+        step "one" { run = function() os.execute("echo from-execute") end },
+        step "two" { needs = { "one" }, run = function()
+          local child = io.popen("cat", "w")
+          child:write("from-popen\\n")
+          child:close()
+        end },
+      }
+      """)
+    #expect(outcome.status == 0, "\(outcome.stderr)")
+    let lines = outcome.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count > 5, "\(outcome.stdout)")
+    guard lines.count > 5 else { return }
+    #expect(Array(lines[0...1]) == ["[sh] step one started", "from-execute"], "\(outcome.stdout)")
+    #expect(lines[2].hasPrefix("[sh] step one succeeded in "), "\(outcome.stdout)")
+    #expect(Array(lines[3...4]) == ["[sh] step two started", "from-popen"], "\(outcome.stdout)")
+    #expect(lines[5].hasPrefix("[sh] step two succeeded in "), "\(outcome.stdout)")
+  }
+
   @Test func liveProgressOnATerminal() async throws {
     let folder = try TemporaryFolder()
     let script = try folder.write("demo.lua", Self.workflow)
