@@ -18,4 +18,19 @@ public enum ChildProcess {
     process.waitUntilExit()
     return false
   }
+
+  /// Waits until `process` has exited, polling; kills it after `timeout`
+  /// seconds and returns false then.
+  @discardableResult
+  public static func wait(for process: SpawnedProcess, timeout: TimeInterval = 30) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+    guard process.isRunning else {
+      process.waitUntilExit()
+      return true
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return false
+  }
 }

@@ -22,17 +22,16 @@ public enum ProgramRun {
     _ executable: String, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
     timeout: TimeInterval = 120
   ) async throws -> Outcome {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = directory }
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let stdout = try TemporaryFile()
     let stderr = try TemporaryFile()
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = stdout.handle
-    process.standardError = stderr.handle
-    try process.run()
+    // posix_spawn, not Foundation's Process.run (see SpawnedProcess).
+    let null = open("/dev/null", O_RDWR)
+    defer { close(null) }
+    let process = try SpawnedProcess(
+      executable: executable, arguments: arguments.map { Array($0.utf8) },
+      environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, directory: directory?.path,
+      stdin: null, stdout: stdout.handle.fileDescriptor,
+      stderr: stderr.handle.fileDescriptor)
     guard await ChildProcess.wait(for: process, timeout: timeout) else { throw TimedOut(command: [executable] + arguments) }
     return Outcome(status: process.terminationStatus, stdout: try stdout.contents(), stderr: try stderr.contents())
   }

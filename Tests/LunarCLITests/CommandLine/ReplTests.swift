@@ -213,13 +213,13 @@ import TestSupport
     let folder = try TemporaryFolder()
     let path = try folder.write("drive.sh", script)
     let output = try TemporaryFile()
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = [path]
-    process.standardOutput = output.handle
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
+    // posix_spawn, not Foundation's Process.run (see SpawnedProcess).
+    let null = open("/dev/null", O_RDWR)
+    defer { close(null) }
+    let process = try SpawnedProcess(
+      executable: "/bin/sh", arguments: [Array(path.utf8)], environment: ProcessInfo.processInfo.environment,
+      stdin: null, stdout: output.handle.fileDescriptor,
+      stderr: null)
     await ChildProcess.wait(for: process)
     return try output.contents()
   }
