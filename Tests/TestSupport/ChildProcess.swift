@@ -8,29 +8,26 @@ public enum ChildProcess {
   /// seconds and returns false then.
   @discardableResult
   public static func wait(for process: Process, timeout: TimeInterval = 30) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-    guard process.isRunning else {
-      process.waitUntilExit()
-      return true
-    }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    return false
+    await wait(timeout: timeout, isRunning: { process.isRunning }, end: process.waitUntilExit, pid: process.processIdentifier)
   }
 
-  /// Waits until `process` has exited, polling; kills it after `timeout`
-  /// seconds and returns false then.
+  /// The same for a child started with `posix_spawn`.
   @discardableResult
   public static func wait(for process: SpawnedProcess, timeout: TimeInterval = 30) async -> Bool {
+    await wait(timeout: timeout, isRunning: { process.isRunning }, end: process.waitUntilExit, pid: process.processIdentifier)
+  }
+
+  private static func wait(
+    timeout: TimeInterval, isRunning: () -> Bool, end: () -> Void, pid: pid_t
+  ) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
-    guard process.isRunning else {
-      process.waitUntilExit()
+    while isRunning() && Date() < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+    guard isRunning() else {
+      end()
       return true
     }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    kill(pid, SIGKILL)
+    end()
     return false
   }
 }
