@@ -3,6 +3,7 @@
 // than Lunar's chunks, and the names functions are known by.
 #include "Internal.h"
 
+#include <limits.h>
 #include <string.h>
 
 // MARK: - Error messages
@@ -356,4 +357,15 @@ int lunar_userframe(lua_State *L1, int level, lua_Debug *ar) {
     if (*ar->what != 'C' && !lunar_isinternalchunk(ar->source)) return 1;
   }
   return 0;
+}
+
+// caller(level): a C function, not a Swift host function, as a workflow
+// definition calls it once per step.
+int lunar_caller(lua_State *L) {
+  lua_Integer level = luaL_checkinteger(L, 1);
+  lua_Debug ar;
+  if (level < 0 || level > INT_MAX || !lua_getstack(L, (int)level, &ar) || !lua_getinfo(L, "Sl", &ar)) return 0;
+  lua_pushstring(L, ar.short_src);
+  lua_pushinteger(L, ar.currentline);
+  return 2;
 }

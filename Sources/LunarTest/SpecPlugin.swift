@@ -74,7 +74,7 @@ public struct SpecPlugin: LunarPlugin {
     state.push(function: { [unowned scheduler] call in
       let label = try call.string(1)
       try call.check(2, is: .function)
-      let task = scheduler.spawn(on: call.L, function: 2, arguments: call.argumentCount - 2, label: label, traced: false)
+      let task = scheduler.spawn(on: call.L, function: 2, arguments: call.argumentCount - 2, label: .text(label), traced: false)
       call.push(task, as: taskClass)
       return .one
     })

@@ -287,6 +287,10 @@ int lunar_isinternalchunk(const char *source);
 /// Pushes "chunk:line: " of the nearest Lua line of the user's code calling
 /// the running function (past C frames and Lunar's chunks), or "".
 void lunar_pushlocation(lua_State *L);
+/// caller(level) -> the short source and current line of the function
+/// `level` frames up from the one calling it, as debug.getinfo(level, "Sl")
+/// reads them but without its table; nothing past the top of the stack.
+int lunar_caller(lua_State *L);
 /// luaL_traceback, showing the user's frames only: Lunar's chunks and the C
 /// functions they call are left out, and the outermost frame of Lunar's,
 /// called by the user, shows as the public function (`[C]: in function

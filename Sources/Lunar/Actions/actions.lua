@@ -354,6 +354,17 @@ function M.run(name, input, chain, attempt)
   return invoke(name, action.fn, action.copied, input, chain, next_chain, outer, attempt, make_context)
 end
 
+-- `run_declared`, its arguments known to be right; a tail call of it
+-- (or of the checks) keeps the caller of `run_declared` two levels up.
+local function run_declared(name, fn, meta, input, attempt, workflow, step, steps)
+  local outer = current_chain()
+  local chain = outer or NO_CHAIN
+  local next_chain = deeper(chain, name)
+  return invoke(name, fn, false, input, chain, next_chain, outer, attempt, make_step_context, meta, workflow, step,
+    steps)
+end
+local declared_runner = run_declared
+
 --- Runs `fn` as the Lua action `name` would run were it registered with
 --- `fn` (chain, journal, trace events), without registering it: a
 --- workflow step's action. Its context has the services `meta` (from
@@ -373,11 +384,15 @@ function M.run_declared(name, fn, meta, input, attempt, workflow, step, steps)
   elseif type(steps) ~= "table" then problem = ("#8 to 'run_declared' (table expected, got %s)"):format(type(steps))
   end
   if problem then error("bad argument " .. problem, 2) end
-  local outer = current_chain()
-  local chain = outer or NO_CHAIN
-  local next_chain = deeper(chain, name)
-  return invoke(name, fn, false, input, chain, next_chain, outer, attempt, make_step_context, meta, workflow, step,
-    steps)
+  return run_declared(name, fn, meta, input, attempt, workflow, step, steps)
+end
+
+--- Internal: `run_declared` without its checks, for the workflow runner,
+--- whose every step passes what `declare` gave it; handed over once.
+function M._take_declared_runner()
+  local runner = declared_runner
+  declared_runner = nil
+  return runner
 end
 
 --- Runs the action of a durable job a worker claimed (`attempt`: its

@@ -1,3 +1,4 @@
+import CLua
 import LuaKit
 
 /// A plugin adds a Lua module (Swift host functions, userdata types, Lua
@@ -35,6 +36,7 @@ public struct LuaModule {
   var values: [(String, LuaValue)] = []
   var sources: [(source: [UInt8], chunkName: String)] = []
   var host: [(String, LuaFunction)] = []
+  var cHost: [(String, lua_CFunction)] = []
   var afterLoad: [(RuntimeCore) throws -> Void] = []
 
   /// An empty module called `name`.
@@ -71,6 +73,13 @@ public struct LuaModule {
   /// the module table's `_host` field while the source runs.
   public mutating func hostFunction(_ name: String, _ body: @escaping LuaFunction) {
     host.append((name, body))
+  }
+
+  /// Adds a C function for the module's Lua source, beside the Swift ones
+  /// in `_host`: for a call made per step of a big workflow, where the
+  /// Swift trampoline's cost shows.
+  public mutating func hostCFunction(_ name: String, _ function: @escaping lua_CFunction) {
+    cHost.append((name, function))
   }
 
   /// Runs `body` once the module has been built (on its first `require`).

@@ -47,7 +47,7 @@ final class DurableJobRunner: RuntimeComponent {
     }
     let label = "job \(job.queue.lossyString)#\(job.sequence)"
     let scheduler = core.scheduler
-    let task = scheduler.prepare(on: L, function: base + 1, arguments: 3, label: label)
+    let task = scheduler.prepare(on: L, function: base + 1, arguments: 3, label: .text(label))
     task.observed = true
     tasks[job.id] = task
     task.onFinish.append { [unowned self, unowned scheduler] task in

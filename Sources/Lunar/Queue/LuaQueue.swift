@@ -51,7 +51,7 @@ public final class LuaQueue {
   /// Queues Swift work as a job; its value becomes the handle's result.
   @discardableResult
   public func submit(label: String? = nil, work: @escaping @Sendable () async throws -> LuaValue) -> LuaTask {
-    let task = core.scheduler.makeTask(label: label ?? nextLabel(), origin: "swift")
+    let task = core.scheduler.makeTask(label: .text(label ?? nextLabel()), origin: "swift")
     task.status = .pending
     submit(task) { [unowned core] in core.runSwiftWork(task, work) }
     return task

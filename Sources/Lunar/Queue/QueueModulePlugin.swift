@@ -26,7 +26,7 @@ struct QueueModulePlugin: ModulePlugin {
     // q:submit(fn, ...) -> task handle
     queueClass.method("submit") { [unowned scheduler] queue, call in
       try call.check(2, is: .function)
-      let task = scheduler.prepare(on: call.L, function: 2, arguments: call.argumentCount - 2, label: queue.nextLabel())
+      let task = scheduler.prepare(on: call.L, function: 2, arguments: call.argumentCount - 2, label: .text(queue.nextLabel()))
       queue.submit(task) { [unowned scheduler] in scheduler.start(task) }
       call.push(task, as: taskClass)
       return .one

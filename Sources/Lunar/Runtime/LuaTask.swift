@@ -13,7 +13,8 @@ public final class LuaTask {
   /// The task's number in this run, from 1.
   public let id: Int
   /// What the task is, for traces and reports (`task 3`, `job calc#2`).
-  public let label: String
+  public var label: String { labelSource.text }
+  private let labelSource: Label
   /// Where it was created (`x.lua:3:`).
   public let origin: String
   // Each public property that changes is kept in a private one: the
@@ -108,10 +109,31 @@ public final class LuaTask {
   }
   private var storedErrorMessage: String?
 
-  init(id: Int, label: String, origin: String) {
+  init(id: Int, label: Label, origin: String) {
     self.id = id
-    self.label = label
+    labelSource = label
     self.origin = origin
+  }
+
+  /// What a task is called, made into text only when it is shown: a run
+  /// of 10,000 steps names 10,000 tasks, and nobody may ever read one.
+  public enum Label: Sendable, ExpressibleByStringInterpolation {
+    /// The label as it is.
+    case text(String)
+    /// A prefix and a Lua name (`step fetch`); a name that is not UTF-8
+    /// shows with replacement characters.
+    case named(String, LuaString)
+
+    /// A label given as text.
+    public init(stringLiteral value: String) { self = .text(value) }
+
+    /// The label as text.
+    public var text: String {
+      switch self {
+      case .text(let text): text
+      case .named(let prefix, let name): prefix + name.lossyString
+      }
+    }
   }
 
   /// True once done, failed or cancelled.

@@ -1,3 +1,4 @@
+import CLua
 import LuaKit
 
 /// Builds plugins' Lua modules into a runtime's state: a `LuaModule`
@@ -79,10 +80,14 @@ public final class ModuleInstaller {
       }
       state.top = table
     }
-    if !module.host.isEmpty {
-      state.newTable(fieldCapacity: module.host.count)
+    if !module.host.isEmpty || !module.cHost.isEmpty {
+      state.newTable(fieldCapacity: module.host.count + module.cHost.count)
       for (key, function) in module.host {
         state.push(function: function)
+        state.setField(key, of: -2)
+      }
+      for (key, function) in module.cHost {
+        lua_pushcclosure(state.L, function, 0)
         state.setField(key, of: -2)
       }
       state.setField("_host", of: table)
@@ -100,9 +105,12 @@ public final class ModuleInstaller {
   /// Installs a module written in Lua: `source` runs with the module table
   /// as `...`, the Swift `host` functions waiting in its `_host` field for
   /// the source to take.
-  public func installLuaModule(_ name: String, source: [UInt8], host: [(String, LuaFunction)]) throws {
+  public func installLuaModule(
+    _ name: String, source: [UInt8], host: [(String, LuaFunction)], cHost: [(String, lua_CFunction)] = []
+  ) throws {
     var module = LuaModule(name)
     for (key, function) in host { module.hostFunction(key, function) }
+    for (key, function) in cHost { module.hostCFunction(key, function) }
     module.lua(bytes: source, chunkName: "=" + name)
     try install(module)
   }
@@ -122,7 +130,9 @@ extension RuntimeCore {
 
   /// Installs a module written in Lua with Swift host functions (see
   /// `ModuleInstaller`).
-  public func installLuaModule(_ name: String, source: [UInt8], host: [(String, LuaFunction)]) throws {
-    try modules.installLuaModule(name, source: source, host: host)
+  public func installLuaModule(
+    _ name: String, source: [UInt8], host: [(String, LuaFunction)], cHost: [(String, lua_CFunction)] = []
+  ) throws {
+    try modules.installLuaModule(name, source: source, host: host, cHost: cHost)
   }
 }

@@ -169,19 +169,22 @@ public final class Scheduler {
   /// A task with `traced` false leaves no trace events (the test runner's
   /// own tasks, so a spec's trace shows only the spec's work).
   public func spawn(
-    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil, traced: Bool = true
+    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: LuaTask.Label? = nil, origin: String? = nil,
+    traced: Bool = true
   ) -> LuaTask {
-    let task = prepare(on: L, function: functionIndex, arguments: arguments, label: label, traced: traced)
+    let task = prepare(on: L, function: functionIndex, arguments: arguments, label: label, origin: origin, traced: traced)
     start(task)
     return task
   }
 
   /// Like `spawn`, but the task waits until someone calls `start` (a queue
-  /// starts its jobs in turn).
+  /// starts its jobs in turn). `origin` defaults to the user's line that
+  /// called the running host function (`location(of:)`).
   public func prepare(
-    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: String? = nil, traced: Bool = true
+    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: LuaTask.Label? = nil,
+    origin: String? = nil, traced: Bool = true
   ) -> LuaTask {
-    let task = makeTask(label: label, origin: location(of: L), traced: traced)
+    let task = makeTask(label: label, origin: origin ?? location(of: L), traced: traced)
     let co = lua_newthread(L)!
     lua_pushvalue(L, functionIndex)
     for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
@@ -195,10 +198,10 @@ public final class Scheduler {
 
   /// A task with no coroutine yet: Swift code drives it and finishes it
   /// with `finish(_:values:)` or `fail(_:message:)`.
-  public func makeTask(label: String?, origin: String, traced: Bool = true) -> LuaTask {
+  public func makeTask(label: LuaTask.Label?, origin: String, traced: Bool = true) -> LuaTask {
     let id = nextTaskID
     nextTaskID += 1
-    let task = LuaTask(id: id, label: label ?? "task \(id)", origin: origin)
+    let task = LuaTask(id: id, label: label ?? .text("task \(id)"), origin: origin)
     task.traced = traced
     task.journalScope = currentTask?.journalScope
     task.stepLog = currentTask?.stepLog

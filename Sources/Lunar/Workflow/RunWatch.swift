@@ -55,16 +55,26 @@ enum RunCancellation: Sendable, Equatable {
 /// The steps of a run that are running now, by position: kept by the
 /// loop thread, read by the watch's heartbeat.
 final class RunningSteps: Sendable {
-  private let steps = Mutex<[Int: LuaString]>([:])
+  /// By position: a slot per step that has started, nil once it ended.
+  private let steps = Mutex<[LuaString?]>([])
 
   /// Step `position`, named `name`, started an attempt.
-  func started(_ position: Int, _ name: LuaString) { steps.withLock { $0[position] = name } }
+  func started(_ position: Int, _ name: LuaString) {
+    steps.withLock { steps in
+      if position >= steps.count { steps.append(contentsOf: repeatElement(nil, count: position + 1 - steps.count)) }
+      steps[position] = name
+    }
+  }
 
   /// Step `position`'s attempt ended.
-  func ended(_ position: Int) { _ = steps.withLock { $0.removeValue(forKey: position) } }
+  func ended(_ position: Int) {
+    steps.withLock { steps in
+      if position < steps.count { steps[position] = nil }
+    }
+  }
 
   /// Their names, in declaration order.
-  var names: [LuaString] { steps.withLock { $0.sorted { $0.key < $1.key }.map(\.value) } }
+  var names: [LuaString] { steps.withLock { $0.compactMap { $0 } } }
 }
 
 /// The thread that watches over one workflow run, off the loop: it renews

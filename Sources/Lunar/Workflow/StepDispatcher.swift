@@ -171,6 +171,13 @@ public struct StepDispatcher: Sendable {
   /// the start and after every `finished`.
   public mutating func next() -> [Decision] {
     var decisions: [Decision] = []
+    next(into: &decisions)
+    return decisions
+  }
+
+  /// `next()`, appended to `decisions`: a runner that keeps one buffer
+  /// allocates nothing per step.
+  public mutating func next(into decisions: inout [Decision]) {
     while readyHead < ready.count {
       let step = ready[readyHead]
       if let cause = blockedBy[step] {
@@ -189,7 +196,6 @@ public struct StepDispatcher: Sendable {
       ready.removeFirst(readyHead)
       readyHead = 0
     }
-    return decisions
   }
 
   /// Records that a started step ended with `outcome`; then call `next`.

@@ -1,4 +1,5 @@
 import CLua
+import CLuaShim
 import LuaKit
 import LunarStore
 
@@ -44,7 +45,6 @@ public struct WorkflowPlugin: LunarPlugin {
       ("waiting", Self.waiting(runs)),
       ("virtual_clock", Self.virtualClock(runtime)),
       ("graph", Self.graph),
-      ("caller", Self.caller),
       ("file_digest", Self.fileDigest),
       ("bytecode", { call in
         call.push(LuaString(bytes: StepBytecode.withoutLines(try call.bytes(1).bytes)))
@@ -54,23 +54,7 @@ public struct WorkflowPlugin: LunarPlugin {
         call.push(Lunar.version)
         return .one
       }),
-    ])
-  }
-
-  /// caller(level) -> the short source and current line of the function
-  /// `level` frames up from the function calling `caller`, as
-  /// `debug.getinfo(level, "Sl")` reads them (without its table, and under
-  /// --sandbox too), or nothing past the stack's end.
-  private static func caller(_ call: LuaCall) throws -> LuaReturn {
-    var info = lua_Debug()
-    guard let level = Int32(exactly: try call.integer(1)), level >= 0,
-      lua_getstack(call.L, level, &info) != 0, lua_getinfo(call.L, "Sl", &info) != 0
-    else { return .none }
-    withUnsafeBytes(of: &info.short_src) { raw in
-      _ = lua_pushstring(call.L, raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-    }
-    lua_pushinteger(call.L, lua_Integer(info.currentline))
-    return .values(2)
+    ], cHost: [("caller", lunar_caller)])
   }
 
   /// may_write(path) -> whether a script may have Lunar write `path`:

@@ -28,6 +28,8 @@ final class WorkflowRun {
   private(set) var steps: [WorkflowStep]
   private let plan: WorkflowPlan
   private var dispatcher: StepDispatcher
+  /// The dispatcher's decisions' buffer, kept between calls of `advance`.
+  private var spareDecisions: [StepDispatcher.Decision] = []
   private unowned let scheduler: Scheduler
   private let clock: RuntimeClock
   private let reporters: [any WorkflowReporter]
@@ -80,8 +82,10 @@ final class WorkflowRun {
   /// Attempts the resumed run made of a step it left failed: this run's
   /// attempts of it are numbered on from there, with a budget of their own.
   private var resumedAttempts: [Int]
-  /// Steps' running tasks, to cancel them with the run.
-  private var live: [Int: LuaTask] = [:]
+  /// Steps' running tasks, by position, to cancel them with the run.
+  private var live: [LuaTask?]
+  /// How many of `live` are running.
+  private var liveCount = 0
   private let runStartedAt: Double
   private var commitScheduled = false
   private var abandoned = false
@@ -136,6 +140,7 @@ final class WorkflowRun {
     self.launcher = launcher
     self.launcherThread = launcherThread
     attempts = Array(repeating: 0, count: steps.count)
+    live = Array(repeating: nil, count: steps.count)
     earlierAttempts = Array(repeating: 0, count: steps.count)
     startedAt = Array(repeating: nil, count: steps.count)
     reports = Array(repeating: nil, count: steps.count)
@@ -285,7 +290,7 @@ final class WorkflowRun {
   /// and the nearest deadline is at least `parkingThreshold` away.
   private func considerParking() {
     guard parks, cancellation == nil, !finished, !abandoned, !waiting.isEmpty, failing == 0, retryTimers.isEmpty,
-      !dispatcher.hasReady, Set(live.keys) == Set(waiting.keys), !commitScheduled
+      !dispatcher.hasReady, liveCount == waiting.count, waiting.keys.allSatisfy({ live[$0] != nil }), !commitScheduled
     else { return }
     let deadlines = waiting.values.compactMap { $0 }
     let wakeAt = deadlines.min()
@@ -332,10 +337,14 @@ final class WorkflowRun {
   private func advance() {
     guard !abandoned else { return }
     if cancellation != nil {
-      if live.isEmpty && failing == 0 && retryTimers.isEmpty && !commitScheduled { finish() }
+      if liveCount == 0 && failing == 0 && retryTimers.isEmpty && !commitScheduled { finish() }
       return
     }
-    for decision in dispatcher.next() {
+    // Taken, so a decision that runs Swift code cannot share the buffer.
+    var decisions = spareDecisions
+    spareDecisions = []
+    dispatcher.next(into: &decisions)
+    for decision in decisions {
       switch decision {
       case .start(let step):
         launch(step, attempt: 1)
@@ -343,6 +352,8 @@ final class WorkflowRun {
         conclude(step, .skipped, detail: "needs \(steps[cause].name.lossyString)", decided: true)
       }
     }
+    decisions.removeAll(keepingCapacity: true)
+    spareDecisions = decisions
     if dispatcher.isFinished { finish() } else if !waiting.isEmpty { considerParking() }
   }
 
@@ -355,7 +366,9 @@ final class WorkflowRun {
     thread.push(attempt)
     // The attempt as ctx.attempt counts it: on from the resumed run's.
     thread.push(attempts[step])
-    let task = scheduler.spawn(on: thread.L, function: thread.top - 3, arguments: 3, label: "step \(steps[step].name.lossyString)")
+    // The launcher has no frames: a step's task has no origin to find.
+    let task = scheduler.spawn(
+      on: thread.L, function: thread.top - 3, arguments: 3, label: .named("step ", steps[step].name), origin: "")
     task.journalScope = steps[step].name
     if let logLimit {
       let log = StepLog(step: steps[step].name, position: recordedPosition(step), attempt: attempts[step], limit: logLimit)
@@ -365,6 +378,7 @@ final class WorkflowRun {
     }
     thread.pop(4)
     live[step] = task
+    liveCount += 1
     runningSteps.started(step, steps[step].name)
     if let timeout = steps[step].timeout, !steps[step].fansOut {
       // Whether the attempt waits or computes (see Scheduler.setDeadline).
@@ -374,7 +388,8 @@ final class WorkflowRun {
     task.onFinish.append { [weak self] task in
       guard let self else { return }
       live[step] = nil
-      waiting[step] = nil
+      liveCount -= 1
+      if !waiting.isEmpty { waiting[step] = nil }
       runningSteps.ended(step)
       attemptEnded(step, attempt, task)
     }
@@ -382,7 +397,7 @@ final class WorkflowRun {
 
   private func attemptEnded(_ step: Int, _ attempt: Int, _ task: LuaTask) {
     task.observed = true
-    if let log = logs.removeValue(forKey: step), let recorder {
+    if !logs.isEmpty, let log = logs.removeValue(forKey: step), let recorder {
       // Committed with the step's record, or alone for an attempt retried.
       recorder.add(logs: log.finish())
       scheduleCommit()
@@ -541,6 +556,7 @@ final class WorkflowRun {
       let child = steps[parent].child(index + 1)
       steps.append(child)
       attempts.append(0)
+      live.append(nil)
       startedAt.append(nil)
       reports.append(nil)
       accepted.append(nil)
@@ -643,14 +659,14 @@ final class WorkflowRun {
       fail(step, reason.message)
     }
     retryTimers.removeAll()
-    for task in live.values { scheduler.cancel(task) }
+    for case let task? in live { scheduler.cancel(task) }
     advance()
   }
 
   /// The code that called `workflow.run` was cancelled: stop the steps.
   private func abandon() {
     abandoned = true
-    for task in live.values { _ = scheduler.cancel(task) }
+    for case let task? in live { _ = scheduler.cancel(task) }
     finish()
   }
 

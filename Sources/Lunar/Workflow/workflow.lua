@@ -325,43 +325,55 @@ local function define(name, steps, where)
     wf.steps[i] = s
     wf.by_name[s.name] = s
   end
+  local by_name, any_needs = wf.by_name, false
   for _, s in ipairs(wf.steps) do
     -- `x[2]` is the name of a child of a mapped step `x`: no other step may have it.
     local parent = byte(s.name, -1) == CLOSING_BRACKET and s.name:match("^(.*)%[%d+%]$")
-    if parent and wf.by_name[parent] and wf.by_name[parent].map then
+    if parent and by_name[parent] and by_name[parent].map then
       error(at(s) .. ("workflow \"%s\": step \"%s\" has the name of a child of step \"%s\", which has 'map'")
         :format(name, s.name, parent), 0)
     end
-    for _, need in ipairs(s.needs) do
-      if not wf.by_name[need] then
-        error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0)
+    local needs = s.needs
+    if needs ~= NO_NEEDS then
+      for _, need in ipairs(needs) do
+        any_needs = true
+        if not by_name[need] then
+          error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0)
+        end
+        if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
       end
-      if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
     end
   end
-  -- Cycles: Kahn's algorithm counts the steps it can order; only when some
-  -- are left does a depth-first search find the cycle to name.
-  local waiting, dependents, ready = {}, {}, {}
-  for _, s in ipairs(wf.steps) do
-    waiting[s] = #s.needs
-    if #s.needs == 0 then ready[#ready + 1] = s end
-    for _, need in ipairs(s.needs) do
-      local list = dependents[need]
-      if not list then list = {}; dependents[need] = list end
-      list[#list + 1] = s
+  -- Cycles: Kahn's algorithm, on positions, counts the steps it can order;
+  -- only when some are left does a depth-first search find the cycle to
+  -- name. Steps that need nothing form none.
+  local ordered = count
+  if any_needs then
+    local waiting, dependents, ready = {}, {}, {}
+    local all = wf.steps
+    for i = 1, count do
+      local needs = all[i].needs
+      waiting[i] = #needs
+      if #needs == 0 then ready[#ready + 1] = i end
+      for _, need in ipairs(needs) do
+        local at_need = by_name[need].index
+        local list = dependents[at_need]
+        if not list then list = {}; dependents[at_need] = list end
+        list[#list + 1] = i
+      end
+    end
+    ordered = 0
+    while #ready > 0 do
+      local i = ready[#ready]
+      ready[#ready] = nil
+      ordered = ordered + 1
+      for _, dependent in ipairs(dependents[i] or NO_NEEDS) do
+        waiting[dependent] = waiting[dependent] - 1
+        if waiting[dependent] == 0 then ready[#ready + 1] = dependent end
+      end
     end
   end
-  local ordered = 0
-  while #ready > 0 do
-    local s = ready[#ready]
-    ready[#ready] = nil
-    ordered = ordered + 1
-    for _, dependent in ipairs(dependents[s.name] or NO_NEEDS) do
-      waiting[dependent] = waiting[dependent] - 1
-      if waiting[dependent] == 0 then ready[#ready + 1] = dependent end
-    end
-  end
-  if ordered < #wf.steps then
+  if ordered < count then
     local colour = {}
     local function visit(s, path)
       colour[s.name] = "grey"
@@ -739,6 +751,9 @@ local function now() return lunar.now() end
 local function step_action_name(wf, s) return "workflow " .. wf.name .. "/" .. s.name end
 -- The context metatable of the actions of steps that declare no services.
 local NO_SERVICES = actions.declare(nil)
+-- `actions.run_declared` without its checks (a script that took it first
+-- leaves this module the checked one).
+local run_declared = actions._take_declared_runner() or actions.run_declared
 
 --- Defines the action of each `run` step of `wf`, for a worker process of
 --- `lunar run --processes` (`lunar worker --steps`): its job is `{ input =,
@@ -815,7 +830,7 @@ local function execute(wf, options, level, keeps_results)
       meta = metas[owner] or actions.declare(owner.services)
       metas[owner] = meta
     end
-    return actions.run_declared(step_action_name(wf, owner), owner.run, meta, inputs[i], counted, wf.name, s.name,
+    return run_declared(step_action_name(wf, owner), owner.run, meta, inputs[i], counted, wf.name, s.name,
       view_for(owner))
   end
 
