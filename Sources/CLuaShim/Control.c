@@ -185,3 +185,12 @@ void lunar_close(lua_State *L) {
 int lunar_isclosing(lunar_Control *c) { return atomic_load(&c->closing); }
 
 void lunar_ownprocess(lua_State *L) { atomic_store(&control(L)->endsprocess, 1); }
+
+void lunar_settracing(lunar_Control *c, int on) { c->tracing = on; }
+
+// tracing(): asked by every action run, so a C function rather than a
+// Swift host function.
+int lunar_tracing(lua_State *L) {
+  lua_pushboolean(L, control(L)->tracing);
+  return 1;
+}

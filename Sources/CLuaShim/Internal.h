@@ -41,6 +41,7 @@ struct lunar_Control {
   void *outputcontext;              // outputsink's first argument
   lunar_TaskLabel tasklabel;        // names the task of a marked thread (lunar_settasklabel), or NULL
   void *tasklabelcontext;           // tasklabel's first argument
+  int tracing;                      // 1 while someone listens to the trace (lunar_settracing); loop thread only
 };
 
 // A thread's extra space holds its state's control block, tagged in the

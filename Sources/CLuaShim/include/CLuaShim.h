@@ -287,6 +287,12 @@ int lunar_isinternalchunk(const char *source);
 /// Pushes "chunk:line: " of the nearest Lua line of the user's code calling
 /// the running function (past C frames and Lunar's chunks), or "".
 void lunar_pushlocation(lua_State *L);
+/// Tells the state's Lua code whether someone listens to the trace (see
+/// lunar_tracing). Loop thread only.
+void lunar_settracing(lunar_Control *c, int on);
+/// tracing() -> whether someone listens to the trace, as lunar_settracing
+/// last said: a lua_CFunction.
+int lunar_tracing(lua_State *L);
 /// caller(level) -> the short source and current line of the function
 /// `level` frames up from the one calling it, as debug.getinfo(level, "Sl")
 /// reads them but without its table; nothing past the top of the stack.

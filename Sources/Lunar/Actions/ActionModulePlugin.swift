@@ -1,3 +1,4 @@
+import CLuaShim
 import LuaKit
 
 /// `lunar.action`, `lunar.run`, `lunar.run_stubbed` and the services actions
@@ -115,10 +116,7 @@ public struct ActionModulePlugin: ModulePlugin {
       return .one
     }
     // tracing() -> whether spans are recorded now (someone listens to the trace)
-    module.function("tracing") { [unowned runtime] call in
-      call.push(runtime.trace.isEnabled)
-      return .one
-    }
+    module.cFunction("tracing", lunar_tracing)
     module.value("journaling", .boolean(actions.journal != nil))
     module.value("limit", .integer(Int64(actions.recursionLimit)))
     // The action runner, in Lua (actions.lua).

@@ -280,6 +280,8 @@ end
 -- The chain of an action `name` run below `chain`; an error at the line
 -- that runs it if that is deeper than the limit.
 local function deeper(chain, name)
+  -- The limit is at least 1.
+  if chain[1] == nil then return { name } end
   local next_chain = {}
   for i, n in ipairs(chain) do next_chain[i] = n end
   next_chain[#next_chain + 1] = name
@@ -289,12 +291,12 @@ local function deeper(chain, name)
   return next_chain
 end
 
--- Runs the Lua action `name` (function `fn`) with `input` in a context
--- that `make` builds from (`name`, its chain, `attempt`, ...): the chain
--- a level deeper (`outer`, the task's chain until then, is restored after),
--- the journal and the trace events; `copied` inputs and outputs cross as
--- values.
-local function invoke(name, fn, copied, input, chain, next_chain, outer, attempt, make, ...)
+-- Runs the Lua action `name` (function `fn`) with `input` in the context
+-- `ctx`: the task's chain `next_chain` (`chain` a level deeper) while it
+-- runs, and `outer`, its chain until then, after, unless `restores` is
+-- false (a workflow step's task ends with its action); the journal and
+-- the trace events; `copied` inputs and outputs cross as values.
+local function invoke(name, fn, copied, input, chain, next_chain, outer, restores, ctx)
   if copied then input = crossing(input, "input") end
   if history then history[#history + 1] = { name = name, input = input } end
   local journaling, tracing = M.journaling, M.tracing()
@@ -305,8 +307,8 @@ local function invoke(name, fn, copied, input, chain, next_chain, outer, attempt
     M.emit("action.started", { action = name, depth = #chain, input = summary(input) })
   end
   set_chain(next_chain)
-  local ok, output = pcall(fn, make(name, next_chain, attempt, ...), input)
-  set_chain(outer)
+  local ok, output = pcall(fn, ctx, input)
+  if restores then set_chain(outer) end
   -- An output that cannot cross fails the action, at the caller's line.
   local level = 0
   if ok and copied then
@@ -351,19 +353,26 @@ function M.run(name, input, chain, attempt)
     if history then history[#history + 1] = { name = name, input = input } end
     return M.swift_run(name, input, chain, attempt)
   end
-  return invoke(name, action.fn, action.copied, input, chain, next_chain, outer, attempt, make_context)
+  return invoke(name, action.fn, action.copied, input, chain, next_chain, outer, true,
+    make_context(name, next_chain, attempt))
 end
 
--- `run_declared`, its arguments known to be right; a tail call of it
--- (or of the checks) keeps the caller of `run_declared` two levels up.
-local function run_declared(name, fn, meta, input, attempt, workflow, step, steps)
-  local outer = current_chain()
+-- `run_declared`, its arguments known to be right, below the chain
+-- `outer`; the task's chain is put back after unless `restores` is false.
+-- A tail call of it keeps the caller of `run_declared` two levels up.
+local function run_declared(name, fn, meta, input, attempt, workflow, step, steps, outer, restores)
   local chain = outer or NO_CHAIN
   local next_chain = deeper(chain, name)
-  return invoke(name, fn, false, input, chain, next_chain, outer, attempt, make_step_context, meta, workflow, step,
-    steps)
+  return invoke(name, fn, false, input, chain, next_chain, outer, restores,
+    make_step_context(name, next_chain, attempt, meta, workflow, step, steps))
 end
-local declared_runner = run_declared
+
+-- What the workflow runner takes: a step's action run below `outer` (the
+-- chain of the code that runs the workflow), in the step's own task, which
+-- ends with it: its chain is not put back.
+local function declared_runner(name, fn, meta, input, attempt, workflow, step, steps, outer)
+  return run_declared(name, fn, meta, input, attempt, workflow, step, steps, outer, false)
+end
 
 --- Runs `fn` as the Lua action `name` would run were it registered with
 --- `fn` (chain, journal, trace events), without registering it: a
@@ -384,15 +393,17 @@ function M.run_declared(name, fn, meta, input, attempt, workflow, step, steps)
   elseif type(steps) ~= "table" then problem = ("#8 to 'run_declared' (table expected, got %s)"):format(type(steps))
   end
   if problem then error("bad argument " .. problem, 2) end
-  return run_declared(name, fn, meta, input, attempt, workflow, step, steps)
+  return run_declared(name, fn, meta, input, attempt, workflow, step, steps, current_chain(), true)
 end
 
---- Internal: `run_declared` without its checks, for the workflow runner,
---- whose every step passes what `declare` gave it; handed over once.
+--- Internal: for the workflow runner, handed over once: `run_declared`
+--- without its checks (every step passes what `declare` gave it), run
+--- below a chain it is given, and the function that reads the running
+--- task's chain.
 function M._take_declared_runner()
   local runner = declared_runner
   declared_runner = nil
-  return runner
+  return runner, runner and current_chain
 end
 
 --- Runs the action of a durable job a worker claimed (`attempt`: its

@@ -37,6 +37,7 @@ public struct LuaModule {
   var sources: [(source: [UInt8], chunkName: String)] = []
   var host: [(String, LuaFunction)] = []
   var cHost: [(String, lua_CFunction)] = []
+  var cFunctions: [(String, lua_CFunction)] = []
   var afterLoad: [(RuntimeCore) throws -> Void] = []
 
   /// An empty module called `name`.
@@ -45,6 +46,12 @@ public struct LuaModule {
   /// Adds a Swift host function.
   public mutating func function(_ name: String, _ body: @escaping LuaFunction) {
     functions.append((name, body))
+  }
+
+  /// Adds a C function, for one a script calls so often that the Swift
+  /// trampoline's cost shows.
+  public mutating func cFunction(_ name: String, _ function: @escaping lua_CFunction) {
+    cFunctions.append((name, function))
   }
 
   /// Adds a Swift async function; Lua callers wait for it without blocking

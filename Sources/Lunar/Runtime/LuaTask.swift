@@ -54,7 +54,7 @@ public final class LuaTask {
   private var storedDefersCancellation = false
   /// Its task-local values (`Scheduler.taskLocal`), inherited by the
   /// tasks it creates.
-  var locals: [ObjectIdentifier: LuaReference] = [:]
+  var locals = TaskLocals()
   /// The part of a `--record` journal the task's calls belong to (a
   /// workflow step's name), inherited by the tasks it creates; nil for
   /// calls outside any step.
@@ -83,7 +83,7 @@ public final class LuaTask {
   /// Waits completed when the task finishes.
   var waiters: [Wait] = []
   /// Callbacks run when the task finishes (queues chain jobs this way).
-  var onFinish: [(LuaTask) -> Void] = []
+  var onFinish = FinishCallbacks()
   /// Results (a Lua table) or the error value, in the registry.
   var outcome: LuaReference?
   /// How many results a finished task has: the table's length cannot say,
@@ -195,5 +195,47 @@ public final class LuaTask {
 extension String {
   func replacingPrefix(_ prefix: String, with replacement: String) -> String {
     hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
+  }
+}
+
+/// A task's task-local values (`Scheduler.TaskLocal`): the first name set
+/// is kept inline, any others in a dictionary. Lunar itself sets one (the
+/// action chain) on every action run, and a dictionary inherited from the
+/// task's creator was copied on that first write.
+struct TaskLocals {
+  private var firstKey: ObjectIdentifier?
+  private var firstValue: LuaReference?
+  private var others: [ObjectIdentifier: LuaReference] = [:]
+
+  /// The value of `key`; nil unsets it.
+  subscript(key: ObjectIdentifier) -> LuaReference? {
+    get { key == firstKey ? firstValue : others[key] }
+    set {
+      if firstKey == nil || firstKey == key {
+        firstKey = key
+        firstValue = newValue
+      } else {
+        others[key] = newValue
+      }
+    }
+  }
+}
+
+/// What runs when a task finishes, in the order added: the first callback
+/// is kept inline, as nearly every task has exactly one and an array cost
+/// an allocation per task.
+struct FinishCallbacks {
+  private var first: ((LuaTask) -> Void)?
+  private var more: [(LuaTask) -> Void] = []
+
+  /// Adds `callback` after the others.
+  mutating func append(_ callback: @escaping (LuaTask) -> Void) {
+    if first == nil { first = callback } else { more.append(callback) }
+  }
+
+  /// Calls each callback with `task`.
+  func run(_ task: LuaTask) {
+    first?(task)
+    for callback in more { callback(task) }
   }
 }

@@ -50,10 +50,15 @@ public final class ModuleInstaller {
   /// `lunar`), and leaves its table on the stack.
   private func build(_ module: LuaModule) throws {
     builtCount += 1
-    state.newTable(fieldCapacity: module.functions.count + module.asyncFunctions.count + module.values.count)
+    state.newTable(
+      fieldCapacity: module.functions.count + module.cFunctions.count + module.asyncFunctions.count + module.values.count)
     let table = state.top
     for (name, function) in module.functions {
       state.push(function: function)
+      state.setField(name, of: table)
+    }
+    for (name, function) in module.cFunctions {
+      lua_pushcclosure(state.L, function, 0)
       state.setField(name, of: table)
     }
     for (name, function) in module.asyncFunctions {

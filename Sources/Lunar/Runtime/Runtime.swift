@@ -191,6 +191,10 @@ final class ControlHandle: Sendable {
   /// False once the state is closed.
   var isAlive: Bool { alive.withLock { $0 } }
 
+  /// Tells the state's Lua code whether someone listens to the trace
+  /// (`lunar_tracing`); on the loop thread, as the trace lives there.
+  func setTracing(_ on: Bool) { lunar_settracing(target.control, on ? 1 : 0) }
+
   /// Interrupts the state's Lua code unless the state has been closed.
   func interrupt(reason: Int32) {
     alive.withLock { alive in

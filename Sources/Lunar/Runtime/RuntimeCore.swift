@@ -91,6 +91,8 @@ public final class RuntimeCore {
     }
     timeoutMessageC = strdup(timeoutMessage)
     control = ControlHandle(L: state.L, timeoutMessage: UnsafePointer(timeoutMessageC))
+    control.setTracing(trace.isEnabled)
+    trace.onListeningChanged = { [control] in control.setTracing($0) }
     offLoopWork = OffLoopWork(post: { [inbox] event in inbox.post { core in event(core.offLoopWork) } })
     scheduler = Scheduler(
       state: state, clock: clock, trace: trace, offLoopWork: offLoopWork, timeoutMessage: timeoutMessage)

@@ -144,7 +144,7 @@ public final class Scheduler {
   }
 
   /// Task-local values of the code outside any task (the main chunk).
-  private var outsideLocals: [ObjectIdentifier: LuaReference] = [:]
+  private var outsideLocals = TaskLocals()
 
   /// The value of `local` in the running task (or outside any task).
   public func value(of local: TaskLocal) -> LuaReference? {
@@ -154,7 +154,7 @@ public final class Scheduler {
 
   /// Forgets every value set outside any task (a runtime reused for
   /// another script starts with none).
-  func clearOutsideLocals() { outsideLocals.removeAll() }
+  func clearOutsideLocals() { outsideLocals = TaskLocals() }
 
   /// Sets `local` in the running task (or outside any task); nil unsets it.
   public func setValue(_ value: LuaReference?, of local: TaskLocal) {
@@ -412,8 +412,8 @@ public final class Scheduler {
       complete(wait, wait.protected ? task.protectedResult() : task.waitResult(appendingTraceback: true))
     }
     let callbacks = task.onFinish
-    task.onFinish = []
-    for callback in callbacks { callback(task) }
+    task.onFinish = FinishCallbacks()
+    callbacks.run(task)
   }
 
   /// True if the value at `index` on `L` is `lunar.cancelled`.

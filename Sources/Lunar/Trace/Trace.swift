@@ -185,8 +185,14 @@ public final class JSONLinesTraceSink: FileWritingSink {
 /// the loop thread.
 public final class Trace {
   private var sinks: [any TraceSink] {
-    didSet { listened = !sinks.isEmpty }
+    didSet {
+      let was = listened
+      listened = !sinks.isEmpty
+      if listened != was { onListeningChanged?(listened) }
+    }
   }
+  /// Told whether someone listens, each time that changes.
+  var onListeningChanged: ((Bool) -> Void)?
   // `isEnabled`, asked at nearly every step of the loop, reads this plain
   // flag rather than `sinks`: the compiler proves its accesses exclusive,
   // so the question costs no run-time exclusivity check.

@@ -7,13 +7,20 @@ public final class PlainProgress: WorkflowReporter {
   private let prefix: [UInt8]
   /// `[report] resume: `, the start of a line that says why a step reruns.
   private let resumePrefix: [UInt8]
-  private let write: (String) -> Void
+  /// Takes each line as UTF-8.
+  private let write: ([UInt8]) -> Void
 
   /// Lines about `workflow`, each given to `write` with its newline.
-  public init(workflow: LuaString, write: @escaping (String) -> Void) {
+  public convenience init(workflow: LuaString, write: @escaping (String) -> Void) {
+    self.init(workflow: workflow, writeUTF8: { write(String(decoding: $0, as: UTF8.self)) })
+  }
+
+  /// Lines about `workflow`, each given to `writeUTF8` as UTF-8 bytes with
+  /// its newline: no text is made of a line that is ASCII.
+  init(workflow: LuaString, writeUTF8: @escaping ([UInt8]) -> Void) {
     prefix = Array("[".utf8) + workflow.bytes + Array("] step ".utf8)
     resumePrefix = Array("[".utf8) + workflow.bytes + Array("] resume: ".utf8)
-    self.write = write
+    write = writeUTF8
   }
 
   public func stepStarted(_ step: LuaString, at time: Double) {
@@ -34,18 +41,21 @@ public final class PlainProgress: WorkflowReporter {
 
   /// The line that says how a step ended.
   static func line(workflow: LuaString, _ report: StepReport) -> String {
-    line(Array("[".utf8) + workflow.bytes + Array("] step ".utf8), report.name) { ending(of: report, to: &$0) }
+    String(
+      decoding: line(Array("[".utf8) + workflow.bytes + Array("] step ".utf8), report.name) { ending(of: report, to: &$0) },
+      as: UTF8.self)
   }
 
-  /// `prefix`, the step's name and what `rest` appends, as text: a name
+  /// `prefix`, the step's name and what `rest` appends, as UTF-8: a name
   /// that is not UTF-8 prints with replacement characters. Built as bytes:
   /// a run of 20,000 steps prints 40,000 lines.
-  private static func line(_ prefix: [UInt8], _ step: LuaString, _ rest: (inout [UInt8]) -> Void) -> String {
+  private static func line(_ prefix: [UInt8], _ step: LuaString, _ rest: (inout [UInt8]) -> Void) -> [UInt8] {
     var bytes = prefix
     bytes.reserveCapacity(prefix.count + step.bytes.count + 32)
     bytes.append(contentsOf: step.bytes)
     rest(&bytes)
-    return String(decoding: bytes, as: UTF8.self)
+    if bytes.allSatisfy({ $0 < 0x80 }) { return bytes }
+    return Array(String(decoding: bytes, as: UTF8.self).utf8)
   }
 
   private static func ending(of report: StepReport, to bytes: inout [UInt8]) {

@@ -135,6 +135,7 @@ public struct StepDispatcher: Sendable {
   /// step declared after it in that queue; nil when every order can hold.
   /// Workflow definitions refuse such a step.
   public static func queueOrderConflict(in steps: [Step]) -> Int? {
+    guard steps.contains(where: { $0.queue != nil }) else { return nil }
     var after = [[Int]](repeating: [], count: steps.count)
     var waitingOn = [Int](repeating: 0, count: steps.count)
     var lastInQueue: [Int: Int] = [:]

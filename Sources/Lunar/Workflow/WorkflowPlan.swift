@@ -17,10 +17,13 @@ public struct WorkflowPlan: Sendable, Equatable {
   /// The selected steps by level: a step's level is one more than the
   /// highest level among the selected steps it needs, so the steps of a
   /// group can run at the same time once the groups before it are done.
-  /// Declaration order within a group.
-  public let groups: [[Int]]
+  /// Declaration order within a group. Made when asked (a plan printed, a
+  /// run resumed): a run does not need them.
+  public var groups: [[Int]] { Self.levels(needs: needs, dependents: dependents, selected: selected) }
   /// For each step, the positions of the steps that need it.
   public let dependents: [[Int]]
+  /// For each step, the positions of the steps it needs.
+  private let needs: [[Int]]
 
   /// The plan for steps whose needs (positions) are `needs`, which must
   /// form no cycle (workflow definitions refuse cycles).
@@ -30,13 +33,12 @@ public struct WorkflowPlan: Sendable, Equatable {
       for need in stepNeeds { dependents[need].append(step) }
     }
     self.dependents = dependents
-    let selected = Self.select(selection, needs: needs, dependents: dependents)
-    self.selected = selected
-    groups = Self.levels(needs: needs, dependents: dependents, selected: selected)
+    self.needs = needs
+    selected = Self.select(selection, needs: needs, dependents: dependents)
   }
 
   /// How many steps run.
-  public var selectedCount: Int { groups.reduce(0) { $0 + $1.count } }
+  public var selectedCount: Int { selected.reduce(0) { $0 + ($1 ? 1 : 0) } }
 
   /// The steps reached from `selection` by following `needs` (`--only`) or
   /// `dependents` (`--from`), iteratively: a chain of any length is fine.

@@ -104,7 +104,7 @@ final class WorkflowRuns {
         live = view
         reporters.append(view)
       } else {
-        reporters.append(PlainProgress(workflow: workflow, write: write))
+        reporters.append(PlainProgress(workflow: workflow, writeUTF8: Self.writeUTF8ToStandardOutput))
       }
       reporters.append(RunSummaryTable(detail: self.options.summary, write: write))
     }
@@ -352,11 +352,17 @@ final class WorkflowRuns {
 
   private static func writeToStandardOutput(_ text: String) {
     var text = text
-    text.withUTF8 { bytes in
-      // Flushed within 30 ms, even into a pipe or a file: a killed run
-      // loses at most its last 30 ms of lines.
-      bytes.withMemoryRebound(to: CChar.self) { lunar_writeprogress($0.baseAddress, $0.count) }
-    }
+    text.withUTF8 { bytes in writeUTF8ToStandardOutput(bytes) }
+  }
+
+  private static func writeUTF8ToStandardOutput(_ bytes: [UInt8]) {
+    bytes.withUnsafeBufferPointer { writeUTF8ToStandardOutput($0) }
+  }
+
+  private static func writeUTF8ToStandardOutput(_ bytes: UnsafeBufferPointer<UInt8>) {
+    // Flushed within 30 ms, even into a pipe or a file: a killed run
+    // loses at most its last 30 ms of lines.
+    bytes.withMemoryRebound(to: CChar.self) { lunar_writeprogress($0.baseAddress, $0.count) }
   }
 
   /// Moves `view`'s spinner on every tenth of a second (real time) until stopped.

@@ -85,7 +85,12 @@ local function check_step(s, common)
   if s.with ~= nil and type(s.with) ~= "table" and type(s.with) ~= "function" then
     return ("'with' must be a table or a function, got %s"):format(type(s.with))
   end
-  if s.needs ~= nil and type(s.needs) ~= "string" then
+  local needs = s.needs
+  -- A list of one name, the usual case, is known without a walk: 1 is its
+  -- first key and its last.
+  local one_name = type(needs) == "table" and type(rawget(needs, 1)) == "string" and next(needs, 1) == nil
+    and next(needs) == 1
+  if needs ~= nil and type(needs) ~= "string" and not one_name then
     if not is_list(s.needs) then
       return ("'needs' must be a list of step names, got %s")
         :format(type(s.needs) == "table" and "a table with other keys" or type(s.needs))
@@ -325,7 +330,9 @@ local function define(name, steps, where)
     wf.steps[i] = s
     wf.by_name[s.name] = s
   end
-  local by_name, any_needs = wf.by_name, false
+  -- Whether a step needs one declared at or after it: only then can the
+  -- steps form a cycle (declaration order is an order of the rest).
+  local by_name, needs_later = wf.by_name, false
   for _, s in ipairs(wf.steps) do
     -- `x[2]` is the name of a child of a mapped step `x`: no other step may have it.
     local parent = byte(s.name, -1) == CLOSING_BRACKET and s.name:match("^(.*)%[%d+%]$")
@@ -336,19 +343,20 @@ local function define(name, steps, where)
     local needs = s.needs
     if needs ~= NO_NEEDS then
       for _, need in ipairs(needs) do
-        any_needs = true
-        if not by_name[need] then
+        local needed = by_name[need]
+        if not needed then
           error(at(s) .. ("step \"%s\": needs unknown step \"%s\""):format(s.name, tostring(need)), 0)
         end
         if need == s.name then error(at(s) .. ("step \"%s\": needs itself"):format(s.name), 0) end
+        if needed.index > s.index then needs_later = true end
       end
     end
   end
   -- Cycles: Kahn's algorithm, on positions, counts the steps it can order;
   -- only when some are left does a depth-first search find the cycle to
-  -- name. Steps that need nothing form none.
+  -- name.
   local ordered = count
-  if any_needs then
+  if needs_later then
     local waiting, dependents, ready = {}, {}, {}
     local all = wf.steps
     for i = 1, count do
@@ -751,9 +759,11 @@ local function now() return lunar.now() end
 local function step_action_name(wf, s) return "workflow " .. wf.name .. "/" .. s.name end
 -- The context metatable of the actions of steps that declare no services.
 local NO_SERVICES = actions.declare(nil)
--- `actions.run_declared` without its checks (a script that took it first
--- leaves this module the checked one).
-local run_declared = actions._take_declared_runner() or actions.run_declared
+-- `actions.run_declared` without its checks, below a chain it is given,
+-- and the running task's chain (a script that took them first leaves this
+-- module the checked function, whose chain is the step's task's).
+local run_declared, current_chain = actions._take_declared_runner()
+if not run_declared then run_declared, current_chain = actions.run_declared, function() return nil end end
 
 --- Defines the action of each `run` step of `wf`, for a worker process of
 --- `lunar run --processes` (`lunar worker --steps`): its job is `{ input =,
@@ -788,6 +798,17 @@ local function execute(wf, options, level, keeps_results)
   })
   if not run then error(earlier, level + 1) end
 
+  -- A step's action runs a level below the code that runs the workflow.
+  local outer_chain = current_chain()
+  -- The positions of the steps whose outcome `ctx_steps` keeps: all when
+  -- the results are returned, else those another step needs.
+  local kept = true
+  if not keeps_results then
+    kept = {}
+    for _, list in pairs(describe(wf).needs) do
+      for _, position in ipairs(list) do kept[position] = true end
+    end
+  end
   local ctx_steps = {}
   for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
   local inputs = {}
@@ -831,7 +852,7 @@ local function execute(wf, options, level, keeps_results)
       metas[owner] = meta
     end
     return run_declared(step_action_name(wf, owner), owner.run, meta, inputs[i], counted, wf.name, s.name,
-      view_for(owner))
+      view_for(owner), outer_chain)
   end
 
   -- The end of an attempt whose action returned `...`. The runner takes
@@ -844,7 +865,11 @@ local function execute(wf, options, level, keeps_results)
       local _, problem = host.accept(run, i, ...)
       if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
     end
-    if s.parent then s.output = (...) else ctx_steps[s.name] = { status = "succeeded", output = (...) } end
+    if s.parent then
+      s.output = (...)
+    elseif kept == true or kept[i] then
+      ctx_steps[s.name] = { status = "succeeded", output = (...) }
+    end
     return RAN
   end
 

@@ -141,6 +141,31 @@ struct ActionsPlugin: LunarPlugin {
     #expect(results == [0])
   }
 
+  @Test func aStepsActionRunsBelowTheCodeThatRunsTheWorkflowInEveryAttempt() async throws {
+    let lua = try runtime()
+    let results = try await lua.run("""
+      local workflow = require "lunar.workflow"
+      local chains = {}
+      local function note(ctx) chains[#chains + 1] = table.concat(ctx.chain, ">") end
+      lunar.action("deploy", function()
+        workflow.execute(workflow "w" {
+          workflow.step "s" {
+            retry = { attempts = 2, backoff = 0 },
+            run = function(ctx)
+              note(ctx)
+              if ctx.attempt == 1 then error("once") end
+            end,
+          },
+        })
+      end)
+      lunar.run("deploy")
+      workflow.execute(workflow "top" { workflow.step "t" { run = note } })
+      return table.concat(chains, " | ")
+      """)
+    // The retry starts from a timer, outside the task that runs the workflow.
+    #expect(results == ["deploy>workflow w/s | deploy>workflow w/s | workflow top/t"])
+  }
+
   @Test func theRecursionLimitNamesTheChain() async throws {
     let lua = try runtime { $0.plugins = [ActionModulePlugin(options: ActionOptions(recursionLimit: 4))] }
     let results = try await lua.run("""

@@ -29,6 +29,18 @@ import Testing
       """)
   }
 
+  @Test func plainLinesAreUTF8BytesWithNamesThatAreNotUTF8Repaired() {
+    var lines: [[UInt8]] = []
+    let plain = PlainProgress(workflow: "w", writeUTF8: { lines.append($0) })
+    plain.stepStarted("fetch", at: 0)
+    plain.stepStarted(LuaString(bytes: Array("b".utf8) + [0xFF] + Array("in".utf8)), at: 0)
+    plain.stepStarted("café", at: 0)
+    #expect(lines == [
+      Array("[w] step fetch started\n".utf8), Array("[w] step b\u{FFFD}in started\n".utf8),
+      Array("[w] step café started\n".utf8),
+    ])
+  }
+
   @Test func theLiveLineShowsOnlyWhatRuns() {
     let output = Output()
     var now = 10.0

@@ -174,6 +174,11 @@ function actions.journal(kind, key, result) end
 function actions.replaying() end
 
 ---@private
+---`run_declared` without its checks, for the workflow runner; nil once taken.
+---@return (fun(name: string, fn: function, meta: table, input: any, attempt: integer?, workflow: string, step: string, steps: table): any)?
+function actions._take_declared_runner() end
+
+---@private
 ---@return boolean
 function actions.tracing() end
 
