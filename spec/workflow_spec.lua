@@ -208,6 +208,18 @@ describe("lunar.workflow", function()
       assert.error_matches(function()
         workflow "w" { step "a" { needs = { "b" }, run = print }, step "b" { needs = { "a" }, run = print } }
       end, 'workflow "w": steps form a cycle: a → b → a$')
+      -- A need declared later is ordered, and a cycle behind earlier steps is found.
+      local later = workflow "w" { step "a" { needs = "b", run = print }, step "b" { run = print } }
+      assert.are.equal("workflow w: 2 groups\n  1. b\n  2. a", workflow.plan(later))
+      assert.error_matches(function()
+        workflow "w" { step "x" { run = print }, step "a" { needs = { "x", "b" }, run = print },
+          step "b" { needs = { "a" }, run = print } }
+      end, 'steps form a cycle: a → b → a$')
+      -- A list of one name is checked as any list is.
+      assert.has_error(function() step "x" { run = print, needs = { 5 } } end,
+        "step \"x\": needs[1] must be a step name, got number")
+      assert.has_error(function() step "x" { run = print, needs = { "a", extra = true } } end,
+        "step \"x\": 'needs' must be a list of step names, got a table with other keys")
       assert.has_error(function() step "x" { run = print, uses = "y" } end,
         "step \"x\": needs exactly one of 'uses' (an action name) or 'run' (a function)")
       assert.has_error(function() step "x" { run = print, retry = { attempts = 0 } } end,

@@ -174,8 +174,10 @@ function actions.journal(kind, key, result) end
 function actions.replaying() end
 
 ---@private
----`run_declared` without its checks, for the workflow runner; nil once taken.
----@return (fun(name: string, fn: function, meta: table, input: any, attempt: integer?, workflow: string, step: string, steps: table): any)?
+---`run_declared` without its checks, below a given chain, and the running task's chain, for
+---the workflow runner; nil once taken.
+---@return function? runner `(name, fn, declaration, input, attempt, workflow, step, steps, outer_chain)`
+---@return (fun(): string[]?)? current_chain
 function actions._take_declared_runner() end
 
 ---@private
