@@ -65,12 +65,12 @@ end
 -- alone (a workflow may define tens of thousands of steps).
 local COMMON = { uses = true, run = true, with = true, needs = true }
 
--- Checks the fields of a step definition; returns a message for the first
--- bad one (its name in quotes), or nil. `common`: it has no field but
--- those in COMMON.
-local function check_step(s, common)
+-- Checks the fields of a step definition `s`, made from the fields `spec`
+-- the user gave; returns a message for the first bad one (its name in
+-- quotes), or nil. `common`: it has no field but those in COMMON.
+local function check_step(s, spec, common)
   if not common then
-    for key in pairs(s.spec) do
+    for key in pairs(spec) do
       if not KNOWN[key] then return ("unknown field %s"):format(key_shown(key)) end
     end
   end
@@ -85,17 +85,17 @@ local function check_step(s, common)
   if s.with ~= nil and type(s.with) ~= "table" and type(s.with) ~= "function" then
     return ("'with' must be a table or a function, got %s"):format(type(s.with))
   end
-  local needs = s.needs
+  local needs = spec.needs
   -- A list of one name, the usual case, is known without a walk: 1 is its
   -- first key and its last.
   local one_name = type(needs) == "table" and type(rawget(needs, 1)) == "string" and next(needs, 1) == nil
     and next(needs) == 1
   if needs ~= nil and type(needs) ~= "string" and not one_name then
-    if not is_list(s.needs) then
+    if not is_list(needs) then
       return ("'needs' must be a list of step names, got %s")
-        :format(type(s.needs) == "table" and "a table with other keys" or type(s.needs))
+        :format(type(needs) == "table" and "a table with other keys" or type(needs))
     end
-    for i, need in ipairs(s.needs) do
+    for i, need in ipairs(needs) do
       if type(need) ~= "string" then return ("needs[%d] must be a step name, got %s"):format(i, type(need)) end
     end
   end
@@ -128,8 +128,8 @@ local function check_step(s, common)
   if s.timeout ~= nil and (not is_seconds(s.timeout) or s.timeout <= 0) then
     return ("'timeout' must be a positive number of seconds, got %s"):format(shown(s.timeout))
   end
-  if s.spec["if"] ~= nil and s.spec.when ~= nil then return "give 'if' or 'when', not both" end
-  local condition = s.spec["if"] ~= nil and "if" or "when"
+  if spec["if"] ~= nil and spec.when ~= nil then return "give 'if' or 'when', not both" end
+  local condition = spec["if"] ~= nil and "if" or "when"
   if s[condition] ~= nil and type(s[condition]) ~= "function" then
     return ("'%s' must be a function, got %s"):format(condition, type(s[condition]))
   end
@@ -189,19 +189,24 @@ function M.step(name)
     end
     -- Where the step is defined: its file and line.
     local src, line = caller(2)
-    -- The usual fields in the constructor, so the table is made at its size.
-    local s = { name = name, src = src, line = line, spec = spec, run = spec.run, uses = spec.uses, needs = spec.needs }
+    -- The usual fields, and those `workflow` sets, in the constructor: the
+    -- table is made at its size, never grown.
+    local needs = spec.needs
+    local s = {
+      name = name, src = src, line = line, run = spec.run, uses = spec.uses, with = spec.with,
+      needs = needs or NO_NEEDS, index = 0,
+    }
     local common = true
     for key, value in pairs(spec) do
-      if KNOWN[key] then s[key] = value end
-      if not COMMON[key] then common = false end
+      if not COMMON[key] then
+        common = false
+        if KNOWN[key] then s[key] = value end
+      end
     end
-    local problem = check_step(s, common)
+    local problem = check_step(s, spec, common)
     if problem then error(("step \"%s\": %s"):format(name, problem), 2) end
-    s.spec = nil
-    s["if"] = s["if"] or s.when
-    s.needs = s.needs or NO_NEEDS
-    if type(s.needs) == "string" then s.needs = { s.needs } end
+    if not common then s["if"] = s["if"] or s.when end
+    if type(needs) == "string" then s.needs = { needs } end
     return setmetatable(s, STEP)
   end
 end
@@ -213,11 +218,10 @@ local function sleeping() error("a sleep or wait step has no action", 2) end
 -- `line` of `src`; a bad field is an error at the user's line.
 local function waiting_step(kind, name, fields, src, line)
   fields.run = sleeping
-  local s = { name = name, src = src, line = line, spec = fields }
+  local s = { name = name, src = src, line = line }
   for key, value in pairs(fields) do s[key] = value end
-  local problem = check_step(s)
+  local problem = check_step(s, fields)
   if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 3) end
-  s.spec = nil
   s["if"] = s["if"] or s.when
   s.needs = s.needs or NO_NEEDS
   if type(s.needs) == "string" then s.needs = { s.needs } end
