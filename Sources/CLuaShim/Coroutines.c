@@ -47,6 +47,27 @@ static void set_owner(lua_State *L, int idx, int owner) {
 
 void lunar_settaskthread(lua_State *L, int idx, int istask) {
   set_owner(L, idx, istask ? OWNER_TASK : OWNER_NONE);
+  // A new thread copies the main thread's extra space, seen bit and all.
+  if (istask) {
+    lua_State *co = lua_tothread(L, idx);
+    if (co != NULL) *(uintptr_t *)lua_getextraspace(co) &= ~(uintptr_t)SEEN_BIT;
+  }
+}
+
+void lunar_marktaskthread(lua_State *co) {
+  uintptr_t *slot = (uintptr_t *)lua_getextraspace(co);
+  *slot = (*slot & ~(uintptr_t)TAG_BITS) | (uintptr_t)OWNER_TASK;
+}
+
+int lunar_threadseen(lua_State *co) { return (tagged_control(co) & SEEN_BIT) != 0; }
+
+// coroutine.running, which marks the thread it returns as seen: Lua code
+// may keep it, so the scheduler never gives it to another task.
+static int co_running(lua_State *L) {
+  *(uintptr_t *)lua_getextraspace(L) |= SEEN_BIT;
+  int ismain = lua_pushthread(L);
+  lua_pushboolean(L, ismain);
+  return 2;
 }
 
 void lunar_settasklabel(lua_State *L, lunar_TaskLabel label, void *context) {
@@ -299,6 +320,8 @@ void lunar_installcoroutines(lua_State *L) {
     lua_setfield(L, -2, "yield");
     lua_pushcfunction(L, co_isyieldable);
     lua_setfield(L, -2, "isyieldable");
+    lua_pushcfunction(L, co_running);
+    lua_setfield(L, -2, "running");
     lua_pushvalue(L, wait);
     lua_pushcclosure(L, co_resume, 1);
     lua_setfield(L, -2, "resume");

@@ -45,14 +45,15 @@ struct lunar_Control {
 };
 
 // A thread's extra space holds its state's control block, tagged in the
-// low bits with who owns the thread (Coroutines.c): the block is aligned,
-// so the bits are free, and marking a thread allocates nothing.
-enum { OWNER_NONE = 0, OWNER_TASK = 1, OWNER_WAIT = 2, OWNER_BITS = 3 };
+// low bits with who owns the thread and whether Lua code has seen it
+// (Coroutines.c): the block is aligned, so the bits are free, and marking
+// a thread allocates nothing.
+enum { OWNER_NONE = 0, OWNER_TASK = 1, OWNER_WAIT = 2, OWNER_BITS = 3, SEEN_BIT = 4, TAG_BITS = 7 };
 
 static inline uintptr_t tagged_control(lua_State *L) { return *(uintptr_t *)lua_getextraspace(L); }
 
 static inline lunar_Control *control(lua_State *L) {
-  return (lunar_Control *)(tagged_control(L) & ~(uintptr_t)OWNER_BITS);
+  return (lunar_Control *)(tagged_control(L) & ~(uintptr_t)TAG_BITS);
 }
 
 static inline size_t used_bytes(lunar_Control *c) { return atomic_load_explicit(&c->used, memory_order_relaxed); }

@@ -215,6 +215,12 @@ int lunar_pushblockingcall(lua_State *L, lua_State *co);
 /// Marks the thread at `idx` as a task's coroutine (only the scheduler
 /// resumes it), or unmarks it when `istask` is 0. Allocates nothing.
 void lunar_settaskthread(lua_State *L, int idx, int istask);
+/// Marks the thread `co` as a task's coroutine that Lua code has not seen:
+/// a finished task's coroutine, given to another task.
+void lunar_marktaskthread(lua_State *co);
+/// 1 if Lua code has had the thread `co` as a value (`coroutine.running`
+/// returned it), else 0.
+int lunar_threadseen(lua_State *co);
 /// Writes into `buffer` (`size` bytes) the label of the task whose
 /// coroutine is `co`, NUL-terminated, for an error that names it; writes
 /// nothing if it knows none. It must not call into Lua.

@@ -31,6 +31,12 @@ public final class LuaTask {
   /// The coroutine, while it has one to run.
   var thread: LuaReference?
   var threadPointer: OpaquePointer?
+  /// Whether its owner takes its coroutine for another task once it is
+  /// done (`leftThread`).
+  var keepsThread = false
+  /// Its coroutine, once done, when `keepsThread` and Lua code never saw
+  /// it: its owner may give it to the next task it makes.
+  var leftThread: ReusableThread?
   /// How many values (function and arguments) wait on the coroutine's
   /// stack for its first resume.
   var startArguments: Int32 = 0
@@ -238,4 +244,12 @@ struct FinishCallbacks {
     first?(task)
     for callback in more { callback(task) }
   }
+}
+
+/// A done task's coroutine that no Lua code has had as a value
+/// (`coroutine.running`): it may run another task, its stack and call
+/// frames already grown, where a new coroutine allocates both again.
+struct ReusableThread {
+  let pointer: OpaquePointer
+  let reference: LuaReference
 }

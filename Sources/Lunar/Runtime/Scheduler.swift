@@ -177,6 +177,44 @@ public final class Scheduler {
     return task
   }
 
+  /// `spawn`, on a done task's coroutine if `thread` is one; the task
+  /// leaves its own for the caller (`LuaTask.leftThread`) when it is done.
+  func spawn(
+    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: LuaTask.Label?, origin: String?,
+    reusing thread: ReusableThread?
+  ) -> LuaTask {
+    let task = prepare(
+      on: L, function: functionIndex, arguments: arguments, label: label, origin: origin, traced: true, reusing: thread)
+    task.keepsThread = true
+    start(task)
+    return task
+  }
+
+  /// Like `spawn`, but the task waits until someone calls `start` (a queue
+  /// starts its jobs in turn). `origin` defaults to the user's line that
+  /// called the running host function (`location(of:)`). The task runs on
+  /// `thread` if given (a done task's, see `LuaTask.leftThread`).
+  func prepare(
+    on L: OpaquePointer, function functionIndex: Int32, arguments: Int32, label: LuaTask.Label? = nil,
+    origin: String? = nil, traced: Bool = true, reusing thread: ReusableThread?
+  ) -> LuaTask {
+    guard let thread else {
+      return prepare(on: L, function: functionIndex, arguments: arguments, label: label, origin: origin, traced: traced)
+    }
+    let task = makeTask(label: label, origin: origin ?? location(of: L), traced: traced)
+    let co = thread.pointer
+    // As lua_newthread would have it: the hooks of the thread creating it.
+    lua_sethook(co, lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L))
+    lua_pushvalue(L, functionIndex)
+    for i in 0..<arguments { lua_pushvalue(L, functionIndex + 1 + i) }
+    lua_xmove(L, co, arguments + 1)
+    lunar_marktaskthread(co)
+    task.threadPointer = co
+    task.thread = thread.reference
+    task.startArguments = arguments
+    return task
+  }
+
   /// Like `spawn`, but the task waits until someone calls `start` (a queue
   /// starts its jobs in turn). `origin` defaults to the user's line that
   /// called the running host function (`location(of:)`).
@@ -395,6 +433,13 @@ public final class Scheduler {
       thread.push(on: state.L)
       lunar_settaskthread(state.L, -1, 0)
       lua_settop(state.L, -2)
+      // Finished at its base with an empty stack, as a new coroutine starts.
+      if task.keepsThread, status == .done, let co = task.threadPointer, lua_status(co) == LUA_OK,
+        lunar_threadseen(co) == 0
+      {
+        lua_settop(co, 0)
+        task.leftThread = ReusableThread(pointer: co, reference: thread)
+      }
     }
     task.thread = nil
     task.threadPointer = nil

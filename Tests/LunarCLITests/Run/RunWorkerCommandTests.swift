@@ -364,7 +364,9 @@ extension RunWorkerCommandTests {
     return workflow "release" {
       step "build" { run = function() mark("build") return "v1" end },
       workflow.wait "approval" { needs = "build", signal = "approve", timeout = 3600 },
-      workflow.sleep "cool-down" { needs = "approval", seconds = 3 },
+      -- Long enough that a loaded machine reaches it with more than the
+      -- 2 s a run parks for still to wait: it waits a shorter rest out.
+      workflow.sleep "cool-down" { needs = "approval", seconds = 6 },
       step "ship" { needs = "cool-down", run = function(ctx)
         mark("ship " .. ctx.steps.build.output .. " by " .. ctx.steps.approval.output.by)
       end },
@@ -400,7 +402,7 @@ extension RunWorkerCommandTests {
     let signalled = try await place.lunar(["runs", "signal", "1", "approve", #"{"by":"ada"}"#])
     #expect(signalled.status == 0, "\(signalled.stderr)")
     let sleeping = try await waitUntilParked(place, after: parked)
-    // Until the cool-down's end, 3 seconds after the approval.
+    // Until the cool-down's end, 6 seconds after the approval.
     #expect((sleeping.wakeAt?.microseconds ?? 0) < (parked.wakeAt?.microseconds ?? 0), "\(sleeping)")
     second.send(SIGTERM)
     let secondOutcome = try await second.wait()

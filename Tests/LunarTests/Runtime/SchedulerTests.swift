@@ -37,6 +37,29 @@ import Testing
     #expect(results == [true, false, false, true])
   }
 
+  @Test func aStepsCoroutineThatLuaCodeSawIsNeverGivenToAnotherStep() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local workflow = require "lunar.workflow"
+      local seen, steps = {}, {}
+      for i = 1, 6 do
+        -- Odd steps never see their coroutine: theirs may run the next step.
+        steps[i] = workflow.step("s" .. i) { run = function()
+          if i % 2 == 0 then seen[#seen + 1] = coroutine.running() end
+          local function deep(n) if n > 0 then return deep(n - 1) + 1 end return 0 end
+          return deep(200)
+        end }
+      end
+      local outcome = workflow.execute(workflow "w" (steps), { jobs = 1, quiet = true })
+      local distinct = {}
+      for _, co in ipairs(seen) do distinct[co] = coroutine.status(co) end
+      local statuses = {}
+      for _, status in pairs(distinct) do statuses[#statuses + 1] = status end
+      return outcome.ok, #statuses, table.concat(statuses, " "), outcome.results.s5.output
+      """)
+    #expect(results == [true, 3, "dead dead dead", 200])
+  }
+
   @Test func waitingInsideCoroutineWrapInsideATask() async throws {
     let lua = try TestRuntime()
     let results = try await lua.run("""
