@@ -59,13 +59,21 @@ void lunar_marktaskthread(lua_State *co) {
   *slot = (*slot & ~(uintptr_t)TAG_BITS) | (uintptr_t)OWNER_TASK;
 }
 
-int lunar_threadseen(lua_State *co) { return (tagged_control(co) & SEEN_BIT) != 0; }
+int lunar_threadreusable(lua_State *co) {
+  lua_Debug ar;
+  // Returned: at its base, nothing on its stack; and nothing of the user's
+  // left on it (Lua code never had it, no debug.sethook hook).
+  return lua_status(co) == LUA_OK && lua_gettop(co) == 0 && !lua_getstack(co, 0, &ar) &&
+         (tagged_control(co) & SEEN_BIT) == 0 && lunar_hasonlyownhook(co);
+}
 
 // coroutine.running, which marks the thread it returns as seen: Lua code
-// may keep it, so the scheduler never gives it to another task.
+// may keep it, so the scheduler never gives it to another task. The main
+// thread is never a task's (and other threads read its extra space).
 static int co_running(lua_State *L) {
-  *(uintptr_t *)lua_getextraspace(L) |= SEEN_BIT;
   int ismain = lua_pushthread(L);
+  uintptr_t *slot = (uintptr_t *)lua_getextraspace(L);
+  if (!ismain && (*slot & SEEN_BIT) == 0) *slot |= SEEN_BIT;
   lua_pushboolean(L, ismain);
   return 2;
 }

@@ -80,6 +80,8 @@ static inline int arm(lua_State *L, int value) {
 LUNAR_INTERNAL void lunar_hookforcoverage(lunar_Control *c, lua_State *L);
 LUNAR_INTERNAL void lunar_watchdeadline(lunar_Control *c, lua_State *L);
 LUNAR_INTERNAL void lunar_hookifinterrupted(lunar_Control *c, lua_State *L);
+// 1 if the thread's hook is none or Lunar's own (not one debug.sethook set).
+LUNAR_INTERNAL int lunar_hasonlyownhook(lua_State *L);
 
 // MARK: - Host functions (Trampoline.c)
 

@@ -29,6 +29,11 @@ static void set_hook(lunar_Control *c, lua_State *L, int mask, int count) {
   lua_sethook(L, mask != 0 ? lunar_hook : NULL, mask, count);
 }
 
+int lunar_hasonlyownhook(lua_State *L) {
+  lua_Hook hook = lua_gethook(L);
+  return hook == NULL || hook == lunar_hook;
+}
+
 void lunar_hookifinterrupted(lunar_Control *c, lua_State *L) {
   if (atomic_load(&c->interrupted)) set_hook(c, L, EVERY_STEP, 1);
 }

@@ -218,9 +218,10 @@ void lunar_settaskthread(lua_State *L, int idx, int istask);
 /// Marks the thread `co` as a task's coroutine that Lua code has not seen:
 /// a finished task's coroutine, given to another task.
 void lunar_marktaskthread(lua_State *co);
-/// 1 if Lua code has had the thread `co` as a value (`coroutine.running`
-/// returned it), else 0.
-int lunar_threadseen(lua_State *co);
+/// 1 if the thread `co`, a task's, may run another task: it returned (at
+/// its base, its stack empty), Lua code never had it as a value
+/// (`coroutine.running` marks it) and it has no hook of the user's.
+int lunar_threadreusable(lua_State *co);
 /// Writes into `buffer` (`size` bytes) the label of the task whose
 /// coroutine is `co`, NUL-terminated, for an error that names it; writes
 /// nothing if it knows none. It must not call into Lua.

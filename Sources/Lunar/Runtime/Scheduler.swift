@@ -433,11 +433,12 @@ public final class Scheduler {
       thread.push(on: state.L)
       lunar_settaskthread(state.L, -1, 0)
       lua_settop(state.L, -2)
-      // Finished at its base with an empty stack, as a new coroutine starts.
-      if task.keepsThread, status == .done, let co = task.threadPointer, lua_status(co) == LUA_OK,
-        lunar_threadseen(co) == 0
+      // Not under a memory limit: the collector never shrinks a live
+      // thread's stack, so one a deep step grew would count against the
+      // limit for the rest of the run.
+      if task.keepsThread, status == .done, let co = task.threadPointer, lunar_threadreusable(co) != 0,
+        lunar_memorylimit(state.L) == 0
       {
-        lua_settop(co, 0)
         task.leftThread = ReusableThread(pointer: co, reference: thread)
       }
     }

@@ -60,6 +60,31 @@ import Testing
     #expect(results == [true, 3, "dead dead dead", 200])
   }
 
+  @Test func aStepsOwnHookDoesNotFollowItsCoroutineToTheNextStep() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local workflow = require "lunar.workflow"
+      -- The thread that runs the workflow is hooked: the steps' coroutines copy the hook.
+      debug.sethook(function() end, "l")
+      local current, foreign = "a", 0
+      local steps = { workflow.step "a" { run = function()
+        debug.sethook(function() if current ~= "a" then foreign = foreign + 1 end end, "l")
+      end } }
+      for i = 1, 3 do
+        steps[#steps + 1] = workflow.step("b" .. i) { needs = "a", run = function()
+          current = "b"
+          local x = 1
+          x = x + 1
+          return x
+        end }
+      end
+      local outcome = workflow.execute(workflow "w" (steps), { jobs = 1, quiet = true })
+      debug.sethook()
+      return outcome.ok, foreign
+      """)
+    #expect(results == [true, 0])
+  }
+
   @Test func waitingInsideCoroutineWrapInsideATask() async throws {
     let lua = try TestRuntime()
     let results = try await lua.run("""
