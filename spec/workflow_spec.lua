@@ -282,6 +282,70 @@ describe("lunar.workflow", function()
         "bad argument #1 to 'workflow' (workflow name expected, got an empty string)")
     end)
 
+    it("are made alike whether their fields are the usual ones or not", function()
+      local function body() end
+      local with = { x = 1 }
+      local names = { "a", "b" }
+      -- `description` (not a usual field) takes the checked path; the rest is the same.
+      local quick = { step "s" { run = body, needs = "a" }, step "s" { uses = "report.print", with = with },
+        step "s" { run = body, needs = names }, step "s" { run = body, needs = {} } }
+      local checked = {
+        step "s" { run = body, needs = "a", description = "d" },
+        step "s" { uses = "report.print", with = with, description = "d" },
+        step "s" { run = body, needs = names, description = "d" },
+        step "s" { run = body, needs = {}, description = "d" },
+      }
+      for i = 1, #quick do
+        local q, c = quick[i], checked[i]
+        assert.are.equal(getmetatable(c), getmetatable(q))
+        for _, field in ipairs { "name", "src", "run", "uses", "with", "index" } do
+          assert.are.equal(c[field], q[field])
+        end
+        assert.matches("workflow_spec%.lua$", q.src)
+        assert.is_true(math.type(q.line) == "integer" and q.line > 0)
+        assert.are.same(c.needs, q.needs)
+      end
+      -- A name is made a list of one; a list is the user's own.
+      assert.are.same({ "a" }, quick[1].needs)
+      assert.are.equal(names, quick[3].needs)
+      -- No needs is the one shared, frozen empty list, on either path.
+      local none, other = step "n" { run = body }, step "n" { run = body, description = "d" }
+      assert.are.equal(none.needs, other.needs)
+      assert.has_error(function() none.needs[1] = "x" end, "a step's needs cannot be changed")
+      -- A spec with a metatable, or needs with one, is read as Lua reads it.
+      local inherited = step "m" (setmetatable({ needs = "a" }, { __index = { run = body } }))
+      assert.are.equal(body, inherited.run)
+      assert.are.same({ "a" }, inherited.needs)
+      local listed = step "m" { run = body, needs = setmetatable({ "a" }, {}) }
+      assert.are.same({ "a" }, listed.needs)
+    end)
+
+    it("refuse a bad name, spec or list of needs, at the definition's line", function()
+      local function refuses(define, message)
+        local line = debug.getinfo(2, "l").currentline
+        local ok, err = pcall(define)
+        assert.is_false(ok)
+        assert.are.equal(("%s:%d: %s"):format(debug.getinfo(1, "S").short_src, line, message), err)
+      end
+      refuses(function() return step "x" "run" end, 'step "x": expected a table of fields, got string')
+      refuses(function() return step "x" () end, 'step "x": expected a table of fields, got nil')
+      refuses(function() return step(42) end, "bad argument #1 to 'step' (step name expected, got number)")
+      refuses(function() return step "" end, "bad argument #1 to 'step' (step name expected, got an empty string)")
+      refuses(function() return step "x" { run = print, needs = { "a", nil, "b" } } end,
+        "step \"x\": 'needs' must be a list of step names, got a table with other keys")
+      refuses(function() return step "x" { run = print, needs = { [0] = "a" } } end,
+        "step \"x\": 'needs' must be a list of step names, got a table with other keys")
+      refuses(function() return step "x" { run = print, needs = { "a", true } } end,
+        "step \"x\": needs[2] must be a step name, got boolean")
+      refuses(function() return step "x" { run = "print" } end, "step \"x\": 'run' must be a function, got string")
+      refuses(function() return step "x" { run = print, with = 1 } end,
+        "step \"x\": 'with' must be a table or a function, got number")
+      refuses(function() return step "x" {} end,
+        "step \"x\": needs exactly one of 'uses' (an action name) or 'run' (a function)")
+      -- A name's bytes are kept, a zero among them too.
+      refuses(function() return step "a\0b" (1) end, 'step "a\0b": expected a table of fields, got number')
+    end)
+
     it("refuse seconds that are NaN or infinite", function()
       for _, bad in ipairs { 0/0, 1/0, -1/0 } do
         assert.has_error(function() step "x" { run = print, timeout = bad } end,

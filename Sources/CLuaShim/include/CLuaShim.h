@@ -304,6 +304,11 @@ int lunar_tracing(lua_State *L);
 /// `level` frames up from the one calling it, as debug.getinfo(level, "Sl")
 /// reads them but without its table; nothing past the top of the stack.
 int lunar_caller(lua_State *L);
+/// step_definer(STEP, NO_NEEDS, make_step) -> lunar.workflow's `step`: a
+/// step whose fields are only well-typed `uses` or `run`, `with` and `needs`
+/// is made in C; any other goes to `make_step(name, spec, src, line)`, which
+/// returns the step or nil and the message raised at the definition's line.
+int lunar_stepdefiner(lua_State *L);
 /// luaL_traceback, showing the user's frames only: Lunar's chunks and the C
 /// functions they call are left out, and the outermost frame of Lunar's,
 /// called by the user, shows as the public function (`[C]: in function

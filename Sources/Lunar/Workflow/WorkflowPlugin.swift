@@ -54,7 +54,7 @@ public struct WorkflowPlugin: LunarPlugin {
         call.push(Lunar.version)
         return .one
       }),
-    ], cHost: [("caller", lunar_caller)])
+    ], cHost: [("caller", lunar_caller), ("step_definer", lunar_stepdefiner)])
   }
 
   /// may_write(path) -> whether a script may have Lunar write `path`:

@@ -176,40 +176,34 @@ local function check_step(s, spec, common)
   end
 end
 
---- step "name" { ... }: a step definition; a bad field is an error at the
---- caller's line naming the step and the field.
-function M.step(name)
-  if type(name) ~= "string" or name == "" then
-    error(("bad argument #1 to 'step' (step name expected, got %s)")
-      :format(name == "" and "an empty string" or type(name)), 2)
-  end
-  return function(spec)
-    if type(spec) ~= "table" then
-      error(("step \"%s\": expected a table of fields, got %s"):format(name, type(spec)), 2)
+-- The step `name` from the fields `spec` (a table) the user gave at
+-- `src`:`line`: for the definitions the C definer does not make itself (a
+-- field other than `uses`, `run`, `with` and `needs`, or a bad one).
+-- Returns the step, or nil and the message raised at the definition.
+local function make_step(name, spec, src, line)
+  local needs = spec.needs
+  local s = {
+    name = name, src = src, line = line, run = spec.run, uses = spec.uses, with = spec.with,
+    needs = needs or NO_NEEDS, index = 0,
+  }
+  local common = true
+  for key, value in pairs(spec) do
+    if not COMMON[key] then
+      common = false
+      if KNOWN[key] then s[key] = value end
     end
-    -- Where the step is defined: its file and line.
-    local src, line = caller(2)
-    -- The usual fields, and those `workflow` sets, in the constructor: the
-    -- table is made at its size, never grown.
-    local needs = spec.needs
-    local s = {
-      name = name, src = src, line = line, run = spec.run, uses = spec.uses, with = spec.with,
-      needs = needs or NO_NEEDS, index = 0,
-    }
-    local common = true
-    for key, value in pairs(spec) do
-      if not COMMON[key] then
-        common = false
-        if KNOWN[key] then s[key] = value end
-      end
-    end
-    local problem = check_step(s, spec, common)
-    if problem then error(("step \"%s\": %s"):format(name, problem), 2) end
-    if not common then s["if"] = s["if"] or s.when end
-    if type(needs) == "string" then s.needs = { needs } end
-    return setmetatable(s, STEP)
   end
+  local problem = check_step(s, spec, common)
+  if problem then return nil, ("step \"%s\": %s"):format(name, problem) end
+  if not common then s["if"] = s["if"] or s.when end
+  if type(needs) == "string" then s.needs = { needs } end
+  return setmetatable(s, STEP)
 end
+
+--- step "name" { ... }: a step definition; a bad field is an error at the
+--- caller's line naming the step and the field. The usual definition is
+--- made in C (host.step_definer), any other by `make_step`.
+M.step = host.step_definer(STEP, NO_NEEDS, make_step)
 
 -- Never called: the runner sleeps for a sleep step (see `sleep_step`).
 local function sleeping() error("a sleep or wait step has no action", 2) end

@@ -1,0 +1,208 @@
+// `step "name" { ... }` of lunar.workflow, in C: a workflow may define tens
+// of thousands of steps, and the usual one (only `uses` or `run`, `with`
+// and `needs`, each well typed) is made here without running Lua code.
+// Every other definition, and every bad one, goes to the module's Lua
+// `make_step`, which checks it field by field and names the problem.
+#include "Internal.h"
+
+#include <string.h>
+
+// The shared upvalue of every definer: what the module hands over, and the
+// source of the function that defined the last step (most steps of a file
+// come from one function, and its source is then read once).
+enum { SHARED_STEP_META = 1, SHARED_NO_NEEDS, SHARED_MAKE_STEP, SHARED_LAST_FUNCTION, SHARED_LAST_SOURCE };
+
+// Pushes the short source and the current line of the function calling the
+// running C function, as debug.getinfo(2, "Sl") reads them from Lua; returns
+// 0, pushing nothing, past the top of the stack.
+static int push_where_defined(lua_State *L, int shared) {
+  lua_Debug ar;
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "lf", &ar)) return 0;
+  lua_rawgeti(L, shared, SHARED_LAST_FUNCTION);
+  if (lua_rawequal(L, -1, -2)) {
+    lua_pop(L, 2);
+    lua_rawgeti(L, shared, SHARED_LAST_SOURCE);
+  } else {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, shared, SHARED_LAST_FUNCTION);
+    lua_Debug source;
+    lua_getinfo(L, ">S", &source);  // pops the function
+    lua_pushstring(L, source.short_src);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, shared, SHARED_LAST_SOURCE);
+  }
+  lua_pushinteger(L, ar.currentline);
+  return 1;
+}
+
+// Whether the string at `idx` is one of the fields a plain step has.
+static int is_common_field(lua_State *L, int idx) {
+  size_t length;
+  const char *key = lua_tolstring(L, idx, &length);
+  switch (length) {
+  case 3: return memcmp(key, "run", 3) == 0;
+  case 4: return memcmp(key, "uses", 4) == 0 || memcmp(key, "with", 4) == 0;
+  case 5: return memcmp(key, "needs", 5) == 0;
+  default: return 0;
+  }
+}
+
+// Whether the table at `idx`, without a metatable, is a list of names:
+// its keys exactly 1..n, each value a string.
+static int is_name_list(lua_State *L, int idx) {
+  if (lua_getmetatable(L, idx)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_Integer count = 0, highest = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    int is_name = lua_type(L, -1) == LUA_TSTRING;
+    lua_pop(L, 1);
+    if (!is_name || !lua_isinteger(L, -1)) {
+      lua_pop(L, 1);
+      return 0;
+    }
+    lua_Integer key = lua_tointeger(L, -1);
+    if (key < 1) {
+      lua_pop(L, 1);
+      return 0;
+    }
+    if (key > highest) highest = key;
+    count++;
+  }
+  // n distinct positive keys, none above n: 1..n.
+  return highest == count;
+}
+
+// Whether `spec` (at 1, a table) is a plain step's: no metatable, no field
+// but the common ones, exactly one of a non-empty `uses` string and a `run`
+// function, `with` a table or a function, `needs` a name or a list of them.
+static int is_plain_step(lua_State *L) {
+  if (lua_getmetatable(L, 1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING || !is_common_field(L, -1)) {
+      lua_pop(L, 1);
+      return 0;
+    }
+  }
+  int uses = lua_getfield(L, 1, "uses"), run = lua_getfield(L, 1, "run");
+  int with = lua_getfield(L, 1, "with"), needs = lua_getfield(L, 1, "needs");
+  int plain = (uses == LUA_TNIL) != (run == LUA_TNIL)
+    && (uses == LUA_TNIL || (uses == LUA_TSTRING && lua_rawlen(L, -4) > 0))
+    && (run == LUA_TNIL || run == LUA_TFUNCTION)
+    && (with == LUA_TNIL || with == LUA_TTABLE || with == LUA_TFUNCTION)
+    && (needs == LUA_TNIL || needs == LUA_TSTRING || (needs == LUA_TTABLE && is_name_list(L, lua_gettop(L))));
+  lua_pop(L, 4);
+  return plain;
+}
+
+// Raises `step "name": message` (the message at the top) at the line that
+// called the definer.
+static int raise_at_caller(lua_State *L) {
+  luaL_where(L, 1);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+// What the definer does once `make_step` has returned: its step, or its
+// problem raised.
+static int finish_slow(lua_State *L, int status, lua_KContext context) {
+  (void)status;
+  (void)context;
+  if (lua_isnil(L, -2)) return raise_at_caller(L);
+  lua_pop(L, 1);
+  return 1;
+}
+
+// definer(spec): the step named by upvalue 1 with the fields `spec`.
+static int define_step(lua_State *L) {
+  int spec = lua_type(L, 1);
+  if (spec != LUA_TTABLE) {
+    lua_pushliteral(L, "step \"");
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushfstring(L, "\": expected a table of fields, got %s", lua_typename(L, spec == LUA_TNONE ? LUA_TNIL : spec));
+    lua_concat(L, 3);
+    return raise_at_caller(L);
+  }
+  lua_settop(L, 1);
+  int shared = lua_upvalueindex(2);
+  int where = push_where_defined(L, shared);  // 2: src, 3: line
+  if (!is_plain_step(L)) {
+    lua_rawgeti(L, shared, SHARED_MAKE_STEP);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    if (where) {
+      lua_pushvalue(L, 2);
+      lua_pushvalue(L, 3);
+    } else {
+      lua_pushnil(L);
+      lua_pushnil(L);
+    }
+    lua_callk(L, 4, 2, 0, finish_slow);
+    return finish_slow(L, LUA_OK, 0);
+  }
+  lua_createtable(L, 0, 8);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_setfield(L, -2, "name");
+  if (where) {
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, "src");
+    lua_pushvalue(L, 3);
+    lua_setfield(L, -2, "line");
+  }
+  lua_getfield(L, 1, "run");
+  lua_setfield(L, -2, "run");
+  lua_getfield(L, 1, "uses");
+  lua_setfield(L, -2, "uses");
+  lua_getfield(L, 1, "with");
+  lua_setfield(L, -2, "with");
+  int needs = lua_getfield(L, 1, "needs");
+  if (needs == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_rawgeti(L, shared, SHARED_NO_NEEDS);
+  } else if (needs == LUA_TSTRING) {
+    lua_createtable(L, 1, 0);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, 1);
+  }
+  lua_setfield(L, -2, "needs");
+  lua_pushinteger(L, 0);
+  lua_setfield(L, -2, "index");
+  lua_rawgeti(L, shared, SHARED_STEP_META);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+// step(name) -> the definer of step `name`.
+static int step(lua_State *L) {
+  int kind = lua_type(L, 1);
+  if (kind != LUA_TSTRING || lua_rawlen(L, 1) == 0) {
+    return luaL_error(L, "bad argument #1 to 'step' (step name expected, got %s)",
+      kind == LUA_TSTRING ? "an empty string" : lua_typename(L, kind == LUA_TNONE ? LUA_TNIL : kind));
+  }
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushcclosure(L, define_step, 2);
+  return 1;
+}
+
+int lunar_stepdefiner(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  lua_createtable(L, SHARED_LAST_SOURCE, 0);
+  for (int i = 1; i <= 3; i++) {
+    lua_pushvalue(L, i);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pushcclosure(L, step, 1);
+  return 1;
+}
