@@ -170,6 +170,30 @@ describe("lunar.workflow", function()
     os.remove(path)
   end)
 
+  it("gives a step's action a context of its own fields that runs actions and tells the time", function()
+    lunar.action("spec.double", function(_, n) return n * 2 end)
+    local seen
+    local outcome = run(workflow "ctx" {
+      step "a" {
+        with = function() return 21 end,
+        run = function(ctx, n)
+          local own = {}
+          for key in pairs(ctx) do own[#own + 1] = key end
+          table.sort(own)
+          seen = { own = table.concat(own, " "), now = ctx.now(), chain = table.concat(ctx.chain, ">") }
+          ctx:event("spec.seen", { n = n })
+          return ctx:run("spec.double", n)
+        end,
+      },
+    })
+    assert.is_true(outcome.ok)
+    assert.are.equal(42, outcome.results.a.output)
+    -- run, event and now come from the metatable every context shares.
+    assert.are.equal("action attempt chain step steps workflow", seen.own)
+    assert.are.equal("number", type(seen.now))
+    assert.are.equal("workflow ctx/a", seen.chain)
+  end)
+
   it("draws the step graph", function()
     local wf = workflow "w" { step "a" { uses = "launches.upcoming" }, step "b" { needs = { "a" }, run = print } }
     assert.matches("flowchart LR", workflow.graph(wf))

@@ -79,6 +79,8 @@ static int is_name_list(lua_State *L, int idx) {
 // Whether `spec` (at 1, a table) is a plain step's: no metatable, no field
 // but the common ones, exactly one of a non-empty `uses` string and a `run`
 // function, `with` a table or a function, `needs` a name or a list of them.
+// A plain step's `uses`, `run`, `with` and `needs` are left on the stack,
+// in that order; nothing is left of any other.
 static int is_plain_step(lua_State *L) {
   if (lua_getmetatable(L, 1)) {
     lua_pop(L, 1);
@@ -99,8 +101,16 @@ static int is_plain_step(lua_State *L) {
     && (run == LUA_TNIL || run == LUA_TFUNCTION)
     && (with == LUA_TNIL || with == LUA_TTABLE || with == LUA_TFUNCTION)
     && (needs == LUA_TNIL || needs == LUA_TSTRING || (needs == LUA_TTABLE && is_name_list(L, lua_gettop(L))));
-  lua_pop(L, 4);
+  if (!plain) lua_pop(L, 4);
   return plain;
+}
+
+// Sets field `key` of the table at the top to the value at `idx`, unless
+// that is nil (a new table has no such field anyway).
+static void set_unless_nil(lua_State *L, int idx, const char *key) {
+  if (lua_isnil(L, idx)) return;
+  lua_pushvalue(L, idx);
+  lua_setfield(L, -2, key);
 }
 
 // Raises `step "name": message` (the message at the top) at the line that
@@ -149,6 +159,8 @@ static int define_step(lua_State *L) {
     lua_callk(L, 4, 2, 0, finish_slow);
     return finish_slow(L, LUA_OK, 0);
   }
+  // uses, run, with and needs, from is_plain_step: after src and line, if any.
+  int fields = where ? 4 : 2;
   lua_createtable(L, 0, 8);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_setfield(L, -2, "name");
@@ -158,20 +170,18 @@ static int define_step(lua_State *L) {
     lua_pushvalue(L, 3);
     lua_setfield(L, -2, "line");
   }
-  lua_getfield(L, 1, "run");
-  lua_setfield(L, -2, "run");
-  lua_getfield(L, 1, "uses");
-  lua_setfield(L, -2, "uses");
-  lua_getfield(L, 1, "with");
-  lua_setfield(L, -2, "with");
-  int needs = lua_getfield(L, 1, "needs");
+  set_unless_nil(L, fields + 1, "run");
+  set_unless_nil(L, fields, "uses");
+  set_unless_nil(L, fields + 2, "with");
+  int needs = lua_type(L, fields + 3);
   if (needs == LUA_TNIL) {
-    lua_pop(L, 1);
     lua_rawgeti(L, shared, SHARED_NO_NEEDS);
   } else if (needs == LUA_TSTRING) {
     lua_createtable(L, 1, 0);
-    lua_insert(L, -2);
+    lua_pushvalue(L, fields + 3);
     lua_rawseti(L, -2, 1);
+  } else {
+    lua_pushvalue(L, fields + 3);
   }
   lua_setfield(L, -2, "needs");
   lua_pushinteger(L, 0);

@@ -36,7 +36,7 @@ enum SpecTaskWait {
   /// these are the ones the test started). Tasks from before it, such as a
   /// server a `setup` started, are left alone.
   private static func end(tasksFrom first: LuaTask, in scheduler: Scheduler, on L: OpaquePointer) {
-    let stuck = scheduler.liveTasks.values.filter { $0.id >= first.id }.sorted { $0.id < $1.id }
+    let stuck = scheduler.liveTasks.sorted.filter { $0.id >= first.id }
     for task in stuck { scheduler.cancel(task) }
     // Cancelled tasks unwind (their pcalls and to-be-closed variables run).
     // A queue job not started yet is cancelled only in its turn, which may

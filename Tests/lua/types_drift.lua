@@ -286,14 +286,18 @@ local services = actions.service_names()
 local context
 lunar.action("drift.context", { uses = services }, function(ctx) context = ctx end)
 lunar.run("drift.context")
--- A context's names: its own fields and the services (found through its
--- metatable).
-local function context_names(ctx)
+-- A context's names: its own fields, and the services and the methods of
+-- class `name` (run, event, now) found through its metatable.
+local function context_names(ctx, name)
   local names = raw_names(ctx)
   for _, service in ipairs(services) do names[service] = true end
+  for member in pairs(classes[name] and members_of(classes[name]) or {}) do
+    local found, value = pcall(function() return ctx[member] end)
+    if not names[member] and found and type(value) == "function" then names[member] = true end
+  end
   return names
 end
-compare("ctx", context_names(context), "lunar.action_context")
+compare("ctx", context_names(context, "lunar.action_context"), "lunar.action_context")
 local context_class = classes["lunar.action_context"]
 for _, service in ipairs(services) do
   local field = context_class and members_of(context_class)[service]
@@ -321,7 +325,7 @@ check_object("workflow", wf, "lunar.workflow")
 check_object("step", wf.steps[1], "lunar.workflow.step", true)
 workflow.execute(wf, { quiet = true })
 check_object("step with() context", step_context, "lunar.workflow.context")
-compare("step run() context", context_names(run_context), "lunar.workflow.run_context")
+compare("step run() context", context_names(run_context, "lunar.workflow.run_context"), "lunar.workflow.run_context")
 
 -- Every Swift class the walk met was checked.
 for _, name in pairs(registry["lunar.classes"] or {}) do

@@ -10,7 +10,7 @@ struct ReplPlugin: LunarPlugin {
     var printingOn = false
     try runtime.installLuaModule("lunar.repl", source: PackageResources.repl_lua, host: [
       ("tasks", { [unowned runtime] call in
-        let tasks = runtime.scheduler.liveTasks.values.sorted { $0.id < $1.id }.filter(\.traced)
+        let tasks = runtime.scheduler.liveTasks.sorted.filter(\.traced)
         try call.push(.table(LuaTable(array: tasks.map { task in
           var t = LuaTable()
           t["label"] = .string(LuaString(task.label))

@@ -28,6 +28,8 @@ public final class LuaTask {
     set { storedStatus = newValue }
   }
   private var storedStatus = Status.pending
+  /// Its place in the scheduler's `LiveTasks` while it is live, else -1.
+  var liveIndex = -1
   /// The coroutine, while it has one to run.
   var thread: LuaReference?
   var threadPointer: OpaquePointer?

@@ -47,8 +47,8 @@ public final class Scheduler {
   let timeoutMessage: String
 
   private let ready = Deque<(task: LuaTask, resumption: Resumption)>()
-  /// Tasks not finished yet, by id.
-  public private(set) var liveTasks: [Int: LuaTask] = [:]
+  /// Tasks not finished yet.
+  public private(set) var liveTasks = LiveTasks()
   /// The id the next task gets (a reused runtime starts each script's
   /// tasks where a new runtime would, see `RuntimeCore.restorePristine`).
   var nextTaskID = 1
@@ -244,7 +244,7 @@ public final class Scheduler {
     task.journalScope = currentTask?.journalScope
     task.stepLog = currentTask?.stepLog
     task.locals = currentTask?.locals ?? outsideLocals
-    liveTasks[id] = task
+    liveTasks.insert(task)
     if traced && trace.isEnabled {
       trace.emit("task.spawned", [.init("id", .integer(Int64(id))), .init("label", .string(LuaString(task.label))), .init("at", .string(LuaString(origin)))])
     }
@@ -445,7 +445,7 @@ public final class Scheduler {
     task.thread = nil
     task.threadPointer = nil
     task.waitingOn = nil
-    liveTasks[task.id] = nil
+    liveTasks.remove(task)
     if status == .failed { failedTasks.append(task) }
     if task.traced && trace.isEnabled {
       var fields: [TraceEvent.Field] = [.init("id", .integer(Int64(task.id)))]
@@ -810,7 +810,7 @@ public final class Scheduler {
         lines.append("  \(entry.label) waits for \(entry.wait.subject)\(entry.wait.at)")
       }
     }
-    for task in liveTasks.values.sorted(by: { $0.id < $1.id }) {
+    for task in liveTasks.sorted {
       guard let wait = task.waitingOn, let co = task.threadPointer else { continue }
       lines.append("  \(task.label) waits for \(wait.subject)\(wait.at)")
       let frames = lunar_traceback(L, co, nil, 0)
@@ -826,7 +826,7 @@ public final class Scheduler {
   /// Cancels every live task and lets them unwind (their `pcall`s and
   /// to-be-closed variables run) until none is left or nothing can move.
   func cancelAll(on L: OpaquePointer) {
-    for task in liveTasks.values.sorted(by: { $0.id < $1.id }) { cancel(task) }
+    for task in liveTasks.sorted { cancel(task) }
     try? runUntil(on: L) { liveTasks.isEmpty && !hasDeferredWork }
   }
 
@@ -834,7 +834,7 @@ public final class Scheduler {
   /// (after an interrupt, when Lua must not run); to-be-closed variables
   /// are still closed.
   func abandonAll() {
-    for task in liveTasks.values.sorted(by: { $0.id < $1.id }) {
+    for task in liveTasks.sorted {
       task.cancelRequested = true
       task.observed = true
       if let co = task.threadPointer { _ = lua_resetthread(co) }

@@ -41,32 +41,47 @@ public final class RunSummaryTable: WorkflowReporter {
     return table(report.steps) + outcomeLine(report)
   }
 
-  /// Counts by status, then the failed, retried and slowest steps.
+  /// Counts by status, then the failed, retried and slowest steps: one
+  /// pass over the steps, none of them copied but those shown.
   private static func shortText(_ report: RunReport) -> String {
     let steps = report.steps
-    var counts: [StepReport.Status: Int] = [:]
-    for step in steps { counts[step.status, default: 0] += 1 }
     let order: [StepReport.Status] = [.succeeded, .reused, .failed, .skipped]
-    let countText = order.compactMap { status in counts[status].map { "\($0) \(status.rawValue)" } }
+    var counts = [Int](repeating: 0, count: order.count)
+    var failed: [StepReport] = []
+    var retried: [StepReport] = []
+    var retriedCount = 0
+    for step in steps {
+      switch step.status {
+      case .succeeded: counts[0] += 1
+      case .reused: counts[1] += 1
+      case .failed:
+        counts[2] += 1
+        if failed.count < listedAtMost { failed.append(step) }
+      case .skipped: counts[3] += 1
+      }
+      if step.attempts > 1 {
+        retriedCount += 1
+        if retried.count < listedAtMost { retried.append(step) }
+      }
+    }
+    let countText = zip(order, counts).compactMap { status, count in count == 0 ? nil : "\(count) \(status.rawValue)" }
     var text = "\n\(steps.count) steps: \(countText.joined(separator: ", "))\n"
     func section(_ title: String, _ chosen: [StepReport], of total: Int) {
       guard !chosen.isEmpty else { return }
       let more = total > chosen.count ? " (\(chosen.count) of \(total))" : ""
       text += "\n\(title)\(more):\n" + table(chosen)
     }
-    let failed = steps.filter { $0.status == .failed }
-    section("failed", Array(failed.prefix(listedAtMost)), of: failed.count)
-    let retried = steps.filter { $0.attempts > 1 }
-    section("retried", Array(retried.prefix(listedAtMost)), of: retried.count)
-    let ran = steps.filter { $0.status == .succeeded || $0.status == .failed }
-    section("slowest", slowest(ran, count: slowestShown), of: ran.count)
+    section("failed", failed, of: counts[2])
+    section("retried", retried, of: retriedCount)
+    let ran = steps.lazy.filter { $0.status == .succeeded || $0.status == .failed }
+    section("slowest", slowest(ran, count: slowestShown), of: counts[0] + counts[2])
     text += "(lunar run --summary full prints every step)\n"
     return text + outcomeLine(report)
   }
 
   /// The `count` steps of `steps` that took longest, longest first, the
   /// earlier of equals first: picked in one pass, not by sorting them all.
-  static func slowest(_ steps: [StepReport], count: Int) -> [StepReport] {
+  static func slowest(_ steps: some Sequence<StepReport>, count: Int) -> [StepReport] {
     guard count > 0 else { return [] }
     var top: [StepReport] = []
     top.reserveCapacity(count + 1)
@@ -81,7 +96,7 @@ public final class RunSummaryTable: WorkflowReporter {
 
   /// The run's last line: how it ended, in how long.
   private static func outcomeLine(_ report: RunReport) -> String {
-    let continued = report.steps.filter { $0.status == .failed && $0.continuesOnError }.count
+    let continued = report.steps.reduce(0) { $0 + ($1.status == .failed && $1.continuesOnError ? 1 : 0) }
     let outcome =
       report.cancelledBy.map {
         switch $0 {
