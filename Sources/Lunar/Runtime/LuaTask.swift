@@ -1,3 +1,4 @@
+import CLua
 import LuaKit
 
 /// A unit of waiting work with a handle: a Lua coroutine run by the
@@ -94,6 +95,36 @@ public final class LuaTask {
   var onFinish = FinishCallbacks()
   /// Results (a Lua table) or the error value, in the registry.
   var outcome: LuaReference?
+  /// The single result, when it is a boolean or a number: kept here, so
+  /// no registry reference is made and freed for it (a workflow step's
+  /// body returns how it went as one integer).
+  var scalarOutcome: Scalar?
+
+  /// A Lua value that Swift keeps as it is.
+  enum Scalar {
+    case boolean(Bool)
+    case integer(lua_Integer)
+    case number(lua_Number)
+
+    /// The value at `index` of `L`, if it is a boolean or a number.
+    init?(at index: Int32, on L: OpaquePointer) {
+      switch lua_type(L, index) {
+      case LUA_TBOOLEAN: self = .boolean(lua_toboolean(L, index) != 0)
+      case LUA_TNUMBER where lua_isinteger(L, index) != 0: self = .integer(lua_tointegerx(L, index, nil))
+      case LUA_TNUMBER: self = .number(lua_tonumberx(L, index, nil))
+      default: return nil
+      }
+    }
+
+    /// Pushes the value on `L`.
+    func push(on L: OpaquePointer) {
+      switch self {
+      case .boolean(let value): lua_pushboolean(L, value ? 1 : 0)
+      case .integer(let value): lua_pushinteger(L, value)
+      case .number(let value): lua_pushnumber(L, value)
+      }
+    }
+  }
   /// How many results a finished task has: the table's length cannot say,
   /// since trailing nils count (`return 1, nil, nil` gives three).
   var resultCount: Int32 = 0
@@ -152,6 +183,11 @@ public final class LuaTask {
   /// Pushes the results (success) or the error value (failure) on `L`;
   /// returns the count. Only for finished tasks.
   func pushOutcome(on L: OpaquePointer) -> Int32 {
+    if let scalarOutcome {
+      guard lua_checkstack(L, 1) != 0 else { return 0 }
+      scalarOutcome.push(on: L)
+      return 1
+    }
     let thread = LuaThread(L)
     guard let outcome else {
       thread.pushNil()

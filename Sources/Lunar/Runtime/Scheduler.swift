@@ -339,8 +339,14 @@ public final class Scheduler {
     let co = task.threadPointer!
     task.resultCount = count
     if count == 1 {
-      // The usual case keeps its value as it is, with no table around it.
-      task.outcome = LuaReference(popping: co, in: state)
+      // The usual case keeps its value as it is, with no table around it,
+      // and a boolean or a number with no reference either.
+      if let scalar = LuaTask.Scalar(at: -1, on: co) {
+        task.scalarOutcome = scalar
+        lua_settop(co, -2)
+      } else {
+        task.outcome = LuaReference(popping: co, in: state)
+      }
       settle(task, as: .done)
       return
     }

@@ -268,8 +268,9 @@ final class WorkflowRun {
   private func bodyPrepares(_ step: Int) -> Bool { recorder != nil || steps[step].hasCondition }
 
   private func markStarted(_ step: Int) {
-    startedAt[step] = clock.now
-    for reporter in reporters { reporter.stepStarted(steps[step].name, at: clock.now) }
+    let now = clock.now
+    startedAt[step] = now
+    for reporter in reporters { reporter.stepStarted(steps[step].name, at: now) }
     emit("workflow.step.started", step)
   }
 

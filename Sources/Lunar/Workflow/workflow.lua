@@ -646,13 +646,14 @@ end
 
 -- The maker of a run's `ctx.steps` views: view(s) is the `ctx.steps` of
 -- step `s`, the steps it needs, directly or not, from `results`; reading
--- any other is an error at the line that reads it. Every view is an empty
--- table sharing one metatable, so a step's view costs one table.
+-- any other is an error at the line that reads it. Every view is a table
+-- holding only its step (at a key no name can be) and sharing one
+-- metatable, so a step's view costs one small table.
 local function step_views(wf, results)
-  -- The step of each view; the names each step was found to need.
-  local owner, allowed = {}, {}
+  -- The key of a view's step; the names each step was found to need.
+  local OWNER, allowed = {}, {}
   local function read(view, name)
-    local s = owner[view]
+    local s = rawget(view, OWNER)
     local known = allowed[s]
     if known and known[name] then return results[name] end
     local target = type(name) == "string" and wf.by_name[name] or nil
@@ -676,7 +677,7 @@ local function step_views(wf, results)
     return results[name]
   end
   local function each(view)
-    local s = owner[view]
+    local s = rawget(view, OWNER)
     local function step_after(_, name)
       local value
       repeat
@@ -688,11 +689,7 @@ local function step_views(wf, results)
     return step_after, nil, nil
   end
   local meta = { __index = read, __pairs = each, __name = "ctx.steps" }
-  return function(s)
-    local view = setmetatable({}, meta)
-    owner[view] = s
-    return view
-  end
+  return function(s) return setmetatable({ [OWNER] = s }, meta) end
 end
 
 -- MARK: Running

@@ -13,6 +13,24 @@ import Testing
     #expect(results == [42, "extra"])
   }
 
+  /// A single boolean or number result is kept in Swift, not in the
+  /// registry: it comes back as it was, integer or float, to every reader.
+  @Test func aSingleScalarResultKeepsItsTypeForEveryReader() async throws {
+    let lua = try TestRuntime()
+    let results = try await lua.run("""
+      local shown = {}
+      for _, value in ipairs { 3, 3.0, -0.0, 2^63, math.mininteger, true, false } do
+        local t = lunar.spawn(function() return value end)
+        local first, again = t:await(), t:await()
+        assert(rawequal(first, again) or first ~= first)
+        shown[#shown + 1] = math.type(first) or tostring(first)
+        shown[#shown + 1] = tostring(first)
+      end
+      return table.concat(shown, " ")
+      """)
+    #expect(results == ["integer 3 float 3.0 float -0.0 float 9.2233720368548e+18 integer -9223372036854775808 true true false false"])
+  }
+
   @Test func sleepsWakeInDeadlineOrderUnderTheVirtualClock() async throws {
     let lua = try TestRuntime()
     let results = try await lua.run("""
