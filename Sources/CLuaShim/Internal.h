@@ -42,6 +42,7 @@ struct lunar_Control {
   lunar_TaskLabel tasklabel;        // names the task of a marked thread (lunar_settasklabel), or NULL
   void *tasklabelcontext;           // tasklabel's first argument
   int tracing;                      // 1 while someone listens to the trace (lunar_settracing); loop thread only
+  lua_Integer currenttask;          // the id of the task running Lua code, 0 outside any (lunar_setcurrenttask); loop thread only
 };
 
 // A thread's extra space holds its state's control block, tagged in the

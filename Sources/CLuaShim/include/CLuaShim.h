@@ -300,6 +300,24 @@ void lunar_settracing(lunar_Control *c, int on);
 /// tracing() -> whether someone listens to the trace, as lunar_settracing
 /// last said: a lua_CFunction.
 int lunar_tracing(lua_State *L);
+/// Says which task runs Lua code now (its id; 0: none, the main chunk):
+/// the action chain `lunar_chain` reads is that task's. Loop thread only.
+void lunar_setcurrenttask(lua_State *L, lua_Integer task);
+/// chain() -> the action chain of the running task (TaskChains.c), or nil:
+/// a lua_CFunction.
+int lunar_chain(lua_State *L);
+/// set_chain(chain): sets the running task's action chain (nil: none): a
+/// lua_CFunction.
+int lunar_setchain(lua_State *L);
+/// Gives task `child` the action chain of task `parent` (a task inherits
+/// its creator's), in protected mode; returns the status (LUA_OK, or
+/// LUA_ERRMEM with nothing pushed).
+int lunar_inheritchain(lua_State *L, lua_Integer parent, lua_Integer child);
+/// Forgets the action chain of task `task`, which has finished; never
+/// raises.
+void lunar_forgetchain(lua_State *L, lua_Integer task);
+/// Forgets every task's action chain (a runtime reused for another script).
+void lunar_forgetchains(lua_State *L);
 /// caller(level) -> the short source and current line of the function
 /// `level` frames up from the one calling it, as debug.getinfo(level, "Sl")
 /// reads them but without its table; nothing past the top of the stack.

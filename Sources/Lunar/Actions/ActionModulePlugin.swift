@@ -49,16 +49,10 @@ public struct ActionModulePlugin: ModulePlugin {
       return .one
     }
     // chain() -> the chain of the action running in this task (or in the
-    // task that created it), nil if none; set_chain(chain) sets it.
-    let chainLocal = Scheduler.TaskLocal()
-    module.function("chain") { call in
-      if let chain = scheduler.value(of: chainLocal) { chain.push(on: call.L) } else { call.pushNil() }
-      return .one
-    }
-    module.function("set_chain") { [unowned runtime] call in
-      scheduler.setValue(call.isNil(1) ? nil : call.reference(1, in: runtime.state), of: chainLocal)
-      return .none
-    }
+    // task that created it), nil if none; set_chain(chain) sets it. Asked
+    // and set by every action run: C functions (TaskChains.c).
+    module.cFunction("chain", lunar_chain)
+    module.cFunction("set_chain", lunar_setchain)
     module.function("keep_job_runner") { [unowned runtime] call in
       try call.check(1, is: .function)
       runtime.component(DurableJobRunner.self).keep(call.reference(1, in: runtime.state))

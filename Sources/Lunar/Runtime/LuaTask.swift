@@ -61,9 +61,6 @@ public final class LuaTask {
     set { storedDefersCancellation = newValue }
   }
   private var storedDefersCancellation = false
-  /// Its task-local values (`Scheduler.taskLocal`), inherited by the
-  /// tasks it creates.
-  var locals = TaskLocals()
   /// The part of a `--record` journal the task's calls belong to (a
   /// workflow step's name), inherited by the tasks it creates; nil for
   /// calls outside any step.
@@ -239,29 +236,6 @@ public final class LuaTask {
 extension String {
   func replacingPrefix(_ prefix: String, with replacement: String) -> String {
     hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
-  }
-}
-
-/// A task's task-local values (`Scheduler.TaskLocal`): the first name set
-/// is kept inline, any others in a dictionary. Lunar itself sets one (the
-/// action chain) on every action run, and a dictionary inherited from the
-/// task's creator was copied on that first write.
-struct TaskLocals {
-  private var firstKey: ObjectIdentifier?
-  private var firstValue: LuaReference?
-  private var others: [ObjectIdentifier: LuaReference] = [:]
-
-  /// The value of `key`; nil unsets it.
-  subscript(key: ObjectIdentifier) -> LuaReference? {
-    get { key == firstKey ? firstValue : others[key] }
-    set {
-      if firstKey == nil || firstKey == key {
-        firstKey = key
-        firstValue = newValue
-      } else {
-        others[key] = newValue
-      }
-    }
   }
 }
 

@@ -79,7 +79,7 @@ extension RuntimeCore {
     state.resetCollector()
     state.setWarnings(configuration.warnings)
     scheduler.nextTaskID = marked.nextTaskID
-    scheduler.clearOutsideLocals()
+    lunar_forgetchains(state.L)
     trace.sequence = marked.sequence
     // The locale is the thread's, not the Lua state's: os.setlocale's goes.
     lunar_resetthreadlocale()

@@ -134,34 +134,6 @@ public final class Scheduler {
   /// The task whose coroutine is running now, if any.
   public var currentTask: LuaTask? { running.last }
 
-  // MARK: Task-local values
-
-  /// Names a Lua value each task carries, as a task-local value in Swift:
-  /// a task created while it is set starts with the same value.
-  public final class TaskLocal {
-    /// A new name, told apart from every other by identity.
-    public init() {}
-  }
-
-  /// Task-local values of the code outside any task (the main chunk).
-  private var outsideLocals = TaskLocals()
-
-  /// The value of `local` in the running task (or outside any task).
-  public func value(of local: TaskLocal) -> LuaReference? {
-    let key = ObjectIdentifier(local)
-    return currentTask.map { $0.locals[key] } ?? outsideLocals[key]
-  }
-
-  /// Forgets every value set outside any task (a runtime reused for
-  /// another script starts with none).
-  func clearOutsideLocals() { outsideLocals = TaskLocals() }
-
-  /// Sets `local` in the running task (or outside any task); nil unsets it.
-  public func setValue(_ value: LuaReference?, of local: TaskLocal) {
-    let key = ObjectIdentifier(local)
-    if let task = currentTask { task.locals[key] = value } else { outsideLocals[key] = value }
-  }
-
   // MARK: Tasks
 
   /// Creates a task for the function at `functionIndex` on `L` and the
@@ -243,7 +215,10 @@ public final class Scheduler {
     task.traced = traced
     task.journalScope = currentTask?.journalScope
     task.stepLog = currentTask?.stepLog
-    task.locals = currentTask?.locals ?? outsideLocals
+    // A task starts in its creator's action chain. Without memory for
+    // it the task starts outside any chain: only a table slot is missing,
+    // and the coroutine it needs next fails the same way.
+    _ = lunar_inheritchain(state.L, lua_Integer(currentTask?.id ?? 0), lua_Integer(id))
     liveTasks.insert(task)
     if traced && trace.isEnabled {
       trace.emit("task.spawned", [.init("id", .integer(Int64(id))), .init("label", .string(LuaString(task.label))), .init("at", .string(LuaString(origin)))])
@@ -303,12 +278,14 @@ public final class Scheduler {
     }
     task.waitingOn = nil
     running.append(task)
+    lunar_setcurrenttask(state.L, lua_Integer(task.id))
     var results: Int32 = 0
     let outer = computing
     compute(task)
     let status = lunar_resume(co, L, arguments, &results)
     compute(outer)
     running.removeLast()
+    lunar_setcurrenttask(state.L, lua_Integer(running.last?.id ?? 0))
     switch status {
     case LUA_YIELD:
       if results == 1, lunar_ismarker(co, -1) != 0, let wait = pendingWait {
@@ -433,6 +410,7 @@ public final class Scheduler {
 
   private func settle(_ task: LuaTask, as status: LuaTask.Status) {
     task.status = status
+    lunar_forgetchain(state.L, lua_Integer(task.id))
     task.cancelHook = nil
     clearDeadline(task)
     if let thread = task.thread {
