@@ -104,6 +104,21 @@ describe("lunar.workflow", function()
     assert.are.equal("skipped", outcome.results.maybe.status)
   end)
 
+  it("gives a mapped step's children the steps their parent needs, and only those", function()
+    local outcome = run(workflow "w" {
+      step "base" { run = function() return 10 end },
+      step "other" { run = function() return 0 end },
+      step "each" { needs = "base", map = function() return { 1, 2, 3 } end,
+                    run = function(ctx, n) return ctx.steps.base.output + n end },
+      step "peek" { needs = "each", map = function() return { 1 } end,
+                    run = function(ctx) return ctx.steps.other end },
+    })
+    assert.are.same({ 11, 12, 13 }, outcome.results.each.output)
+    assert.are.equal("failed", outcome.results.peek.status)
+    local refused = outcome.results["peek[1]"].error
+    assert.matches('step "peek" reads ctx.steps.other, but "other" is not among its needs', refused, 1, true)
+  end)
+
   it("runs only a step and what it needs, or from a step on", function()
     local wf = workflow "w" {
       step "a" { run = sleeper(0, "a") },

@@ -808,31 +808,33 @@ local function execute(wf, options, level, keeps_results)
   for name, earlier_step in pairs(earlier) do ctx_steps[name] = { status = "reused", output = earlier_step.output } end
   local inputs = {}
   local durable_queues = {}
+  -- Each step's ctx.steps, by the step's position: made when first read.
   local views, new_view = {}, step_views(wf, ctx_steps)
   -- The children of the steps that fanned out (`map`), by position: each
   -- runs its parent's action on one item.
   local children = {}
   local function step_at(i) return wf.steps[i] or children[i] end
-  -- A child sees the steps its parent needs.
-  local function view_for(s)
-    s = s.parent or s
-    local view = views[s]
+  -- The view of step `s` at position `i`: a child sees the steps its
+  -- parent needs.
+  local function view_for(s, i)
+    local owner_at = s.parent_at or i
+    local view = views[owner_at]
     if view == nil then
-      view = new_view(s)
-      views[s] = view
+      view = new_view(s.parent or s)
+      views[owner_at] = view
     end
     return view
   end
 
-  local function context_for(s)
-    return { workflow = wf.name, step = s.name, steps = view_for(s), now = now }
+  local function context_for(s, i)
+    return { workflow = wf.name, step = s.name, steps = view_for(s, i), now = now }
   end
 
-  -- Child `k` of step `s`, which fans out, for `item`.
-  local function child_of(s, k, item)
+  -- Child `k` of step `s` at position `i`, which fans out, for `item`.
+  local function child_of(s, i, k, item)
     return {
-      name = s.name .. "[" .. k .. "]", parent = s, item = item, uses = s.uses, run = s.run, with = s.with,
-      needs = s.needs, queue = s.queue, durable = s.durable, src = s.src, line = s.line,
+      name = s.name .. "[" .. k .. "]", parent = s, parent_at = i, item = item, uses = s.uses, run = s.run,
+      with = s.with, needs = s.needs, queue = s.queue, durable = s.durable, src = s.src, line = s.line,
     }
   end
 
@@ -847,7 +849,7 @@ local function execute(wf, options, level, keeps_results)
       metas[owner] = meta
     end
     return run_declared(step_action_name(wf, owner), owner.run, meta, inputs[i], counted, wf.name, s.name,
-      view_for(owner), outer_chain)
+      view_for(s, i), outer_chain)
   end
 
   -- The end of an attempt whose action returned `...`. The runner takes
@@ -874,7 +876,7 @@ local function execute(wf, options, level, keeps_results)
     local first = host.fan_out(run, i, #items)
     local mine = {}
     for k = 1, #items do
-      local c = child_of(s, k, items[k])
+      local c = child_of(s, i, k, items[k])
       children[first + k - 1], mine[k] = c, c
     end
     host.children(run, i)
@@ -889,7 +891,7 @@ local function execute(wf, options, level, keeps_results)
   local function sleep_step(s, i)
     local deadline = s.sleep.seconds and now() + s.sleep.seconds
     if not deadline then
-      local ok, result = pcall(s.sleep["until"], context_for(s))
+      local ok, result = pcall(s.sleep["until"], context_for(s, i))
       if not ok then error(result, 0) end
       if not is_seconds(result) then
         error(at(s) .. ("step \"%s\": 'until' must return a time in seconds since the epoch, got %s")
@@ -988,7 +990,7 @@ local function execute(wf, options, level, keeps_results)
     local s = step_at(i)
     if attempt == 1 then
       local condition, input = s["if"], s.with
-      local ctx = (condition or type(input) == "function" or s.map) and context_for(s) or nil
+      local ctx = (condition or type(input) == "function" or s.map) and context_for(s, i) or nil
       if condition then
         local ok, go = pcall(condition, ctx)
         if not ok then return FAILED, tostring(go) end
