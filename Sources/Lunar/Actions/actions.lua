@@ -227,13 +227,6 @@ local function make_context(name, chain, attempt)
   return setmetatable({ action = name, chain = chain, attempt = attempt or 1 }, CONTEXT)
 end
 
--- The context of a workflow step's action: an action context with the
--- step's fields, made at its size at once.
-local function make_step_context(name, chain, attempt, meta, workflow, step, steps)
-  return setmetatable({ action = name, chain = chain, attempt = attempt or 1, workflow = workflow, step = step,
-    steps = steps }, meta)
-end
-
 -- Plugins asked for an action they might provide, each required once:
 -- plugin name -> what "unknown action" adds if the action is still missing.
 local providers = {}
@@ -304,7 +297,7 @@ end
 -- Runs the Lua action `name` (function `fn`) with `input` in the context
 -- `ctx`: the task's chain `next_chain` (`chain` a level deeper) while it
 -- runs, and `outer`, its chain until then, after, unless `restores` is
--- false (a workflow step's task ends with its action); the journal and
+-- false or nil (a workflow step's task ends with its action); the journal and
 -- the trace events; `copied` inputs and outputs cross as values.
 local function invoke(name, fn, copied, input, chain, next_chain, outer, restores, ctx)
   if copied then input = crossing(input, "input") end
@@ -368,21 +361,18 @@ function M.run(name, input, chain, attempt)
 end
 
 -- `run_declared`, its arguments known to be right, below the chain
--- `outer`; the task's chain is put back after unless `restores` is false.
--- A tail call of it keeps the caller of `run_declared` two levels up.
+-- `outer`; the task's chain is put back after only if `restores` is true.
+-- The workflow runner calls it for every step without `restores`: the
+-- step's task ends with its action. The context is made at its size at
+-- once. A tail call of it keeps the caller of `run_declared` two levels up.
 local function run_declared(name, fn, meta, input, attempt, workflow, step, steps, outer, restores)
   local chain = outer or NO_CHAIN
-  local next_chain = deeper(chain, name)
+  local next_chain = chain[1] == nil and { name } or deeper(chain, name)
   return invoke(name, fn, false, input, chain, next_chain, outer, restores,
-    make_step_context(name, next_chain, attempt, meta, workflow, step, steps))
+    setmetatable({ action = name, chain = next_chain, attempt = attempt or 1, workflow = workflow, step = step,
+      steps = steps }, meta))
 end
-
--- What the workflow runner takes: a step's action run below `outer` (the
--- chain of the code that runs the workflow), in the step's own task, which
--- ends with it: its chain is not put back.
-local function declared_runner(name, fn, meta, input, attempt, workflow, step, steps, outer)
-  return run_declared(name, fn, meta, input, attempt, workflow, step, steps, outer, false)
-end
+local declared_runner = run_declared
 
 --- Runs `fn` as the Lua action `name` would run were it registered with
 --- `fn` (chain, journal, trace events), without registering it: a
