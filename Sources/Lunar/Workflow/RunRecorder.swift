@@ -165,13 +165,12 @@ final class RunRecorder {
   var parks: Bool { continuesItself }
 
   /// Parks the run until `wakeAt` (seconds since the epoch; nil: until a
-  /// signal). A signal sent in the last second before parking wakes it
-  /// too: the waiting steps last read the store at most a quarter second ago.
-  func park(until wakeAt: Double?) throws(StoreError) {
-    let now = StoreTimestamp.now
+  /// signal) or until one of the signals `awaiting` (its waits' names) is
+  /// there, even one sent since a wait last read the store.
+  func park(until wakeAt: Double?, awaiting: [LuaString]) throws(StoreError) {
     try store.park(
       run, owner: token, wakeAt: wakeAt.map { StoreTimestamp(microseconds: Int64(($0 * 1_000_000).rounded())) },
-      signalsSince: StoreTimestamp(microseconds: now.microseconds - 1_000_000), at: now)
+      awaiting: awaiting, at: .now)
   }
 
   /// Records how the run ended.

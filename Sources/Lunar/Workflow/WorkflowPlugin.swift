@@ -234,7 +234,7 @@ public struct WorkflowPlugin: LunarPlugin {
       let name = try call.bytes(3)
       let sent: LuaValue??
       do throws(StoreError) {
-        sent = try run.signal(name)
+        sent = try run.signal(name, for: position)
       } catch {
         throw WaitError("step \"\(run.steps[position].name.lossyString)\": its signal could not be read: \(error.message)")
       }

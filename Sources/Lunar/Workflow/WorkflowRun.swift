@@ -106,6 +106,9 @@ final class WorkflowRun {
   /// The steps waiting in a sleep or a wait now, with when the wait ends
   /// (seconds since the epoch; nil: only a signal ends it).
   private var waiting: [Int: Double?] = [:]
+  /// The steps waiting for a signal, with its name: if the run parks, that
+  /// signal wakes it, and no other (not one a wait already took).
+  private var awaitedSignals: [Int: LuaString] = [:]
   /// Whether the run parks when all it does is wait (a run a worker
   /// handed over, on the real clock).
   var parks = false
@@ -292,6 +295,7 @@ final class WorkflowRun {
   /// Step `step` stopped waiting.
   func endWait(_ step: Int) {
     waiting[step] = nil
+    awaitedSignals[step] = nil
   }
 
   /// Parks the run when every running step waits, no other step can start
@@ -307,10 +311,13 @@ final class WorkflowRun {
   }
 
   /// The value of signal `name` sent to this run (or the one it resumes),
-  /// or nil if none was or the run is not recorded in a store.
-  func signal(_ name: LuaString) throws(StoreError) -> LuaValue?? {
+  /// or nil if none was or the run is not recorded in a store; `step`
+  /// waits for it.
+  func signal(_ name: LuaString, for step: Int) throws(StoreError) -> LuaValue?? {
     guard let recorder else { return nil }
-    return try recorder.signal(name)
+    let sent = try recorder.signal(name)
+    if sent == nil { awaitedSignals[step] = name }
+    return sent
   }
 
   /// The durable job an interrupted run that this one resumes left `step`
@@ -707,7 +714,7 @@ final class WorkflowRun {
       logs.removeAll()
       if recorder.hasPending { recorder.commit() }
       if case .parked(let wakeAt)? = cancellation {
-        try? recorder.park(until: wakeAt)
+        try? recorder.park(until: wakeAt, awaiting: Array(awaitedSignals.values))
       } else if let cancellation {
         try? recorder.finish(.cancelled, stoppedBy: cancellation.stoppedBy)
       } else {

@@ -60,10 +60,12 @@ public protocol RunStore: Sendable {
 
   /// Parks `run`, held by `owner`: it only waits (sleeps, signals), so its
   /// process leaves it. It is `parked` until `wakeAt` (nil: until a signal)
-  /// or until a signal sent at `signalsSince` or later; then a worker takes
-  /// it again (`SubmittedRunStore.claimDueParkedRun`).
+  /// or until one of the signals its waits are `awaiting` is there (even
+  /// one sent before it parked, which they had not seen yet); then a worker
+  /// takes it again (`SubmittedRunStore.claimDueParkedRun`). A signal a
+  /// wait already took, or one nothing waits for yet, does not wake it.
   /// - Throws: `.staleOwner` for a token that no longer holds the run; `.noSuchRun`.
-  func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, signalsSince: StoreTimestamp, at now: StoreTimestamp)
+  func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, awaiting: [LuaString], at now: StoreTimestamp)
     throws(StoreError)
 
   /// Asks the owner of `run` to cancel it, `by` whom (`request`); a run

@@ -273,18 +273,23 @@ public final class PostgresRunStore: RunStore {
     }
   }
 
-  public func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, signalsSince: StoreTimestamp, at now: StoreTimestamp)
+  public func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, awaiting: [LuaString], at now: StoreTimestamp)
     throws(StoreError)
   {
     try withConnection { db in
       try db.transaction {
         try self.checkOwner(db, run: run, token: owner, "park")
+        // parked_at stays NULL: it woke runs parked before run_await.
         try db.query(
           """
-          UPDATE run SET status = 'parked', wake_at = $1, parked_at = $2, lease_expires_at = NULL, running = NULL,
+          UPDATE run SET status = 'parked', wake_at = $1, parked_at = NULL, lease_expires_at = NULL, running = NULL,
             host = '', pid = 0
-          WHERE id = $3
-          """, [wakeAt.map { .integer($0.microseconds) } ?? .null, .integer(signalsSince.microseconds), .integer(run.rawValue)])
+          WHERE id = $2
+          """, [wakeAt.map { .integer($0.microseconds) } ?? .null, .integer(run.rawValue)])
+        try db.query("DELETE FROM run_await WHERE run = $1", [.integer(run.rawValue)])
+        for name in Set(awaiting) {
+          try db.query("INSERT INTO run_await (run, name) VALUES ($1, $2)", [.integer(run.rawValue), .bytes(name.bytes)])
+        }
       }
     }
   }

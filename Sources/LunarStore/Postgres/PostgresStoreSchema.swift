@@ -249,6 +249,17 @@ enum PostgresStoreSchema {
     ] + ["run", "step", "step_log", "step_wait", "run_signal", "queue", "schedule", "worker"].map { table in
       "CREATE TRIGGER \(table)_changed AFTER INSERT OR UPDATE OR DELETE ON \(table) FOR EACH STATEMENT EXECUTE FUNCTION lunar_changed()"
     },
+    // Version 14: the signals a parked run's waits wait for: one of them
+    // sent wakes it, one a wait already took does not (RunStore.park).
+    [
+      """
+      CREATE TABLE run_await (
+        run bigint NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name bytea NOT NULL,                    -- the signal's name's bytes
+        PRIMARY KEY (run, name)
+      )
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

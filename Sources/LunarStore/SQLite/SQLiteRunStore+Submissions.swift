@@ -76,7 +76,8 @@ extension SQLiteRunStore: SubmittedRunStore {
       host: host, pid: pid, lease: lease, at: time, setting: ", status = 'running', wake_at = NULL, parked_at = NULL",
       chosenBy: """
         SELECT r.id FROM run r WHERE r.status = 'parked' AND (r.wake_at <= ?3
-          OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND s.sent_at >= r.parked_at))
+          OR EXISTS (SELECT 1 FROM run_signal s WHERE s.run = r.id AND (s.sent_at >= r.parked_at
+            OR EXISTS (SELECT 1 FROM run_await a WHERE a.run = r.id AND a.name = s.name))))
         ORDER BY r.id LIMIT 1
         """)
   }

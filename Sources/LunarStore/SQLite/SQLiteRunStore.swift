@@ -281,18 +281,23 @@ public final class SQLiteRunStore: RunStore {
     }
   }
 
-  public func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, signalsSince: StoreTimestamp, at now: StoreTimestamp)
+  public func park(_ run: RunID, owner: ClaimToken, wakeAt: StoreTimestamp?, awaiting: [LuaString], at now: StoreTimestamp)
     throws(StoreError)
   {
     try withDatabase { db in
       try db.transaction(.immediate) {
         try self.checkOwner(db, run: run, token: owner, "park")
+        // parked_at stays NULL: it woke runs parked before run_await.
         try db.run(
           """
-          UPDATE run SET status = 'parked', wake_at = ?, parked_at = ?, lease_expires_at = NULL, running = NULL,
+          UPDATE run SET status = 'parked', wake_at = ?, parked_at = NULL, lease_expires_at = NULL, running = NULL,
             host = '', pid = 0
           WHERE id = ?
-          """, [wakeAt.map { .integer($0.microseconds) } ?? .null, .integer(signalsSince.microseconds), .integer(run.rawValue)])
+          """, [wakeAt.map { .integer($0.microseconds) } ?? .null, .integer(run.rawValue)])
+        try db.run("DELETE FROM run_await WHERE run = ?", [.integer(run.rawValue)])
+        for name in Set(awaiting) {
+          try db.run("INSERT INTO run_await (run, name) VALUES (?, ?)", [.integer(run.rawValue), .blob(name.bytes)])
+        }
       }
     }
   }

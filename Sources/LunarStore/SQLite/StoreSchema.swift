@@ -235,6 +235,17 @@ enum StoreSchema {
       ) WITHOUT ROWID
       """,
     ],
+    // Version 14: the signals a parked run's waits wait for: one of them
+    // sent wakes it, one a wait already took does not (RunStore.park).
+    [
+      """
+      CREATE TABLE run_await (
+        run INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+        name BLOB NOT NULL,                    -- the signal's name's bytes
+        PRIMARY KEY (run, name)
+      ) WITHOUT ROWID
+      """,
+    ],
   ]
 
   /// The version this Lunar writes.

@@ -206,9 +206,9 @@ extension SchedulingBehaviour {
       try store.adopt(queued.run.id, from: ClaimToken(1), workflow: "nightly", plan: ["a"], host: "w1", pid: 50, lease: .seconds(10), at: at(2)))
     // Only the owner parks it.
     #expect(throws: StoreError.self) {
-      try store.park(queued.run.id, owner: ClaimToken(1), wakeAt: at(100), signalsSince: at(2), at: at(3))
+      try store.park(queued.run.id, owner: ClaimToken(1), wakeAt: at(100), awaiting: [], at: at(3))
     }
-    try store.park(queued.run.id, owner: lease.token, wakeAt: at(100), signalsSince: at(2), at: at(3))
+    try store.park(queued.run.id, owner: lease.token, wakeAt: at(100), awaiting: [], at: at(3))
     let parked = try #require(try store.run(queued.run.id))
     #expect(parked.status == .parked && parked.wakeAt == at(100) && parked.leaseExpiresAt == nil, "\(parked)")
     // Not due: not taken, not even as an expired lease.
@@ -220,19 +220,29 @@ extension SchedulingBehaviour {
     #expect(try store.claimDueParkedRun(host: "w3", pid: 44, lease: .seconds(10), at: at(200)) == nil)
   }
 
-  /// A run parked for a signal wakes when one is sent after it parked (or
-  /// in the second before), not for an older one.
+  /// A run parked for a signal wakes when that signal is there, even one
+  /// sent before it parked that its wait had not seen yet; not for a signal
+  /// nothing waits for, nor for one a wait already took.
   static func aSignalWakesAParkedRun(_ store: any SchedulingStore) throws {
     guard let waits = store as? any WaitStore else { throw StoreError(.database, "not a wait store") }
     let queued = try store.submit(try submission())
     _ = try #require(try store.claimQueuedRun(host: "w1", pid: 42, lease: .seconds(10), at: at(1)))
-    let lease = try #require(
+    var lease = try #require(
       try store.adopt(queued.run.id, from: ClaimToken(1), workflow: "nightly", plan: ["a"], host: "w1", pid: 50, lease: .seconds(10), at: at(2)))
-    try waits.sendSignal("early", value: .boolean(true), to: queued.run.id, at: at(3))
-    try store.park(queued.run.id, owner: lease.token, wakeAt: nil, signalsSince: at(5), at: at(6))
+    // "taken" was read by a wait that finished; "later" no wait reads yet.
+    try waits.sendSignal("taken", value: .boolean(true), to: queued.run.id, at: at(3))
+    try store.park(queued.run.id, owner: lease.token, wakeAt: nil, awaiting: ["approve"], at: at(6))
+    try waits.sendSignal("later", value: .boolean(true), to: queued.run.id, at: at(7))
     #expect(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(1000)) == nil)
     try waits.sendSignal("approve", value: .string("ada"), to: queued.run.id, at: at(1001))
-    #expect(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(1002))?.run.id == queued.run.id)
+    let woken = try #require(try store.claimDueParkedRun(host: "w2", pid: 43, lease: .seconds(10), at: at(1002)))
+    #expect(woken.run.id == queued.run.id)
+    // Parked again for "release", sent just before it parked: due at once.
+    lease = try #require(
+      try store.adopt(queued.run.id, from: woken.run.ownerToken, workflow: "nightly", plan: ["a"], host: "w2", pid: 51, lease: .seconds(10), at: at(1003)))
+    try waits.sendSignal("release", value: .boolean(true), to: queued.run.id, at: at(1004))
+    try store.park(queued.run.id, owner: lease.token, wakeAt: nil, awaiting: ["release", "release"], at: at(1005))
+    #expect(try store.claimDueParkedRun(host: "w3", pid: 44, lease: .seconds(10), at: at(1006))?.run.id == queued.run.id)
   }
 
   /// Cancelling a queued or parked run cancels it at once: no process has it.

@@ -60,7 +60,7 @@ struct PostgresRunStoreTests {
     let schema = try TestPostgresSchema()
     #expect(try relations(schema) == "")
     _ = try PostgresRunStore(url: schema.url, location: "test")
-    #expect(try relations(schema) == "job,job_by_claim,job_claim,job_id_seq,job_leased,job_pkey,job_queue_sequence_key,job_ready,job_unfinished,lunar_store,queue,queue_pkey,run,run_by_schedule,run_by_submit_key,run_by_workflow,run_id_seq,run_parked,run_pkey,run_queued,run_running,run_signal,run_signal_pkey,schedule,schedule_pkey,schedule_tick,schedule_tick_pkey,step,step_job,step_job_pkey,step_log,step_log_by_run,step_log_id_seq,step_log_pkey,step_pkey,step_wait,step_wait_pkey,worker,worker_pkey")
+    #expect(try relations(schema) == "job,job_by_claim,job_claim,job_id_seq,job_leased,job_pkey,job_queue_sequence_key,job_ready,job_unfinished,lunar_store,queue,queue_pkey,run,run_await,run_await_pkey,run_by_schedule,run_by_submit_key,run_by_workflow,run_id_seq,run_parked,run_pkey,run_queued,run_running,run_signal,run_signal_pkey,schedule,schedule_pkey,schedule_tick,schedule_tick_pkey,step,step_job,step_job_pkey,step_log,step_log_by_run,step_log_id_seq,step_log_pkey,step_pkey,step_wait,step_wait_pkey,worker,worker_pkey")
     #expect(try schema.query("SELECT version FROM lunar_store") == ["\(PostgresStoreSchema.current)"])
     // Opening it again changes nothing.
     _ = try PostgresRunStore(url: schema.url, location: "test")
