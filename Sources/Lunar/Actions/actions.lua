@@ -367,7 +367,7 @@ end
 -- once. A tail call of it keeps the caller of `run_declared` two levels up.
 local function run_declared(name, fn, meta, input, attempt, workflow, step, steps, outer, restores)
   local chain = outer or NO_CHAIN
-  local next_chain = chain[1] == nil and { name } or deeper(chain, name)
+  local next_chain = deeper(chain, name)
   return invoke(name, fn, false, input, chain, next_chain, outer, restores,
     setmetatable({ action = name, chain = next_chain, attempt = attempt or 1, workflow = workflow, step = step,
       steps = steps }, meta))

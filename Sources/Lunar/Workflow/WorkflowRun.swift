@@ -410,6 +410,9 @@ final class WorkflowRun {
         if spareThreads.count < Self.spareThreadLimit && !finished { spareThreads.append(left) }
       }
       if !waiting.isEmpty { waiting[step] = nil }
+      // A run that parks still needs the signal; one that goes on does not
+      // (a wait that timed out).
+      if case .parked? = cancellation {} else { awaitedSignals[step] = nil }
       runningSteps.ended(step)
       attemptEnded(step, attempt, task)
     }
