@@ -22,19 +22,49 @@ size_t lunar_memorylimit(lua_State *L) { return control(L)->limit; }
 // an overshoot made by Swift is caught at Lua's next allocation. The bytes
 // Swift holds in copies of Lua values (`held`) count against the same
 // limit.
+// A block of `nsize` bytes holding what `ptr` (osize bytes, or NULL) held:
+// small ones from the state's free lists (SmallBlocks.c), others from malloc.
+// Lua always gives a block's own size as `osize`, so the size tells which of
+// the two a block came from.
+static void *reallocate(lunar_Control *c, void *ptr, size_t old, size_t nsize) {
+  int was_small = ptr != NULL && old <= LUNAR_SMALL_LIMIT;
+  if (nsize > LUNAR_SMALL_LIMIT) {
+    if (!was_small) return realloc(ptr, nsize);
+    void *p = malloc(nsize);
+    if (p == NULL) return NULL;
+    memcpy(p, ptr, old);
+    lunar_smallfree(&c->blocks, ptr, old);
+    return p;
+  }
+  if (was_small && (old - 1) / LUNAR_SMALL_GRAIN == (nsize - 1) / LUNAR_SMALL_GRAIN) return ptr;
+  void *p = lunar_smallalloc(&c->blocks, nsize);
+  if (p == NULL || ptr == NULL) return p;
+  memcpy(p, ptr, old < nsize ? old : nsize);
+  if (was_small) {
+    lunar_smallfree(&c->blocks, ptr, old);
+  } else {
+    free(ptr);
+  }
+  return p;
+}
+
 static void *lunar_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   lunar_Control *c = (lunar_Control *)ud;
   size_t old = ptr ? osize : 0;
   size_t used = used_bytes(c);
   if (nsize == 0) {
     atomic_store_explicit(&c->used, used - old, memory_order_relaxed);
-    free(ptr);
+    if (old > LUNAR_SMALL_LIMIT) {
+      free(ptr);
+    } else if (ptr != NULL) {
+      lunar_smallfree(&c->blocks, ptr, old);
+    }
     return NULL;
   }
   if (nsize >= UNAFFORDABLE) return NULL;
   if (c->limit != 0 && c->armed > 0 && nsize > old && used - old + nsize + held_bytes(c) > c->limit)
     return NULL;
-  void *p = realloc(ptr, nsize);
+  void *p = reallocate(c, ptr, old, nsize);
   if (p == NULL) return NULL;
   used = used - old + nsize;
   atomic_store_explicit(&c->used, used, memory_order_relaxed);
@@ -132,6 +162,7 @@ lua_State *lunar_newstate(size_t limit) {
   sem_init(&c->wakeup, 0, 0);
   lua_State *L = lua_newstate(lunar_alloc, c);
   if (L == NULL) {
+    lunar_smallrelease(&c->blocks);
     lunar_releasecontrol(c);
     return NULL;
   }
@@ -175,6 +206,7 @@ void lunar_close(lua_State *L) {
   atomic_store(&c->running, L);
   atomic_store(&c->closing, 1);
   lua_close(L);
+  lunar_smallrelease(&c->blocks);
   atomic_store(&c->closing, 0);
   lunar_releasesigintof(c);
   lunar_coveragefree(c->coverage);

@@ -16,6 +16,27 @@
 
 // MARK: - The control block (Control.c)
 
+// MARK: - Small blocks (SmallBlocks.c)
+
+// Requests up to this many bytes come from the free lists; larger ones
+// from malloc. Classes are LUNAR_SMALL_GRAIN bytes apart.
+#define LUNAR_SMALL_LIMIT 512
+#define LUNAR_SMALL_GRAIN 16
+
+// A state's free lists and the chunks their blocks are carved from.
+typedef struct lunar_SmallBlocks {
+  void *free[LUNAR_SMALL_LIMIT / LUNAR_SMALL_GRAIN];  // class k: blocks of (k + 1) * grain bytes
+  unsigned char *next, *end;                          // the newest chunk's part not carved yet
+  struct Chunk *chunks;                               // the newest chunk, which links to the others
+} lunar_SmallBlocks;
+
+// A block of 1...LUNAR_SMALL_LIMIT bytes, or NULL when no chunk can be had.
+LUNAR_INTERNAL void *lunar_smallalloc(lunar_SmallBlocks *b, size_t size);
+// Gives back a block lunar_smallalloc returned for `size` bytes.
+LUNAR_INTERNAL void lunar_smallfree(lunar_SmallBlocks *b, void *block, size_t size);
+// Frees every chunk: the state that used them is closed.
+LUNAR_INTERNAL void lunar_smallrelease(lunar_SmallBlocks *b);
+
 // What every thread of one state shares, found through the extra space Lua
 // reserves in front of each lua_State (see lunar_Control in CLuaShim.h).
 struct lunar_Control {
@@ -43,6 +64,7 @@ struct lunar_Control {
   void *tasklabelcontext;           // tasklabel's first argument
   int tracing;                      // 1 while someone listens to the trace (lunar_settracing); loop thread only
   lua_Integer currenttask;          // the id of the task running Lua code, 0 outside any (lunar_setcurrenttask); loop thread only
+  lunar_SmallBlocks blocks;         // where lunar_alloc takes small blocks from; loop thread only
 };
 
 // A thread's extra space holds its state's control block, tagged in the
