@@ -195,7 +195,10 @@ local function make_step(name, spec, src, line)
   end
   local problem = check_step(s, spec, common)
   if problem then return nil, ("step \"%s\": %s"):format(name, problem) end
-  if not common then s["if"] = s["if"] or s.when end
+  if not common then
+    s["if"] = s["if"] or s.when
+    s.extended = true
+  end
   if type(needs) == "string" then s.needs = { needs } end
   return setmetatable(s, STEP)
 end
@@ -217,6 +220,7 @@ local function waiting_step(kind, name, fields, src, line)
   local problem = check_step(s, fields)
   if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 3) end
   s["if"] = s["if"] or s.when
+  s.extended = true
   s.needs = s.needs or NO_NEEDS
   if type(s.needs) == "string" then s.needs = { s.needs } end
   return setmetatable(s, STEP)
@@ -815,19 +819,19 @@ local function execute(wf, options, level, keeps_results)
   local children = {}
   local function step_at(i) return wf.steps[i] or children[i] end
   -- The view of step `s` at position `i`: a child sees the steps its
-  -- parent needs.
-  local function view_for(s, i)
-    local owner_at = s.parent_at or i
+  -- parent needs. Only an `extended` step can be a child.
+  local function view_for(s, i, extended)
+    local owner_at = extended and s.parent_at or i
     local view = views[owner_at]
     if view == nil then
-      view = new_view(s.parent or s)
+      view = new_view(extended and s.parent or s)
       views[owner_at] = view
     end
     return view
   end
 
   local function context_for(s, i)
-    return { workflow = wf.name, step = s.name, steps = view_for(s, i), now = now }
+    return { workflow = wf.name, step = s.name, steps = view_for(s, i, s.extended), now = now }
   end
 
   -- Child `k` of step `s` at position `i`, which fans out, for `item`.
@@ -835,21 +839,26 @@ local function execute(wf, options, level, keeps_results)
     return {
       name = s.name .. "[" .. k .. "]", parent = s, parent_at = i, item = item, uses = s.uses, run = s.run,
       with = s.with, needs = s.needs, queue = s.queue, durable = s.durable, src = s.src, line = s.line,
+      extended = true,
     }
   end
 
   -- A `run` step's action: its context declares the step's services (one
-  -- metatable shared by every step that declares none).
+  -- metatable shared by every step that declares none; only an `extended`
+  -- step declares any).
   local metas = {}
-  local function run_action(s, i, counted)
-    local owner = s.parent or s
-    local meta = NO_SERVICES
-    if owner.services then
-      meta = metas[owner] or actions.declare(owner.services)
-      metas[owner] = meta
+  local action_prefix = step_action_name(wf, { name = "" })
+  local function run_action(s, i, counted, extended)
+    local owner, meta = s, NO_SERVICES
+    if extended then
+      owner = s.parent or s
+      if owner.services then
+        meta = metas[owner] or actions.declare(owner.services)
+        metas[owner] = meta
+      end
     end
-    return run_declared(step_action_name(wf, owner), owner.run, meta, inputs[i], counted, wf.name, s.name,
-      view_for(s, i), outer_chain)
+    return run_declared(action_prefix .. owner.name, owner.run, meta, inputs[i], counted, wf.name, s.name,
+      view_for(s, i, extended), outer_chain)
   end
 
   -- The end of an attempt whose action returned `...`. The runner takes
@@ -988,9 +997,14 @@ local function execute(wf, options, level, keeps_results)
   -- attempts of a resumed run).
   local function body(i, attempt, counted)
     local s = step_at(i)
+    -- Only a step defined with more than `uses` or `run`, `with` and
+    -- `needs` can have a condition, a map, a sleep, a wait, a queue or a
+    -- parent: the usual step reads none of them.
+    local extended = s.extended
     if attempt == 1 then
-      local condition, input = s["if"], s.with
-      local ctx = (condition or type(input) == "function" or s.map) and context_for(s, i) or nil
+      local condition, input = extended and s["if"], s.with
+      local ctx = (condition or (input ~= nil and type(input) == "function") or (extended and s.map))
+        and context_for(s, i) or nil
       if condition then
         local ok, go = pcall(condition, ctx)
         if not ok then return FAILED, tostring(go) end
@@ -999,7 +1013,7 @@ local function execute(wf, options, level, keeps_results)
           return SKIPPED
         end
       end
-      if s.map then
+      if extended and s.map then
         -- A step that fans out: its input is its list of items.
         local ok
         ok, input = pcall(s.map, ctx)
@@ -1008,14 +1022,14 @@ local function execute(wf, options, level, keeps_results)
           return FAILED, at(s) .. ("step \"%s\": 'map' must return a list of items, got %s")
             :format(name_text(s.name), type(input) == "table" and "a table with other keys" or type(input))
         end
-      elseif s.parent then
+      elseif extended and s.parent then
         input = s.item
         if type(s.with) == "function" then
           local ok
           ok, input = pcall(s.with, ctx, s.item)
           if not ok then return FAILED, tostring(input) end
         end
-      elseif type(input) == "function" then
+      elseif input ~= nil and type(input) == "function" then
         local ok
         ok, input = pcall(input, ctx)
         if not ok then return FAILED, tostring(input) end
@@ -1030,24 +1044,27 @@ local function execute(wf, options, level, keeps_results)
         end
       end
     end
-    if s.map then return fan_out(s, i, inputs[i]) end
-    if s.sleep then return ran(s, i, sleep_step(s, i)) end
-    if s.wait then return ran(s, i, wait_step(s, i)) end
-    if process_queues and not s.durable then return in_process(s, i, attempt, counted) end
-    if s.durable then
-      -- A job of the durable queue: a `lunar worker` runs it, anywhere.
-      -- A resumed run waits for the job its interrupted run left, if any.
-      local job = recording and attempt == 1 and host.unfinished_job(run, i) or nil
-      if not job and recording then
-        job = host.submit_job(run, i, attempt, inputs[i], counted)
-      elseif not job then
-        durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
-        job = durable_queues[s.queue]:submit(s.uses, inputs[i])
+    if extended then
+      if s.map then return fan_out(s, i, inputs[i]) end
+      if s.sleep then return ran(s, i, sleep_step(s, i)) end
+      if s.wait then return ran(s, i, wait_step(s, i)) end
+      if s.durable then
+        -- A job of the durable queue: a `lunar worker` runs it, anywhere.
+        -- A resumed run waits for the job its interrupted run left, if any.
+        local job = recording and attempt == 1 and host.unfinished_job(run, i) or nil
+        if not job and recording then
+          job = host.submit_job(run, i, attempt, inputs[i], counted)
+        elseif not job then
+          durable_queues[s.queue] = durable_queues[s.queue] or queue.new { name = s.queue, durable = true }
+          job = durable_queues[s.queue]:submit(s.uses, inputs[i])
+        end
+        return ran(s, i, job:await())
       end
-      return ran(s, i, job:await())
     end
-    if s.uses then return ran(s, i, actions.run(s.uses, inputs[i], nil, counted)) end
-    return ran(s, i, run_action(s, i, counted))
+    if process_queues then return in_process(s, i, attempt, counted) end
+    local uses = s.uses
+    if uses then return ran(s, i, actions.run(uses, inputs[i], nil, counted)) end
+    return ran(s, i, run_action(s, i, counted, extended))
   end
 
   -- A step failed for good: its context says so.
