@@ -7,10 +7,17 @@
 
 #include <string.h>
 
-// The shared upvalue of every definer: what the module hands over, and the
+// The shared upvalue of every definer: what the module hands over, the
 // source of the function that defined the last step (most steps of a file
-// come from one function, and its source is then read once).
-enum { SHARED_STEP_META = 1, SHARED_NO_NEEDS, SHARED_MAKE_STEP, SHARED_LAST_FUNCTION, SHARED_LAST_SOURCE };
+// come from one function, and its source is then read once), and the keys
+// of a step's fields as Lua strings (set with lua_rawset, without making
+// each key again from C text).
+enum {
+  SHARED_STEP_META = 1, SHARED_NO_NEEDS, SHARED_MAKE_STEP, SHARED_LAST_FUNCTION, SHARED_LAST_SOURCE,
+  SHARED_KEY_NAME, SHARED_KEY_SRC, SHARED_KEY_LINE, SHARED_KEY_RUN, SHARED_KEY_USES, SHARED_KEY_WITH,
+  SHARED_KEY_NEEDS, SHARED_KEY_INDEX, SHARED_COUNT = SHARED_KEY_INDEX
+};
+static const char *const step_keys[] = { "name", "src", "line", "run", "uses", "with", "needs", "index" };
 
 // Pushes the short source and the current line of the function calling the
 // running C function, as debug.getinfo(2, "Sl") reads them from Lua; returns
@@ -36,15 +43,18 @@ static int push_where_defined(lua_State *L, int shared) {
   return 1;
 }
 
-// Whether the string at `idx` is one of the fields a plain step has.
-static int is_common_field(lua_State *L, int idx) {
+// The fields a plain step has, in the order is_plain_step leaves them.
+enum { FIELD_USES, FIELD_RUN, FIELD_WITH, FIELD_NEEDS, FIELD_COUNT };
+
+// Which of the fields a plain step has the string at `idx` names, or -1.
+static int common_field(lua_State *L, int idx) {
   size_t length;
   const char *key = lua_tolstring(L, idx, &length);
   switch (length) {
-  case 3: return memcmp(key, "run", 3) == 0;
-  case 4: return memcmp(key, "uses", 4) == 0 || memcmp(key, "with", 4) == 0;
-  case 5: return memcmp(key, "needs", 5) == 0;
-  default: return 0;
+  case 3: return memcmp(key, "run", 3) == 0 ? FIELD_RUN : -1;
+  case 4: return memcmp(key, "uses", 4) == 0 ? FIELD_USES : memcmp(key, "with", 4) == 0 ? FIELD_WITH : -1;
+  case 5: return memcmp(key, "needs", 5) == 0 ? FIELD_NEEDS : -1;
+  default: return -1;
   }
 }
 
@@ -86,31 +96,41 @@ static int is_plain_step(lua_State *L) {
     lua_pop(L, 1);
     return 0;
   }
+  // One walk over the spec: each field's value goes to its slot.
+  int slots = lua_gettop(L) + 1;
+  for (int i = 0; i < FIELD_COUNT; i++) lua_pushnil(L);
   lua_pushnil(L);
   while (lua_next(L, 1)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING || !is_common_field(L, -1)) {
-      lua_pop(L, 1);
+    int field = lua_type(L, -2) == LUA_TSTRING ? common_field(L, -2) : -1;
+    if (field < 0) {
+      lua_settop(L, slots - 1);
       return 0;
     }
+    lua_replace(L, slots + field);
   }
-  int uses = lua_getfield(L, 1, "uses"), run = lua_getfield(L, 1, "run");
-  int with = lua_getfield(L, 1, "with"), needs = lua_getfield(L, 1, "needs");
+  int uses = lua_type(L, slots + FIELD_USES), run = lua_type(L, slots + FIELD_RUN);
+  int with = lua_type(L, slots + FIELD_WITH), needs = lua_type(L, slots + FIELD_NEEDS);
   int plain = (uses == LUA_TNIL) != (run == LUA_TNIL)
-    && (uses == LUA_TNIL || (uses == LUA_TSTRING && lua_rawlen(L, -4) > 0))
+    && (uses == LUA_TNIL || (uses == LUA_TSTRING && lua_rawlen(L, slots + FIELD_USES) > 0))
     && (run == LUA_TNIL || run == LUA_TFUNCTION)
     && (with == LUA_TNIL || with == LUA_TTABLE || with == LUA_TFUNCTION)
-    && (needs == LUA_TNIL || needs == LUA_TSTRING || (needs == LUA_TTABLE && is_name_list(L, lua_gettop(L))));
-  if (!plain) lua_pop(L, 4);
+    && (needs == LUA_TNIL || needs == LUA_TSTRING || (needs == LUA_TTABLE && is_name_list(L, slots + FIELD_NEEDS)));
+  if (!plain) lua_settop(L, slots - 1);
   return plain;
 }
 
-// Sets field `key` of the table at the top to the value at `idx`, unless
-// that is nil (a new table has no such field anyway).
-static void set_unless_nil(lua_State *L, int idx, const char *key) {
-  if (lua_isnil(L, idx)) return;
+// Sets field `key` (a SHARED_KEY_ slot) of the new table at the top to the
+// value at `idx`.
+static void set_field(lua_State *L, int key, int idx) {
+  lua_rawgeti(L, lua_upvalueindex(2), key);
   lua_pushvalue(L, idx);
-  lua_setfield(L, -2, key);
+  lua_rawset(L, -3);
+}
+
+// Sets field `key` of the new table at the top to the value at `idx`,
+// unless that is nil (a new table has no such field anyway).
+static void set_unless_nil(lua_State *L, int key, int idx) {
+  if (!lua_isnil(L, idx)) set_field(L, key, idx);
 }
 
 // Raises `step "name": message` (the message at the top) at the line that
@@ -162,30 +182,30 @@ static int define_step(lua_State *L) {
   // uses, run, with and needs, from is_plain_step: after src and line, if any.
   int fields = where ? 4 : 2;
   lua_createtable(L, 0, 8);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_setfield(L, -2, "name");
+  set_field(L, SHARED_KEY_NAME, lua_upvalueindex(1));
   if (where) {
-    lua_pushvalue(L, 2);
-    lua_setfield(L, -2, "src");
-    lua_pushvalue(L, 3);
-    lua_setfield(L, -2, "line");
+    set_field(L, SHARED_KEY_SRC, 2);
+    set_field(L, SHARED_KEY_LINE, 3);
   }
-  set_unless_nil(L, fields + 1, "run");
-  set_unless_nil(L, fields, "uses");
-  set_unless_nil(L, fields + 2, "with");
-  int needs = lua_type(L, fields + 3);
-  if (needs == LUA_TNIL) {
+  set_unless_nil(L, SHARED_KEY_RUN, fields + FIELD_RUN);
+  set_unless_nil(L, SHARED_KEY_USES, fields + FIELD_USES);
+  set_unless_nil(L, SHARED_KEY_WITH, fields + FIELD_WITH);
+  lua_rawgeti(L, shared, SHARED_KEY_NEEDS);
+  int needs = fields + FIELD_NEEDS;
+  int kind = lua_type(L, needs);
+  if (kind == LUA_TNIL) {
     lua_rawgeti(L, shared, SHARED_NO_NEEDS);
-  } else if (needs == LUA_TSTRING) {
+  } else if (kind == LUA_TSTRING) {
     lua_createtable(L, 1, 0);
-    lua_pushvalue(L, fields + 3);
+    lua_pushvalue(L, needs);
     lua_rawseti(L, -2, 1);
   } else {
-    lua_pushvalue(L, fields + 3);
+    lua_pushvalue(L, needs);
   }
-  lua_setfield(L, -2, "needs");
+  lua_rawset(L, -3);
+  lua_rawgeti(L, shared, SHARED_KEY_INDEX);
   lua_pushinteger(L, 0);
-  lua_setfield(L, -2, "index");
+  lua_rawset(L, -3);
   lua_rawgeti(L, shared, SHARED_STEP_META);
   lua_setmetatable(L, -2);
   return 1;
@@ -208,10 +228,14 @@ int lunar_stepdefiner(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
   luaL_checktype(L, 3, LUA_TFUNCTION);
-  lua_createtable(L, SHARED_LAST_SOURCE, 0);
+  lua_createtable(L, SHARED_COUNT, 0);
   for (int i = 1; i <= 3; i++) {
     lua_pushvalue(L, i);
     lua_rawseti(L, -2, i);
+  }
+  for (int key = SHARED_KEY_NAME; key <= SHARED_KEY_INDEX; key++) {
+    lua_pushstring(L, step_keys[key - SHARED_KEY_NAME]);
+    lua_rawseti(L, -2, key);
   }
   lua_pushcclosure(L, step, 1);
   return 1;
