@@ -10,51 +10,50 @@ import Synchronization
 /// many (a warm `lunar run --host-runs` process, `lunar test`) stops
 /// paying to parse `lunar.workflow` and its neighbours each time.
 enum ModuleBytecode {
-  private struct Key: Hashable {
-    let chunkName: String
-    let source: [UInt8]
-
-    // The source hashed as one buffer: [UInt8]'s own hash(into:) combines
-    // byte by byte, which for `lunar.workflow`'s 40 KB was 3.5 million
-    // instructions on every require.
-    func hash(into hasher: inout Hasher) {
-      hasher.combine(chunkName)
-      source.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-  }
-
-  private enum Entry {
+  private enum State {
     /// Loaded once, from source.
     case seen
     /// Compiled and dumped.
     case compiled([UInt8])
   }
 
-  private static let entries = Mutex<[Key: Entry]>([:])
+  /// What is known of the source a chunk name was loaded from. Entries
+  /// are found by name and their sources compared: hashing each source
+  /// (`lunar.workflow`'s is 40 KB) cost a start-up a million instructions,
+  /// where comparing equal sources is a memcmp.
+  private struct Entry {
+    let source: [UInt8]
+    var state: State
+  }
+
+  private static let entries = Mutex<[String: [Entry]]>([:])
 
   /// Pushes `source`, named `chunkName`, as a function on `state`'s stack,
   /// compiled from source or loaded from its kept bytecode.
   static func load(_ source: [UInt8], chunkName: String, on state: LuaState) throws(LuaError) {
-    let key = Key(chunkName: chunkName, source: source)
-    let entry = entries.withLock { entries -> Entry? in
-      let entry = entries[key]
-      if entry == nil { entries[key] = .seen }
-      return entry
+    let known = entries.withLock { entries -> State? in
+      if let entry = entries[chunkName]?.first(where: { $0.source == source }) { return entry.state }
+      entries[chunkName, default: []].append(Entry(source: source, state: .seen))
+      return nil
     }
-    if case .compiled(let bytecode)? = entry {
+    if case .compiled(let bytecode)? = known {
       try state.load(bytes: bytecode, name: chunkName, mode: .binary)
       return
     }
     try state.load(bytes: source, name: chunkName, mode: .text)
-    if case .seen? = entry {
+    if case .seen? = known {
       let bytecode = state.dump(strip: false)
-      entries.withLock { $0[key] = .compiled(bytecode) }
+      entries.withLock { entries in
+        guard let index = entries[chunkName]?.firstIndex(where: { $0.source == source }) else { return }
+        entries[chunkName]?[index].state = .compiled(bytecode)
+      }
     }
   }
 
   /// Whether `source`, named `chunkName`, is kept as bytecode by now.
   static func isCompiled(_ source: [UInt8], chunkName: String) -> Bool {
-    if case .compiled? = entries.withLock({ $0[Key(chunkName: chunkName, source: source)] }) { return true }
+    let state = entries.withLock { $0[chunkName]?.first(where: { $0.source == source })?.state }
+    if case .compiled? = state { return true }
     return false
   }
 }
