@@ -129,9 +129,11 @@ final class WorkflowRun {
 
   /// A run of `steps` selected by `plan`, at most `jobs` at once, whose
   /// attempts run `body` on tasks spawned from `launcher`'s stack;
-  /// `earlierOutputs` are the outputs of unselected steps (`--from`).
+  /// `earlierOutputs` are the outputs of unselected steps (`--from`);
+  /// `dispatcherSteps` are `WorkflowStep.dispatcherSteps(steps)`.
   init(
-    workflow: LuaString, steps: [WorkflowStep], plan: WorkflowPlan, jobs: Int, scheduler: Scheduler, clock: RuntimeClock,
+    workflow: LuaString, steps: [WorkflowStep], dispatcherSteps: [StepDispatcher.Step], plan: WorkflowPlan, jobs: Int,
+    scheduler: Scheduler, clock: RuntimeClock,
     reporters: [any WorkflowReporter], recorder: RunRecorder?, logLimit: Int?, earlierOutputs: [Int: [LuaValue]],
     codes: [Fingerprint?] = [], forced: Set<Int> = [],
     body: LuaReference, record: LuaReference, launcher: LuaReference, launcherThread: LuaThread
@@ -139,7 +141,7 @@ final class WorkflowRun {
     self.workflow = workflow
     self.steps = steps
     self.plan = plan
-    dispatcher = StepDispatcher(steps: WorkflowStep.dispatcherSteps(steps), plan: plan, jobs: jobs)
+    dispatcher = StepDispatcher(steps: dispatcherSteps, plan: plan, jobs: jobs)
     self.scheduler = scheduler
     self.clock = clock
     self.reporters = reporters
@@ -273,7 +275,8 @@ final class WorkflowRun {
   private func markStarted(_ step: Int) {
     let now = clock.now
     startedAt[step] = now
-    for reporter in reporters { reporter.stepStarted(steps[step].name, at: now) }
+    let name = steps[step].name
+    for reporter in reporters { reporter.stepStarted(name, at: now) }
     emit("workflow.step.started", step)
   }
 
@@ -375,6 +378,7 @@ final class WorkflowRun {
   private func launch(_ step: Int, attempt: Int) {
     attempts[step] = earlierAttempts[step] + attempt
     if attempt == 1 && !bodyPrepares(step) { markStarted(step) }
+    let name = steps[step].name
     let thread = launcherThread
     body.push(on: thread.L)
     thread.push(step + 1)
@@ -383,11 +387,11 @@ final class WorkflowRun {
     thread.push(attempts[step])
     // The launcher has no frames: a step's task has no origin to find.
     let task = scheduler.spawn(
-      on: thread.L, function: thread.top - 3, arguments: 3, label: .named("step ", steps[step].name), origin: "",
+      on: thread.L, function: thread.top - 3, arguments: 3, label: .named("step ", name), origin: "",
       reusing: spareThreads.popLast())
-    task.journalScope = steps[step].name
+    task.journalScope = name
     if let logLimit {
-      let log = StepLog(step: steps[step].name, position: recordedPosition(step), attempt: attempts[step], limit: logLimit)
+      let log = StepLog(step: name, position: recordedPosition(step), attempt: attempts[step], limit: logLimit)
       log.onPending = { [weak self] in self?.scheduleLogFlush() }
       task.stepLog = log
       logs[step] = log
@@ -395,7 +399,8 @@ final class WorkflowRun {
     thread.pop(4)
     live[step] = task
     liveCount += 1
-    runningSteps.started(step, steps[step].name)
+    // Only the store's heartbeats read which steps run.
+    if recorder != nil { runningSteps.started(step, name) }
     if let timeout = steps[step].timeout, !steps[step].fansOut {
       // Whether the attempt waits or computes (see Scheduler.setDeadline).
       let message = "step \"\(steps[step].name.lossyString)\": timed out after \(LuaValue.number(timeout).formattedSeconds)s"
@@ -413,7 +418,7 @@ final class WorkflowRun {
       // A run that parks still needs the signal; one that goes on does not
       // (a wait that timed out).
       if case .parked? = cancellation {} else { awaitedSignals[step] = nil }
-      runningSteps.ended(step)
+      if recorder != nil { runningSteps.ended(step) }
       attemptEnded(step, attempt, task)
     }
   }

@@ -26,6 +26,8 @@ final class WorkflowRuns {
   private struct Begun {
     let workflow: LuaString
     let steps: [WorkflowStep]
+    /// What the dispatcher needs of `steps`, made once for the check and the run.
+    let dispatcherSteps: [StepDispatcher.Step]
     let plan: WorkflowPlan
     let jobs: Int
     let reporters: [any WorkflowReporter]
@@ -62,7 +64,8 @@ final class WorkflowRuns {
           "workflow \"\(workflow.lossyString)\": a file run with --processes must return its workflow, not run it (its workers load the file)"
       )
     }
-    if let conflict = StepDispatcher.queueOrderConflict(in: WorkflowStep.dispatcherSteps(steps)) {
+    let dispatcherSteps = WorkflowStep.dispatcherSteps(steps)
+    if let conflict = StepDispatcher.queueOrderConflict(in: dispatcherSteps) {
       let step = steps[conflict]
       throw BeginError(
         description:
@@ -111,7 +114,7 @@ final class WorkflowRuns {
     let id = nextID
     nextID += 1
     begun[id] = Begun(
-      workflow: workflow, steps: steps, plan: plan,
+      workflow: workflow, steps: steps, dispatcherSteps: dispatcherSteps, plan: plan,
       jobs: options["jobs"].integerValue.map { Int(clamping: $0) } ?? defaultJobs(options, recorded: recorder != nil),
       reporters: reporters,
       live: live, recorder: recorder, earlierOutputs: earlier, forced: forced)
@@ -143,7 +146,8 @@ final class WorkflowRuns {
     guard let begun = begun.removeValue(forKey: id) else { throw LuaArgumentError.invalid(1, "no such workflow run") }
     let fingerprints = codes.map { code in Fingerprint(code: code) }
     let run = WorkflowRun(
-      workflow: begun.workflow, steps: begun.steps, plan: begun.plan, jobs: begun.jobs, scheduler: runtime.scheduler,
+      workflow: begun.workflow, steps: begun.steps, dispatcherSteps: begun.dispatcherSteps, plan: begun.plan, jobs: begun.jobs,
+      scheduler: runtime.scheduler,
       clock: runtime.clock, reporters: begun.reporters, recorder: begun.recorder,
       logLimit: options.storesLogs ? max(0, options.logLimit) : nil, earlierOutputs: begun.earlierOutputs,
       codes: fingerprints, forced: begun.forced,
