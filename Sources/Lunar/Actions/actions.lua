@@ -368,9 +368,17 @@ end
 local function run_declared(name, fn, meta, input, attempt, workflow, step, steps, outer, restores)
   local chain = outer or NO_CHAIN
   local next_chain = deeper(chain, name)
-  return invoke(name, fn, false, input, chain, next_chain, outer, restores,
-    setmetatable({ action = name, chain = next_chain, attempt = attempt or 1, workflow = workflow, step = step,
-      steps = steps }, meta))
+  local ctx = setmetatable({ action = name, chain = next_chain, attempt = attempt or 1, workflow = workflow,
+    step = step, steps = steps }, meta)
+  if restores or history or M.journaling or M.tracing() then
+    return invoke(name, fn, false, input, chain, next_chain, outer, restores, ctx)
+  end
+  -- What `invoke` does when nothing records the run and the chain is not
+  -- put back (a workflow step's task ends with its action).
+  set_chain(next_chain)
+  local ok, output = pcall(fn, ctx, input)
+  if not ok then error(output, 0) end
+  return output
 end
 local declared_runner = run_declared
 

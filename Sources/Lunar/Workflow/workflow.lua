@@ -817,7 +817,8 @@ local function execute(wf, options, level, keeps_results)
   -- The children of the steps that fanned out (`map`), by position: each
   -- runs its parent's action on one item.
   local children = {}
-  local function step_at(i) return wf.steps[i] or children[i] end
+  local declared = wf.steps
+  local function step_at(i) return declared[i] or children[i] end
   -- The view of step `s` at position `i`: a child sees the steps its
   -- parent needs. Only an `extended` step can be a child.
   local function view_for(s, i, extended)
@@ -996,7 +997,7 @@ local function execute(wf, options, level, keeps_results)
   -- `counted` is the attempt as ctx.attempt numbers it (on from the
   -- attempts of a resumed run).
   local function body(i, attempt, counted)
-    local s = step_at(i)
+    local s = declared[i] or children[i]
     -- Only a step defined with more than `uses` or `run`, `with` and
     -- `needs` can have a condition, a map, a sleep, a wait, a queue or a
     -- parent: the usual step reads none of them.
@@ -1034,7 +1035,7 @@ local function execute(wf, options, level, keeps_results)
         ok, input = pcall(input, ctx)
         if not ok then return FAILED, tostring(input) end
       end
-      inputs[i] = input
+      if input ~= nil then inputs[i] = input end
       if recording or condition then
         local prepared, reused, output = pcall(host.prepare, run, i, input)
         if not prepared then return FAILED, at(s) .. ("step \"%s\": %s"):format(s.name, reused) end
