@@ -239,6 +239,25 @@ describe("lunar.workflow", function()
   end)
 
   describe("definition errors", function()
+    it("refuse a field added to a step after its definition, where it is added", function()
+      -- Else `if`, `map` or `timeout` set later would run unchecked, or be
+      -- ignored by the runner, which reads a usual step's own fields only.
+      for _, s in ipairs { step "plain" { run = print }, step "more" { run = print, timeout = 5 },
+        workflow.sleep "nap" { seconds = 1 } } do
+        local name = s.name
+        local ok, message = pcall(function() s["if"] = function() return false end end)
+        assert.is_false(ok)
+        assert.are.equal(("spec/workflow_spec.lua:%d: step \"%s\": field 'if' cannot be added to a defined step "
+          .. "(give it in step \"%s\" { ... })"):format(debug.getinfo(1, "l").currentline - 3, name, name), message)
+        assert.is_nil(rawget(s, "if"))
+      end
+      -- The workflow made of them still runs them as defined.
+      local ran = {}
+      local wf = workflow "w" { step "a" { run = function() ran[#ran + 1] = "a" end } }
+      assert.is_true(workflow.execute(wf, { quiet = true }).ok)
+      assert.are.same({ "a" }, ran)
+    end)
+
     it("name the step and the field", function()
       assert.error_matches(function() workflow "w" { step "notify" { needs = { "nxt" }, run = print } } end,
         '^step "notify": needs unknown step "nxt"$')

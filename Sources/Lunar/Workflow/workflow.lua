@@ -61,6 +61,14 @@ local function key_shown(key)
   return type(key) == "string" and ("'%s'"):format(key) or ("[%s]"):format(tostring(key))
 end
 
+-- A step's fields are given where it is defined: one added later would
+-- bypass the checks, and the runner reads a usual step's fields only
+-- (`extended` marks the others).
+STEP.__newindex = function(s, key)
+  error(("step \"%s\": field %s cannot be added to a defined step (give it in step \"%s\" { ... })")
+    :format(rawget(s, "name"), key_shown(key), rawget(s, "name")), 2)
+end
+
 -- The fields most steps have: a step with no others is checked for these
 -- alone (a workflow may define tens of thousands of steps).
 local COMMON = { uses = true, run = true, with = true, needs = true }
@@ -215,7 +223,7 @@ local function sleeping() error("a sleep or wait step has no action", 2) end
 -- `line` of `src`; a bad field is an error at the user's line.
 local function waiting_step(kind, name, fields, src, line)
   fields.run = sleeping
-  local s = { name = name, src = src, line = line }
+  local s = { name = name, src = src, line = line, index = 0 }
   for key, value in pairs(fields) do s[key] = value end
   local problem = check_step(s, fields)
   if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 3) end
@@ -252,7 +260,7 @@ local function waiting_definer(kind, known, takes, own)
       if problem then error(("%s \"%s\": %s"):format(kind, name, problem), 2) end
       for key in pairs(mine) do fields[key] = nil end
       local s = waiting_step(kind, name, fields, caller(2))
-      s[kind] = mine
+      rawset(s, kind, mine)
       return s
     end
   end
@@ -321,23 +329,28 @@ local function define(name, steps, where)
   -- As many keys as positions: a list, unless a position is missing.
   if keys ~= count then not_a_list() end
   local wf = setmetatable({ name = name, steps = {}, by_name = {} }, WORKFLOW)
+  local declared, by_name = wf.steps, wf.by_name
+  -- Whether a step fans out: only then can a name clash with a child's.
+  local maps = false
   for i = 1, count do
     local s = steps[i]
     if s == nil then not_a_list() end
     if getmetatable(s) ~= STEP then
       error(where .. ("workflow \"%s\": item %d is not a step (use step \"name\" { ... })"):format(name, i), 0)
     end
-    if wf.by_name[s.name] then error(at(s) .. ("workflow \"%s\": duplicate step \"%s\""):format(name, s.name), 0) end
+    local step_name = s.name
+    if by_name[step_name] then error(at(s) .. ("workflow \"%s\": duplicate step \"%s\""):format(name, step_name), 0) end
     s.index = i
-    wf.steps[i] = s
-    wf.by_name[s.name] = s
+    declared[i] = s
+    by_name[step_name] = s
+    if s.extended and s.map then maps = true end
   end
   -- Whether a step needs one declared at or after it: only then can the
   -- steps form a cycle (declaration order is an order of the rest).
-  local by_name, needs_later = wf.by_name, false
-  for _, s in ipairs(wf.steps) do
+  local needs_later = false
+  for _, s in ipairs(declared) do
     -- `x[2]` is the name of a child of a mapped step `x`: no other step may have it.
-    local parent = byte(s.name, -1) == CLOSING_BRACKET and s.name:match("^(.*)%[%d+%]$")
+    local parent = maps and byte(s.name, -1) == CLOSING_BRACKET and s.name:match("^(.*)%[%d+%]$")
     if parent and by_name[parent] and by_name[parent].map then
       error(at(s) .. ("workflow \"%s\": step \"%s\" has the name of a child of step \"%s\", which has 'map'")
         :format(name, s.name, parent), 0)
@@ -443,15 +456,21 @@ local function describe(wf)
   local map, max_parallel = {}, {}
   for i, s in ipairs(wf.steps) do
     name[i] = s.name
-    if #s.needs > 0 then
+    local step_needs = s.needs
+    if step_needs ~= NO_NEEDS and #step_needs > 0 then
       local list = {}
-      for j, need in ipairs(s.needs) do list[j] = wf.by_name[need].index end
+      for j, need in ipairs(step_needs) do list[j] = wf.by_name[need].index end
       needs[i] = list
     end
-    queues[i], continues[i], timeout[i], uses[i] = s.queue, s.continue_on_error, s.timeout, s.uses
-    if s.retry then attempts[i], backoff[i] = s.retry.attempts, s.retry.backoff end
-    if s["if"] ~= nil then condition[i] = true end
-    if s.map ~= nil then map[i], max_parallel[i] = true, s.max_parallel end
+    local action = s.uses
+    if action ~= nil then uses[i] = action end
+    -- Only a step defined with more than the usual fields has the others.
+    if s.extended then
+      queues[i], continues[i], timeout[i] = s.queue, s.continue_on_error, s.timeout
+      if s.retry then attempts[i], backoff[i] = s.retry.attempts, s.retry.backoff end
+      if s["if"] ~= nil then condition[i] = true end
+      if s.map ~= nil then map[i], max_parallel[i] = true, s.max_parallel end
+    end
   end
   described = {
     count = #wf.steps, name = name, needs = needs, queue = queues, continue_on_error = continues, attempts = attempts,
