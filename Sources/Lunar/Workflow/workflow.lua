@@ -881,22 +881,32 @@ local function execute(wf, options, level, keeps_results)
       view_for(s, i, extended), outer_chain)
   end
 
-  -- The end of an attempt whose action returned `...`. The runner takes
-  -- the output when it records it, or to check a value that might not be
-  -- storable; a single nil, boolean, number or string always is.
-  local function ran(s, i, ...)
-    local kind = type((...))
-    if recording or select("#", ...) > 1
-      or kind == "table" or kind == "function" or kind == "userdata" or kind == "thread" then
-      local _, problem = host.accept(run, i, ...)
+  -- The end of an attempt whose action returned `output` (`accepted`: the
+  -- runner has it already). The runner takes the output when it records
+  -- it, or to check a value that might not be storable; a single nil,
+  -- boolean, number or string always is.
+  local function ran_one(s, i, output, accepted)
+    local kind = type(output)
+    if not accepted and (recording
+      or kind == "table" or kind == "function" or kind == "userdata" or kind == "thread") then
+      local _, problem = host.accept(run, i, output)
       if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
     end
     if s.parent then
-      s.output = (...)
+      s.output = output
     elseif kept == true or kept[i] then
-      ctx_steps[s.name] = { status = "succeeded", output = (...) }
+      ctx_steps[s.name] = { status = "succeeded", output = output }
     end
     return RAN
+  end
+
+  -- `ran_one` for an action that returned `...`: none or several values
+  -- are taken (and checked) as they are.
+  local function ran(s, i, ...)
+    if select("#", ...) == 1 then return ran_one(s, i, ...) end
+    local _, problem = host.accept(run, i, ...)
+    if problem then error(at(s) .. ("step \"%s\": %s"):format(s.name, problem), 0) end
+    return ran_one(s, i, (...), true)
   end
 
   -- Runs the children of step `s` (position `i`), one per item of its
@@ -1084,7 +1094,8 @@ local function execute(wf, options, level, keeps_results)
     if process_queues then return in_process(s, i, attempt, counted) end
     local uses = s.uses
     if uses then return ran(s, i, actions.run(uses, inputs[i], nil, counted)) end
-    return ran(s, i, run_action(s, i, counted, extended))
+    -- A `run` step's action returns one value: its output.
+    return ran_one(s, i, run_action(s, i, counted, extended))
   end
 
   -- A step failed for good: its context says so.
