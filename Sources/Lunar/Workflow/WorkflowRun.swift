@@ -30,7 +30,9 @@ final class WorkflowRun {
   private var dispatcher: StepDispatcher
   /// The dispatcher's decisions' buffer, kept between calls of `advance`.
   private var spareDecisions: [StepDispatcher.Decision] = []
-  private unowned let scheduler: Scheduler
+  /// Held strongly (it holds no run strongly): an unowned reference was
+  /// checked at each of a step's several uses.
+  private let scheduler: Scheduler
   private let clock: RuntimeClock
   private let reporters: [any WorkflowReporter]
   private let recorder: RunRecorder?
