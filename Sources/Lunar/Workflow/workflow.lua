@@ -773,8 +773,10 @@ end
 
 local function now() return lunar.now() end
 
--- The name of the action that runs `run` step `s` of workflow `wf`.
-local function step_action_name(wf, s) return "workflow " .. wf.name .. "/" .. s.name end
+-- The start of the names of workflow `wf`'s step actions, and the name
+-- of the action that runs `run` step `s` of it.
+local function action_prefix_of(wf) return "workflow " .. wf.name .. "/" end
+local function step_action_name(wf, s) return action_prefix_of(wf) .. s.name end
 -- The context metatable of the actions of steps that declare no services.
 local NO_SERVICES = actions.declare(nil)
 -- `actions.run_declared` without its checks, below a chain it is given,
@@ -867,7 +869,7 @@ local function execute(wf, options, level, keeps_results)
   -- metatable shared by every step that declares none; only an `extended`
   -- step declares any).
   local metas = {}
-  local action_prefix = step_action_name(wf, { name = "" })
+  local action_prefix = action_prefix_of(wf)
   local function run_action(s, i, counted, extended)
     local owner, meta = s, NO_SERVICES
     if extended then
